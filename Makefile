@@ -1,0 +1,51 @@
+# Two commands on a fresh machine: `make demo` and `make test`. Each sets itself up.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test test-hard test-quick lint typecheck bench-import bench-export bench-hooks bench-load clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/python -m example_app
+
+test: $(STAMP)
+	$(BIN)/ruff check litestar_userio tests example_app bench
+	$(BIN)/mypy
+	$(BIN)/pytest
+
+# The fault suite, and the property tests with many more examples (CI runs it after `make test`).
+test-hard: $(STAMP)
+	$(BIN)/pytest -m hard
+	USERIO_HYPOTHESIS_PROFILE=hard USERIO_SCHEMATHESIS_EXAMPLES=100 $(BIN)/pytest tests/hard tests/schema
+
+test-quick: $(STAMP)
+	$(BIN)/pytest -m "not slow and not hard"
+
+lint: $(STAMP)
+	$(BIN)/ruff check litestar_userio tests example_app bench
+	$(BIN)/ruff format --check litestar_userio tests example_app bench
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+bench-import: $(STAMP)
+	$(BIN)/python bench/import.py
+
+bench-export: $(STAMP)
+	$(BIN)/python bench/export.py
+
+bench-hooks: $(STAMP)
+	$(BIN)/python bench/hooks.py
+
+bench-load: $(STAMP)
+	$(BIN)/python bench/load.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache dist build

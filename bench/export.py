@@ -1,0 +1,262 @@
+"""Export benchmark: 200 000 users to CSV and to ndjson through the API, S3 (moto) on loopback.
+
+    .venv/bin/python bench/export.py [--users 200000] [--small 20000]
+
+Loads the users with the import benchmark's generator through the import API (PostgreSQL, arq workers), then
+for each format and for a project of `--small` users and one of `--users` users: starts a fresh worker,
+exports through the HTTP API, downloads the file from S3 and checks it, and reads the worker's peak RSS. In
+the same run PostgreSQL's `COPY (SELECT ...) TO STDOUT CSV` over the same users gives the baseline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from datetime import timedelta
+from pathlib import Path
+
+import asyncpg
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.generate import split_requests, users  # noqa: E402
+from bench.harness import OUT, REDIS, free_port, recreate_database, run_import, start, wait_until_up  # noqa: E402
+from bench.import_stats import cpu_seconds  # noqa: E402
+from litestar_userio.auth.keys import sign_admin_token  # noqa: E402
+
+BUCKET = "userio-bench"
+
+
+def peak_rss_mb(pid: int) -> float:
+    """The process's peak resident set (VmHWM)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+async def export_once(
+    base: str, cert: Path, token: str, host: str, body: dict, worker_cmd: list[str], env: dict, log: Path
+) -> dict:
+    """One export through the API with its own fresh worker; returns rate, peak RSS and the checked file."""
+    worker = start(worker_cmd, env, log)
+    try:
+        await asyncio.sleep(2.5)  # the worker imports and connects
+        cpu_before = cpu_seconds(worker.pid)
+        headers = {"Authorization": f"Bearer {token}", "Host": host, "Content-Type": "application/json"}
+        async with httpx.AsyncClient(base_url=base, verify=str(cert), headers=headers, timeout=300) as client:
+            started = time.perf_counter()
+            response = await client.post("/_api/admin/users/export", json=body)
+            response.raise_for_status()
+            location = response.headers["location"]
+            while True:
+                result = (await client.get(location)).json()["result"]
+                if result["status"] == "completed":
+                    break
+                await asyncio.sleep(0.05)
+            seconds = time.perf_counter() - started
+            rss = peak_rss_mb(worker.pid)
+            cpu = cpu_seconds(worker.pid) - cpu_before
+        async with httpx.AsyncClient(timeout=300) as storage:
+            digest = hashlib.sha256()
+            size = 0
+            async with storage.stream("GET", result["download_url"]) as download:
+                download.raise_for_status()
+                async for chunk in download.aiter_bytes():
+                    digest.update(chunk)
+                    size += len(chunk)
+        assert "failed_at" not in result, result
+        assert digest.hexdigest() == result["sha256"] and size == result["size"], "downloaded file differs"
+        return {
+            "users": result["record_count"],
+            "seconds": round(seconds, 2),
+            "users_per_second": round(result["record_count"] / seconds),
+            "size_mb": round(size / 1e6, 1),
+            "worker_peak_rss_mb": round(rss, 1),
+            "worker_cpu_seconds": round(cpu, 2),
+        }
+    finally:
+        worker.send_signal(signal.SIGINT)
+        try:
+            worker.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            worker.kill()
+
+
+async def copy_baseline(database_url: str, project_id: str) -> tuple[int, float]:
+    """PostgreSQL COPY of the same users (attributes, login ids, second factors, roles) as CSV to nowhere."""
+    conn = await asyncpg.connect(database_url)
+    query = (
+        "COPY (SELECT u.id, u.standard_attributes, u.custom_attributes, u.is_disabled, u.created_at,"
+        " (SELECT json_agg(json_build_array(i.login_id_key, i.original_value, i.normalized_value)) FROM userio_identity i WHERE i.user_id = u.id),"
+        " (SELECT json_agg(json_build_array(a.type, a.oob_target, a.totp_secret)) FROM userio_authenticator a WHERE a.user_id = u.id AND a.kind = 'secondary'),"
+        " (SELECT json_agg(r.key) FROM userio_user_role m JOIN userio_role r ON r.id = m.role_id WHERE m.user_id = u.id)"
+        f" FROM userio_user u WHERE u.project_id = '{project_id}' ORDER BY u.id) TO STDOUT WITH (FORMAT csv)"
+    )
+    count = 0
+
+    async def sink(data: bytes) -> None:
+        nonlocal count
+        count += data.count(b"\n")
+
+    started = time.perf_counter()
+    await conn.copy_from_query(query.removeprefix("COPY (").rsplit(") TO STDOUT", 1)[0], output=sink, format="csv")
+    seconds = time.perf_counter() - started
+    await conn.close()
+    return count, seconds
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--users", type=int, default=200_000)
+    parser.add_argument("--small", type=int, default=20_000)
+    args = parser.parse_args()
+
+    from moto.server import ThreadedMotoServer
+
+    OUT.mkdir(parents=True, exist_ok=True)
+    home = OUT / "export-home"
+    shutil.rmtree(home, ignore_errors=True)
+    moto_port = free_port()
+    moto = ThreadedMotoServer(ip_address="127.0.0.1", port=moto_port, verbose=False)
+    moto.start()
+    endpoint = f"http://127.0.0.1:{moto_port}"
+    import boto3
+
+    boto3.client(
+        "s3", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="bench", aws_secret_access_key="bench"
+    ).create_bucket(Bucket=BUCKET)
+
+    database_url = await recreate_database("userio_bench_export")
+    port = free_port()
+    env = {
+        **os.environ,
+        "USERIO_HOME": str(home),
+        "USERIO_DATABASE_URL": database_url,
+        "USERIO_REDIS_URL": REDIS,
+        "USERIO_QUEUE_NAME": f"userio:bench:{uuid.uuid4().hex[:8]}",
+        "USERIO_S3_ENDPOINT_URL": endpoint,
+        "USERIO_S3_BUCKET": BUCKET,
+        "USERIO_S3_ACCESS_KEY_ID": "bench",
+        "USERIO_S3_SECRET_ACCESS_KEY": "bench",
+        "PORT": str(port),
+        "LOG_LEVEL": "warning",
+    }
+    cli = [sys.executable, "-m", "litestar", "--app", "example_app.app:app", "userio"]
+    server = start([sys.executable, "-m", "example_app"], env, OUT / "export-server.log")
+    results: dict[str, dict] = {}
+    try:
+        base = f"https://localhost:{port}"
+        cert = home / "tls" / "localhost.crt"
+        for _ in range(600):
+            if cert.exists():
+                break
+            await asyncio.sleep(0.1)
+        await wait_until_up(base, cert)
+        subprocess.run(
+            [
+                *cli,
+                "project",
+                "create",
+                "--id",
+                "small",
+                "--domain",
+                "127.0.0.1.small",
+                "--key-out",
+                str(home / "small-key.pem"),
+            ],
+            env=env,
+            cwd=ROOT,
+            check=True,
+            capture_output=True,
+        )
+        subprocess.run(
+            [*cli, "roles", "add", "--project", "small", "admin", "editor", "viewer"],
+            env=env,
+            cwd=ROOT,
+            check=True,
+            capture_output=True,
+        )
+        subprocess.run(
+            [*cli, "groups", "add", "--project", "small", "staff", "customers"],
+            env=env,
+            cwd=ROOT,
+            check=True,
+            capture_output=True,
+        )
+        loaders = [start([*cli, "worker"], env, OUT / f"export-loader-{i}.log") for i in range(2)]
+        try:
+            await asyncio.sleep(3)
+            print(f"loading {args.users} + {args.small} users through the import API ...", flush=True)
+            for project_id, host, count, key in (
+                ("demo", "localhost", args.users, home / "demo-admin-key.pem"),
+                ("small", "127.0.0.1.small", args.small, home / "small-key.pem"),
+            ):
+                token = sign_admin_token(key.read_text(), project_id, ttl=timedelta(hours=1))
+                bodies = split_requests(list(users(count, seed=7 if project_id == "demo" else 8)))
+                await run_import(base, cert, token, bodies, 8, host=host)
+        finally:
+            for loader in loaders:
+                loader.send_signal(signal.SIGINT)
+            for loader in loaders:
+                loader.wait(timeout=30)
+        conn = await asyncpg.connect(database_url)
+        await conn.execute("ANALYZE")
+        await conn.close()
+
+        for project_id, host, key in (
+            ("small", "127.0.0.1.small", home / "small-key.pem"),
+            ("demo", "localhost", home / "demo-admin-key.pem"),
+        ):
+            token = sign_admin_token(key.read_text(), project_id, ttl=timedelta(hours=1))
+            for fmt in ("csv", "ndjson"):
+                name = f"{fmt}-{project_id}"
+                print(f"exporting {name} ...", flush=True)
+                results[name] = await export_once(
+                    base, cert, token, host, {"format": fmt}, [*cli, "worker"], env, OUT / f"export-worker-{name}.log"
+                )
+                # One running export at a time and the UserExport bucket: wait out nothing, the task is done.
+        copied, copy_seconds = await copy_baseline(database_url, "demo")
+    finally:
+        server.send_signal(signal.SIGINT)
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+        moto.stop()
+
+    copy_rate = copied / copy_seconds
+    figures = {
+        "exports": results,
+        "copy_baseline": {"users": copied, "seconds": round(copy_seconds, 2), "users_per_second": round(copy_rate)},
+        "csv_ratio_to_copy": round(results["csv-demo"]["users_per_second"] / copy_rate, 3),
+        "ndjson_ratio_to_copy": round(results["ndjson-demo"]["users_per_second"] / copy_rate, 3),
+        "peak_rss_ratio_big_to_small": {
+            fmt: round(results[f"{fmt}-demo"]["worker_peak_rss_mb"] / results[f"{fmt}-small"]["worker_peak_rss_mb"], 3)
+            for fmt in ("csv", "ndjson")
+        },
+    }
+    (OUT / "export.json").write_text(json.dumps(figures, indent=2))
+    print(json.dumps(figures, indent=2))
+    for fmt in ("csv", "ndjson"):
+        big = results[f"{fmt}-demo"]
+        print(
+            f"export {fmt}: {big['users_per_second']:,} users/s ({big['users']:,} users, {big['size_mb']} MB) | peak RSS "
+            f"{big['worker_peak_rss_mb']} MB at {args.users:,} vs {results[f'{fmt}-small']['worker_peak_rss_mb']} MB at "
+            f"{args.small:,} | COPY TO baseline {copy_rate:,.0f} users/s, ratio {big['users_per_second'] / copy_rate:.2f}"
+        )
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

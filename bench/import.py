@@ -1,0 +1,226 @@
+"""Import benchmark: 100 000 generated users through the HTTP API on PostgreSQL with 2 arq workers.
+
+    .venv/bin/python bench/import.py [--users 100000] [--workers 2] [--in-flight 8]
+
+Starts the example app (HTTPS) and the workers as real processes, posts requests just under 500 000 bytes,
+waits for every task, and prints records/s end to end. In the same run it loads the same rows (users,
+login ids, authenticators, role memberships) with PostgreSQL COPY and prints our rate as a ratio of it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+
+import asyncpg
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.generate import split_requests, users  # noqa: E402
+from bench.harness import OUT, REDIS, free_port, recreate_database, run_import, start, wait_until_up  # noqa: E402
+from bench.import_stats import cpu_seconds, machine_cpu_seconds, postgres_cpu_seconds  # noqa: E402
+from litestar_userio.auth.keys import sign_admin_token  # noqa: E402
+
+
+async def copy_baseline(database_url: str, records: list[dict]) -> float:
+    """Seconds for PostgreSQL COPY to load the same rows into empty copies of our tables."""
+    conn = await asyncpg.connect(database_url)
+    tables = ["userio_user", "userio_identity", "userio_authenticator", "userio_user_role"]
+    for table in tables:
+        await conn.execute(f"DROP TABLE IF EXISTS bench_{table}")
+        await conn.execute(f"CREATE TABLE bench_{table} (LIKE {table} INCLUDING DEFAULTS INCLUDING INDEXES)")
+    now = datetime.now(UTC)
+    user_rows, identity_rows, auth_rows, role_rows = [], [], [], []
+    for record in records:
+        user_id = str(uuid.uuid4())
+        attributes = {
+            k: v for k, v in record.items() if k not in {"password", "mfa", "roles", "groups", "custom_attributes"}
+        }
+        user_rows.append(
+            (user_id, "bench", now, now, None, False, json.dumps(attributes), json.dumps(record["custom_attributes"]))
+        )
+        for attribute, key in (("email", "email"), ("phone_number", "phone"), ("preferred_username", "username")):
+            if attribute in record:
+                value = record[attribute]
+                identity_rows.append((str(uuid.uuid4()), "bench", user_id, key, key, value, value.lower(), now))
+        auth_rows.append(
+            (
+                str(uuid.uuid4()),
+                "bench",
+                user_id,
+                "primary",
+                "password",
+                record["password"]["password_hash"],
+                None,
+                None,
+                now,
+            )
+        )
+        for role in record["roles"]:
+            role_rows.append((user_id, role))
+    started = time.perf_counter()
+    async with conn.transaction():
+        await conn.copy_records_to_table(
+            "bench_userio_user",
+            records=user_rows,
+            columns=[
+                "id",
+                "project_id",
+                "created_at",
+                "updated_at",
+                "last_login_at",
+                "is_disabled",
+                "standard_attributes",
+                "custom_attributes",
+            ],
+        )
+        await conn.copy_records_to_table(
+            "bench_userio_identity",
+            records=identity_rows,
+            columns=[
+                "id",
+                "project_id",
+                "user_id",
+                "login_id_key",
+                "login_id_type",
+                "original_value",
+                "normalized_value",
+                "created_at",
+            ],
+        )
+        await conn.copy_records_to_table(
+            "bench_userio_authenticator",
+            records=auth_rows,
+            columns=[
+                "id",
+                "project_id",
+                "user_id",
+                "kind",
+                "type",
+                "password_hash",
+                "totp_secret",
+                "oob_target",
+                "created_at",
+            ],
+        )
+        await conn.execute("ALTER TABLE bench_userio_user_role ALTER COLUMN role_id TYPE text")
+        await conn.copy_records_to_table("bench_userio_user_role", records=role_rows, columns=["user_id", "role_id"])
+    elapsed = time.perf_counter() - started
+    for table in tables:
+        await conn.execute(f"DROP TABLE bench_{table}")
+    await conn.close()
+    return elapsed
+
+
+def job_seconds(logs: list[Path]) -> tuple[int, float]:
+    """Chunk jobs run and their summed duration, from the workers' arq logs."""
+    pattern = re.compile(r"\s([\d.]+)s ← \S+:userio_import_chunk ●")
+    count, total = 0, 0.0
+    for log in logs:
+        for match in pattern.finditer(log.read_text()):
+            count += 1
+            total += float(match[1])
+    return count, total
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--users", type=int, default=100_000)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--in-flight", type=int, default=8)
+    args = parser.parse_args()
+
+    OUT.mkdir(parents=True, exist_ok=True)
+    home = OUT / "import-home"
+    shutil.rmtree(home, ignore_errors=True)
+    database_url = await recreate_database("userio_bench_import")
+    port = free_port()
+    env = {
+        **os.environ,
+        "USERIO_HOME": str(home),
+        "USERIO_DATABASE_URL": database_url,
+        "USERIO_REDIS_URL": REDIS,
+        "USERIO_QUEUE_NAME": f"userio:bench:{uuid.uuid4().hex[:8]}",
+        "PORT": str(port),
+        "LOG_LEVEL": "warning",
+    }
+    print(f"generating {args.users} users ...", flush=True)
+    records = list(users(args.users))
+    bodies = split_requests(records)
+    print(f"{len(bodies)} requests, {sum(map(len, bodies)) / 1e6:.1f} MB", flush=True)
+
+    server = start([sys.executable, "-m", "example_app"], env, OUT / "import-server.log")
+    worker_logs = [OUT / f"import-worker-{i}.log" for i in range(args.workers)]
+    workers: list[subprocess.Popen[bytes]] = []
+    try:
+        base = f"https://localhost:{port}"
+        cert = home / "tls" / "localhost.crt"
+        deadline = time.monotonic() + 60
+        while not cert.exists() and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
+        await wait_until_up(base, cert)
+        cli = [sys.executable, "-m", "litestar", "--app", "example_app.app:app", "userio", "worker"]
+        workers = [start(cli, env, log) for log in worker_logs]
+        await asyncio.sleep(3)  # workers import and connect
+        token = sign_admin_token((home / "demo-admin-key.pem").read_text(), "demo")
+
+        processes = {"server": server, **{f"worker_{i}": w for i, w in enumerate(workers)}}
+        before = {name: cpu_seconds(p.pid) for name, p in processes.items()}
+        before |= {"postgres": postgres_cpu_seconds(), "bench_client": cpu_seconds(os.getpid())}
+        machine_before = machine_cpu_seconds()
+        post_seconds, total_seconds, summaries = await run_import(base, cert, token, bodies, args.in_flight)
+        cpu = {name: cpu_seconds(p.pid) - before[name] for name, p in processes.items()}
+        cpu |= {"postgres": postgres_cpu_seconds() - before["postgres"]}
+        cpu |= {"bench_client": cpu_seconds(os.getpid()) - before["bench_client"]}
+        cpu |= {"whole_machine": machine_cpu_seconds() - machine_before}
+    finally:
+        for process in [server, *workers]:
+            process.send_signal(signal.SIGINT)
+        for process in [server, *workers]:
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
+    totals = {k: sum(s[k] for s in summaries) for k in ("total", "inserted", "updated", "skipped", "failed")}
+    rate = totals["total"] / total_seconds
+    copy_seconds = await copy_baseline(database_url, records)
+    copy_rate = len(records) / copy_seconds
+    jobs, job_time = job_seconds(worker_logs)
+    figures = {
+        "users": args.users,
+        "requests": len(bodies),
+        "workers": args.workers,
+        "outcomes": totals,
+        "end_to_end_seconds": round(total_seconds, 2),
+        "records_per_second": round(rate),
+        "post_phase_seconds": round(post_seconds, 2),
+        "cpu_seconds_during_run": {k: round(v, 2) for k, v in cpu.items()},
+        "chunk_jobs": jobs,
+        "chunk_job_seconds_summed": round(job_time, 2),
+        "copy_baseline_seconds": round(copy_seconds, 2),
+        "copy_baseline_records_per_second": round(copy_rate),
+        "ratio_to_copy": round(rate / copy_rate, 3),
+    }
+    (OUT / "import.json").write_text(json.dumps(figures, indent=2))
+    print(json.dumps(figures, indent=2))
+    print(
+        f"\nimport: {rate:,.0f} records/s end to end ({args.workers} workers) | "
+        f"PostgreSQL COPY of the same rows: {copy_rate:,.0f} records/s | ratio {rate / copy_rate:.2f}"
+    )
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,26 @@
+"""The example auth server: `litestar --app example_app.app:app ...` and `python -m example_app`."""
+
+from __future__ import annotations
+
+from litestar import Litestar, get
+
+from example_app.oauth import jwks, token
+from example_app.settings import userio_config
+from litestar_userio import UserIOPlugin
+
+
+@get("/", include_in_schema=False)
+async def index() -> dict[str, str]:
+    """Where to look next."""
+    return {
+        "service": "litestar-userio example",
+        "docs": "/schema",
+        "import": "/_api/admin/users/import",
+        "export": "/_api/admin/users/export",
+        "hooks": "/_api/admin/hooks",
+        "token": "/oauth2/token",
+        "jwks": "/.well-known/jwks.json",
+    }
+
+
+app = Litestar(route_handlers=[index, token, jwks], plugins=[UserIOPlugin(userio_config())])

@@ -1,0 +1,50 @@
+"""The example app's configuration, from the environment (DECISIONS 1: backends by configuration only)."""
+
+from __future__ import annotations
+
+import os
+from datetime import timedelta
+from pathlib import Path
+
+from litestar_userio import ExportConfig, ImportConfig, LocalStorageConfig, QueueConfig, S3StorageConfig, UserIOConfig
+
+
+def home() -> Path:
+    """All local state (database, keys, certificate, files): `$USERIO_HOME`, default `.userio`."""
+    return Path(os.environ.get("USERIO_HOME", ".userio"))
+
+
+def _seconds(name: str, default: float) -> timedelta:
+    return timedelta(seconds=float(os.environ.get(name, default)))
+
+
+def userio_config() -> UserIOConfig:
+    """The plugin's config: embedded default unless `USERIO_DATABASE_URL` / `USERIO_REDIS_URL` / `USERIO_S3_*` say."""
+    state = home()
+    database_url = os.environ.get("USERIO_DATABASE_URL") or f"sqlite:///{(state / 'userio.sqlite3').resolve()}"
+    storage: LocalStorageConfig | S3StorageConfig
+    if os.environ.get("USERIO_S3_BUCKET"):
+        storage = S3StorageConfig(
+            bucket=os.environ["USERIO_S3_BUCKET"],
+            endpoint_url=os.environ.get("USERIO_S3_ENDPOINT_URL") or None,
+            region=os.environ.get("USERIO_S3_REGION", "us-east-1"),
+            access_key_id=os.environ.get("USERIO_S3_ACCESS_KEY_ID") or None,
+            secret_access_key=os.environ.get("USERIO_S3_SECRET_ACCESS_KEY") or None,
+        )
+    else:
+        storage = LocalStorageConfig(directory=state / "exports", base_url=os.environ.get("USERIO_DOWNLOAD_BASE_URL"))
+    queue = QueueConfig(
+        redis_url=os.environ.get("USERIO_REDIS_URL") or None,
+        queue_name=os.environ.get("USERIO_QUEUE_NAME", "userio:queue"),
+        job_timeout=_seconds("USERIO_JOB_TIMEOUT", 120),
+        stale_after=_seconds("USERIO_STALE_AFTER", 180),
+        sweep_interval=_seconds("USERIO_SWEEP_INTERVAL", 30),
+        worker_max_jobs=int(os.environ.get("USERIO_WORKER_MAX_JOBS", 8)),
+    )
+    return UserIOConfig(
+        database_url=database_url,
+        queue=queue,
+        imports=ImportConfig(chunk_size=int(os.environ.get("USERIO_CHUNK_SIZE", 250))),
+        exports=ExportConfig(storage=storage, page_size=int(os.environ.get("USERIO_EXPORT_PAGE_SIZE", 2000))),
+        migrate_on_startup=True,
+    )

@@ -1,0 +1,29 @@
+"""litestar-userio: bulk user import/export and TypeScript token hooks for Litestar auth servers."""
+
+from litestar_userio.config import (
+    AuthConfig,
+    ExportConfig,
+    HookConfig,
+    ImportConfig,
+    LocalStorageConfig,
+    QueueConfig,
+    RateLimit,
+    S3StorageConfig,
+    TokenConfig,
+    UserIOConfig,
+)
+from litestar_userio.plugin import UserIOPlugin
+
+__all__ = [
+    "AuthConfig",
+    "ExportConfig",
+    "HookConfig",
+    "ImportConfig",
+    "LocalStorageConfig",
+    "QueueConfig",
+    "RateLimit",
+    "S3StorageConfig",
+    "TokenConfig",
+    "UserIOConfig",
+    "UserIOPlugin",
+]

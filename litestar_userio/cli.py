@@ -1,0 +1,229 @@
+"""`litestar userio ...`: migrations, projects and keys, admin tokens, workers, roles and groups.
+
+Names and outputs are fixed: other tools script against them (`admin-token` prints only the token).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from collections.abc import Awaitable, Callable
+from datetime import timedelta
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+from litestar import Litestar
+
+from litestar_userio.auth.keys import generate_key_pair, sign_admin_token
+from litestar_userio.config import UserIOConfig
+from litestar_userio.db.migrate import migrate
+from litestar_userio.services import Services
+from litestar_userio.users.custom_attributes import CUSTOM_ATTRIBUTE_TYPES, CustomAttributeSpec
+
+__all__ = ["default_key_path", "userio_group", "userio_home"]
+
+T = TypeVar("T")
+
+
+def userio_home() -> Path:
+    """The folder that holds local state: `$USERIO_HOME`, default `.userio`."""
+    return Path(os.environ.get("USERIO_HOME", ".userio"))
+
+
+def default_key_path(project_id: str) -> Path:
+    """Where a project's admin private key goes unless told otherwise."""
+    return userio_home() / f"{project_id}-admin-key.pem"
+
+
+def _config(ctx: click.Context) -> UserIOConfig:
+    from litestar_userio.plugin import UserIOPlugin
+
+    app: Litestar = ctx.obj.app
+    plugin = app.plugins.get(UserIOPlugin)
+    return plugin.config
+
+
+def _with_services(ctx: click.Context, action: Callable[[Services], Awaitable[T]]) -> T:
+    config = _config(ctx)
+
+    async def run() -> T:
+        services = await Services.start(config, run_jobs=False)
+        try:
+            return await action(services)
+        finally:
+            await services.close()
+
+    return asyncio.run(run())
+
+
+def _write_private_key(path: Path, pem: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as file:
+        file.write(pem)
+
+
+@click.group(name="userio")
+def userio_group() -> None:
+    """Bulk user import/export and token hooks (litestar-userio)."""
+
+
+@userio_group.command("migrate")
+@click.pass_context
+def migrate_command(ctx: click.Context) -> None:
+    """Create or upgrade the plugin's tables."""
+
+    async def action(services: Services) -> str:
+        return await migrate(services.db)
+
+    click.echo(_with_services(ctx, action), nl=False)
+
+
+@userio_group.group("project")
+def project_group() -> None:
+    """Projects (tenants)."""
+
+
+@project_group.command("create")
+@click.option("--id", "project_id", required=True, help="Project id, also the `aud` of its admin tokens.")
+@click.option("--domain", "domains", required=True, multiple=True, help="Host name that selects the project.")
+@click.option(
+    "--key-out", type=click.Path(dir_okay=False, path_type=Path), help="Where to write the admin private key."
+)
+@click.pass_context
+def project_create(ctx: click.Context, project_id: str, domains: tuple[str, ...], key_out: Path | None) -> None:
+    """Create a project and its admin API key pair; print the key id."""
+    pair = generate_key_pair()
+    path = key_out or default_key_path(project_id)
+
+    async def action(services: Services) -> None:
+        if await services.projects.get(project_id) is not None:
+            raise click.ClickException(f"project {project_id!r} already exists")
+        await services.projects.create(project_id, domains)
+        await services.projects.add_admin_key(project_id, pair.kid, pair.public_pem)
+
+    _with_services(ctx, action)
+    _write_private_key(path, pair.private_pem)
+    click.echo(pair.kid)
+    click.echo(f"admin private key written to {path}", err=True)
+
+
+@project_group.command("configure")
+@click.option("--project", "project_id", required=True)
+@click.option("--set", "changes", multiple=True, metavar="NAME=VALUE", help="e.g. create_unknown_roles_on_import=true")
+@click.pass_context
+def project_configure(ctx: click.Context, project_id: str, changes: tuple[str, ...]) -> None:
+    """Change project settings."""
+    import msgspec
+
+    values: dict[str, Any] = {}
+    for change in changes:
+        name, _, value = change.partition("=")
+        values[name] = msgspec.json.decode(value) if value not in {"", None} else None
+
+    async def action(services: Services) -> str:
+        try:
+            project = await services.projects.update_settings(project_id, **values)
+        except LookupError as exc:
+            raise click.ClickException(f"no project {project_id!r}") from exc
+        except TypeError as exc:
+            raise click.ClickException(str(exc)) from exc
+        return msgspec.json.encode(project.settings).decode()
+
+    click.echo(_with_services(ctx, action))
+
+
+@userio_group.command("admin-token")
+@click.option("--project", "project_id", required=True)
+@click.option("--key", "key_path", type=click.Path(dir_okay=False, path_type=Path), help="Admin private key (PEM).")
+@click.option("--ttl", type=click.IntRange(1, 86400), default=3600, show_default=True, help="Lifetime in seconds.")
+def admin_token(project_id: str, key_path: Path | None, ttl: int) -> None:
+    """Print a signed Admin API JWT (and nothing else)."""
+    path = key_path or default_key_path(project_id)
+    try:
+        pem = path.read_text()
+    except OSError as exc:
+        raise click.ClickException(f"cannot read the admin key {path}: {exc.strerror}") from exc
+    click.echo(sign_admin_token(pem, project_id, ttl=timedelta(seconds=ttl)))
+
+
+@userio_group.command("worker")
+@click.option("--burst", is_flag=True, help="Stop when the queue is empty.")
+@click.pass_context
+def worker(ctx: click.Context, burst: bool) -> None:
+    """Run an arq worker for the configured Redis."""
+    from litestar_userio.queue.arq import run_worker
+
+    config = _config(ctx)
+    if not config.queue.redis_url:
+        raise click.ClickException("no Redis configured (QueueConfig.redis_url): jobs run in the web process")
+    asyncio.run(run_worker(config, burst=burst))
+
+
+def _add_keys_command(kind: str, table: str) -> click.Group:
+    @click.group(kind)
+    def group() -> None:
+        pass
+
+    group.help = f"{kind.capitalize()} defined in a project."
+
+    @group.command("add")
+    @click.option("--project", "project_id", required=True)
+    @click.argument("keys", nargs=-1, required=True)
+    @click.pass_context
+    def add(ctx: click.Context, project_id: str, keys: tuple[str, ...]) -> None:
+        async def action(services: Services) -> list[str]:
+            if await services.projects.get(project_id) is None:
+                raise click.ClickException(f"no project {project_id!r}")
+            return await services.projects.add_keys(project_id, table, keys)
+
+        for key in _with_services(ctx, action):
+            click.echo(key)
+
+    add.help = f"Define {kind} keys; prints the ones that were new."
+    return group
+
+
+userio_group.add_command(_add_keys_command("roles", "userio_role"))
+userio_group.add_command(_add_keys_command("groups", "userio_group"))
+
+
+@userio_group.group("custom-attributes")
+def custom_attributes_group() -> None:
+    """Declared custom attributes (values are then checked on import)."""
+
+
+@custom_attributes_group.command("declare")
+@click.option("--project", "project_id", required=True)
+@click.option("--name", required=True)
+@click.option("--type", "type_", type=click.Choice(CUSTOM_ATTRIBUTE_TYPES), required=True)
+@click.option("--minimum", type=float)
+@click.option("--maximum", type=float)
+@click.option("--enum", "enum", multiple=True)
+@click.pass_context
+def declare(
+    ctx: click.Context,
+    project_id: str,
+    name: str,
+    type_: Any,
+    minimum: float | None,
+    maximum: float | None,
+    enum: tuple[str, ...],
+) -> None:
+    """Declare a custom attribute."""
+    spec = CustomAttributeSpec(name=name, type=type_, minimum=minimum, maximum=maximum, enum=enum or None)
+
+    async def action(services: Services) -> None:
+        await services.projects.declare_custom_attribute(project_id, spec)
+
+    _with_services(ctx, action)
+    print(name, file=sys.stdout)
+
+
+# Client-side migration tools (talk to a running server): litestar_userio/transfer/.
+from litestar_userio.transfer.commands import export_command, import_command  # noqa: E402
+
+userio_group.add_command(import_command)
+userio_group.add_command(export_command)

@@ -1,0 +1,237 @@
+"""The database: a Piccolo engine bound to the plugin's tables, plus raw transactions for bulk work.
+
+Piccolo's query builder serves the small queries. The import and export paths move thousands of rows a
+second and go through `Tx`, which speaks SQL with `$n` placeholders to asyncpg (PostgreSQL, with COPY for
+bulk inserts) and to aiosqlite (SQLite, `?n` placeholders, `executemany`). Measured here: inserting 1000
+rows through Piccolo model instances took 88 ms, through COPY 7 ms.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import sqlite3
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from piccolo.apps.migrations.tables import Migration
+from piccolo.engine.base import Engine
+from piccolo.engine.postgres import PostgresEngine
+from piccolo.engine.sqlite import SQLiteEngine, TransactionType
+from piccolo.table import Table
+
+from litestar_userio.db.tables import TABLES
+
+__all__ = ["Database", "Dialect", "Row", "Tx", "is_write_conflict"]
+
+Dialect = Literal["postgres", "sqlite"]
+Row = Mapping[str, Any]
+"""A result row: `row["column"]`, `row.get(...)`, `row.values()`."""
+
+_PLACEHOLDER = re.compile(r"\$(\d+)")
+_IDLE_SQLITE_READERS = 4
+
+
+_CONFLICT_SQLSTATES = {"23505", "40001", "40P01"}
+"""unique_violation, serialization_failure, deadlock_detected."""
+
+
+def is_write_conflict(error: BaseException) -> bool:
+    """Whether a transaction failed only because a concurrent one got there first (retrying may succeed)."""
+    if getattr(error, "sqlstate", None) in _CONFLICT_SQLSTATES:
+        return True
+    if isinstance(error, sqlite3.IntegrityError):
+        return "UNIQUE" in str(error)
+    return isinstance(error, sqlite3.OperationalError) and "locked" in str(error)
+
+
+class Tx:
+    """One open transaction. SQL uses `$1`-style placeholders on both engines."""
+
+    def __init__(self, dialect: Dialect, connection: Any) -> None:
+        self.dialect: Dialect = dialect
+        self.connection = connection
+
+    @property
+    def for_update(self) -> str:
+        """Row-lock suffix: PostgreSQL locks rows; SQLite has one writer, taken at BEGIN IMMEDIATE."""
+        return " FOR UPDATE" if self.dialect == "postgres" else ""
+
+    def any(self, column: str, param: int) -> str:
+        """`column` is one of the values of array parameter `param` (pass the values through `array`)."""
+        if self.dialect == "postgres":
+            return f"{column} = ANY(${param})"
+        return f"{column} IN (SELECT value FROM json_each(${param}))"
+
+    def json_rows(self, *columns: str) -> str:
+        """An aggregate: the rows' `columns` as a JSON array of arrays (NULL when there are no rows)."""
+        if self.dialect == "postgres":
+            return f"json_agg(json_build_array({', '.join(columns)}))"
+        return f"json_group_array(json_array({', '.join(columns)}))"
+
+    def json_values(self, column: str) -> str:
+        """An aggregate: the rows' `column` as a JSON array (NULL when there are no rows)."""
+        return f"json_agg({column})" if self.dialect == "postgres" else f"json_group_array({column})"
+
+    def array(self, values: Iterable[Any]) -> Any:
+        """Encode a list for a parameter used with `any`."""
+        values = list(values)
+        return values if self.dialect == "postgres" else json.dumps(values)
+
+    def _sql(self, sql: str) -> str:
+        return sql if self.dialect == "postgres" else _PLACEHOLDER.sub(r"?\1", sql)
+
+    async def fetch(self, sql: str, *args: Any) -> list[Row]:
+        """Run a query and return its rows (asyncpg records or dicts: both read like mappings).
+
+        Rows are not copied into dicts: for the export's pages that copy cost more than the query.
+        """
+        if self.dialect == "postgres":
+            return await self.connection.fetch(sql, *args)  # type: ignore[no-any-return]
+        cursor = await self.connection.execute(self._sql(sql), args)
+        rows = await cursor.fetchall()
+        await cursor.close()
+        return rows  # type: ignore[no-any-return]
+
+    async def fetchrow(self, sql: str, *args: Any) -> Row | None:
+        """Run a query and return its first row, or None."""
+        rows = await self.fetch(sql, *args)
+        return rows[0] if rows else None
+
+    async def execute(self, sql: str, *args: Any) -> None:
+        """Run a statement."""
+        if self.dialect == "postgres":
+            await self.connection.execute(sql, *args)
+        else:
+            await self.connection.execute(self._sql(sql), args)
+
+    async def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        """Run a statement once per parameter row."""
+        if not rows:
+            return
+        if self.dialect == "postgres":
+            await self.connection.executemany(sql, rows)
+        else:
+            await self.connection.executemany(self._sql(sql), rows)
+
+    async def insert_many(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+        """Bulk insert: COPY on PostgreSQL, `executemany` on SQLite. JSON columns take JSON strings."""
+        if not rows:
+            return
+        if self.dialect == "postgres":
+            await self.connection.copy_records_to_table(table, records=rows, columns=list(columns))
+            return
+        marks = ", ".join(f"${i}" for i in range(1, len(columns) + 1))
+        await self.executemany(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})", rows)
+
+    async def delete_in(self, table: str, column: str, values: Sequence[Any]) -> None:
+        """Delete the rows whose `column` is one of `values`."""
+        if values:
+            await self.execute(f"DELETE FROM {table} WHERE {self.any(column, 1)}", self.array(values))
+
+
+class Database:
+    """The plugin's database, chosen by URL: `postgresql://...` or `sqlite:///path`."""
+
+    def __init__(self, url: str, *, pool_size: int = 10) -> None:
+        self.url = url
+        self.pool_size = pool_size
+        self._idle_readers: list[Any] = []
+        scheme = urlsplit(url).scheme
+        self.engine: Engine[Any]
+        if scheme in {"postgres", "postgresql"}:
+            self.dialect: Dialect = "postgres"
+            self.engine = PostgresEngine(config={"dsn": url})
+        elif scheme == "sqlite":
+            self.dialect = "sqlite"
+            # aiosqlite logs every statement with its parameters at DEBUG, password hashes of imported records
+            # included: keep its logger at INFO whatever the host's root level (SECURITY.md).
+            quiet = logging.getLogger("aiosqlite")
+            if quiet.level < logging.INFO:
+                quiet.setLevel(logging.INFO)
+            path = url.removeprefix("sqlite://").removeprefix("/") if url.startswith("sqlite:///") else ""
+            if not path:
+                raise ValueError(f"expected sqlite:///path, got {url!r}")
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            self.engine = SQLiteEngine(path=path, timeout=60)
+        else:
+            raise ValueError(f"unsupported database URL {url!r}: use postgresql://... or sqlite:///path")
+
+    def bind(self) -> None:
+        """Point the plugin's tables (and Piccolo's migration table) at this engine."""
+        tables: tuple[type[Table], ...] = (*TABLES, Migration)
+        for table in tables:
+            table._meta.db = self.engine
+
+    async def start(self) -> None:
+        """Open the connection pool. Queries go through `Tx`; only migrations use Piccolo's bound tables."""
+        if isinstance(self.engine, PostgresEngine):
+            await self.engine.start_connection_pool(min_size=1, max_size=self.pool_size)
+        else:
+            await self.engine.run_ddl("PRAGMA journal_mode=WAL")
+
+    async def close(self) -> None:
+        """Close the pool."""
+        while self._idle_readers:
+            await self._idle_readers.pop().close()
+        if isinstance(self.engine, PostgresEngine):
+            await self.engine.close_connection_pool()
+
+    @asynccontextmanager
+    async def reader(self) -> AsyncIterator[Tx]:
+        """A connection for reads outside a transaction (no write lock on SQLite).
+
+        SQLite read connections are kept for reuse: opening one (a thread in aiosqlite) cost about 1 ms, more
+        than the queries of a token issuance.
+        """
+        if isinstance(self.engine, SQLiteEngine):
+            connection = self._idle_readers.pop() if self._idle_readers else await self.engine.get_connection()
+            try:
+                yield Tx("sqlite", connection)
+            finally:
+                if len(self._idle_readers) < _IDLE_SQLITE_READERS and not connection.in_transaction:
+                    self._idle_readers.append(connection)
+                else:
+                    await connection.close()
+        else:
+            assert isinstance(self.engine, PostgresEngine)
+            assert self.engine.pool is not None
+            async with self.engine.pool.acquire() as connection:
+                yield Tx("postgres", connection)
+
+    @asynccontextmanager
+    async def snapshot(self) -> AsyncIterator[Tx]:
+        """A read-only transaction that sees one consistent state of the database however long it runs.
+
+        PostgreSQL: REPEATABLE READ. SQLite in WAL mode: a read transaction keeps its snapshot until it ends.
+        """
+        if isinstance(self.engine, SQLiteEngine):
+            connection = await self.engine.get_connection()
+            try:
+                await connection.execute("BEGIN DEFERRED")
+                yield Tx("sqlite", connection)
+            finally:
+                await connection.execute("ROLLBACK")
+                await connection.close()
+        else:
+            assert isinstance(self.engine, PostgresEngine)
+            assert self.engine.pool is not None
+            async with (
+                self.engine.pool.acquire() as connection,
+                connection.transaction(isolation="repeatable_read", readonly=True),
+            ):
+                yield Tx("postgres", connection)
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[Tx]:
+        """A write transaction. On SQLite it takes the write lock at once (BEGIN IMMEDIATE)."""
+        if isinstance(self.engine, SQLiteEngine):
+            async with self.engine.transaction(transaction_type=TransactionType.immediate) as txn:
+                yield Tx("sqlite", txn.connection)
+        else:
+            async with self.engine.transaction() as txn:
+                yield Tx("postgres", txn.connection)

@@ -1,0 +1,34 @@
+"""The plugin's Piccolo app.
+
+Hosts with their own `piccolo_conf.py` list it in `APP_REGISTRY`:
+
+    APP_REGISTRY = AppRegistry(apps=["litestar_userio.db.piccolo_app"])
+
+and run `piccolo migrations forwards userio`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from piccolo.conf.apps import AppConfig
+
+from litestar_userio.db.tables import TABLES
+
+__all__ = ["APP_CONFIG", "migrations_folder"]
+
+
+def migrations_folder() -> Path:
+    """The migrations: inside the wheel (`_migrations`), or the repository's top-level `migrations/`."""
+    package = Path(__file__).resolve().parent.parent
+    shipped = package / "_migrations"
+    return shipped if shipped.is_dir() else package.parent / "migrations"
+
+
+APP_CONFIG = AppConfig(
+    app_name="userio",
+    migrations_folder_path=str(migrations_folder()),
+    table_classes=list(TABLES),
+    migration_dependencies=[],
+    commands=[],
+)

@@ -1,0 +1,304 @@
+"""The plugin's Piccolo tables. Every row belongs to a project (DECISIONS 1: multi-project).
+
+Uniqueness that spans several columns (a login id per project, a role key per project) is declared
+by raw SQL in the migrations, which Piccolo's column options cannot express.
+"""
+
+from __future__ import annotations
+
+from piccolo.columns import (
+    JSONB,
+    BigInt,
+    Boolean,
+    ForeignKey,
+    Integer,
+    OnDelete,
+    Serial,
+    Text,
+    Timestamptz,
+    Varchar,
+)
+from piccolo.table import Table
+
+__all__ = [
+    "TABLES",
+    "AdminAPIKey",
+    "Application",
+    "Authenticator",
+    "CustomAttribute",
+    "ExportTask",
+    "Group",
+    "Hook",
+    "Identity",
+    "ImportChunk",
+    "ImportTask",
+    "Project",
+    "ProjectDomain",
+    "RateLimitEvent",
+    "Role",
+    "SigningKey",
+    "User",
+    "UserGroup",
+    "UserRole",
+]
+
+
+class Project(Table, tablename="userio_project"):
+    """A tenant: its users, keys, hooks and tasks are its own."""
+
+    id = Varchar(length=64, primary_key=True)
+    created_at = Timestamptz()
+    settings = JSONB(default={})
+    """`ProjectSettings` (projects/settings.py) as JSON."""
+
+
+class ProjectDomain(Table, tablename="userio_project_domain"):
+    """A Host name that selects a project (SPEC 5.4)."""
+
+    domain = Varchar(length=255, primary_key=True)
+    project = ForeignKey(Project, db_column_name="project_id", on_delete=OnDelete.cascade, null=False)
+
+
+class AdminAPIKey(Table, tablename="userio_admin_api_key"):
+    """A public key that verifies Admin API JWTs; several per project allow rotation."""
+
+    id = Serial(primary_key=True)
+    project = ForeignKey(Project, db_column_name="project_id", on_delete=OnDelete.cascade, null=False)
+    kid = Varchar(length=64)
+    """Unique per project: the same key may serve several projects."""
+    public_key_pem = Text()
+    created_at = Timestamptz()
+
+
+class User(Table, tablename="userio_user"):
+    """A user; attributes are JSON as in the reference, login ids live in `Identity`."""
+
+    id = Varchar(length=36, primary_key=True)
+    project = ForeignKey(Project, db_column_name="project_id", on_delete=OnDelete.cascade, null=False)
+    created_at = Timestamptz()
+    updated_at = Timestamptz()
+    last_login_at = Timestamptz(null=True, default=None)
+    is_disabled = Boolean(default=False)
+    standard_attributes = JSONB(default={})
+    custom_attributes = JSONB(default={})
+
+
+class Identity(Table, tablename="userio_identity"):
+    """A login id (email, phone, username); unique per project and key on the normalized value.
+
+    On PostgreSQL `project_id` carries no foreign key (migration 2026-11-22T00:40): the user's row does.
+    """
+
+    id = Varchar(length=36, primary_key=True)
+    project = ForeignKey(Project, db_column_name="project_id", on_delete=OnDelete.cascade, null=False)
+    user = ForeignKey(User, db_column_name="user_id", on_delete=OnDelete.cascade, null=False, index=True)
+    login_id_key = Varchar(length=32)
+    login_id_type = Varchar(length=32)
+    original_value = Text()
+    normalized_value = Text()
+    created_at = Timestamptz()
+
+
+class Authenticator(Table, tablename="userio_authenticator"):
+    """A primary password, or a second factor: password, TOTP, OOB email, OOB phone.
+
+    On PostgreSQL `project_id` carries no foreign key (migration 2026-11-22T00:40): the user's row does.
+    """
+
+    id = Varchar(length=36, primary_key=True)
+    project = ForeignKey(Project, db_column_name="project_id", on_delete=OnDelete.cascade, null=False)
+    user = ForeignKey(User, db_column_name="user_id", on_delete=OnDelete.cascade, null=False, index=True)
+    kind = Varchar(length=16)
+    """`primary` or `secondary`."""
+    type = Varchar(length=32)
+    """`password`, `totp`, `oob_otp_email` or `oob_otp_sms`."""
+    password_hash = Text(null=True, default=None)
+    totp_secret = Text(null=True, default=None)
+    oob_target = Text(null=True, default=None)
+    """The email address or phone number a one-time code goes to."""
+    created_at = Timestamptz()
+
+
+class Role(Table, tablename="userio_role"):
+    """A role key defined in a project."""
+
+    id = Varchar(length=36, primary_key=True)
+    project = ForeignKey(Project, db_column_name="project_id", on_delete=OnDelete.cascade, null=False)
+    key = Varchar(length=64)
+    name = Text(null=True, default=None)
+    created_at = Timestamptz()
+
+
+class Group(Table, tablename="userio_group"):
+    """A group key defined in a project."""
+
+    id = Varchar(length=36, primary_key=True)
+    project = ForeignKey(Project, db_column_name="project_id", on_delete=OnDelete.cascade, null=False)
+    key = Varchar(length=64)
+    name = Text(null=True, default=None)
+    created_at = Timestamptz()
+
+
+class UserRole(Table, tablename="userio_user_role"):
+    """A user holds a role."""
+
+    id = Serial(primary_key=True)
+    user = ForeignKey(User, db_column_name="user_id", on_delete=OnDelete.cascade, null=False)
+    role = ForeignKey(Role, db_column_name="role_id", on_delete=OnDelete.cascade, null=False, index=True)
+
+
+class UserGroup(Table, tablename="userio_user_group"):
+    """A user belongs to a group."""
+
+    id = Serial(primary_key=True)
+    user = ForeignKey(User, db_column_name="user_id", on_delete=OnDelete.cascade, null=False)
+    group = ForeignKey(Group, db_column_name="group_id", on_delete=OnDelete.cascade, null=False, index=True)
+
+
+class CustomAttribute(Table, tablename="userio_custom_attribute"):
+    """A declared custom attribute: values are checked against it on import."""
+
+    id = Serial(primary_key=True)
+    project = ForeignKey(Project, db_column_name="project_id", on_delete=OnDelete.cascade, null=False)
+    name = Varchar(length=64)
+    type = Varchar(length=32)
+    constraints = JSONB(default={})
+    """`minimum`, `maximum` (number, integer) or `enum` (a list of strings)."""
+    position = Integer(default=0)
+
+
+class ImportTask(Table, tablename="userio_import_task"):
+    """An import request (SPEC 2.1): a row first, then jobs (DECISIONS 1)."""
+
+    id = Varchar(length=40, primary_key=True)
+    project = ForeignKey(Project, db_column_name="project_id", on_delete=OnDelete.cascade, null=False, index=True)
+    created_at = Timestamptz()
+    status = Varchar(length=16, default="pending")
+    identifier = Varchar(length=32)
+    upsert = Boolean(default=False)
+    dry_run = Boolean(default=False)
+    total = Integer(default=0)
+    chunk_count = Integer(default=0)
+    processed = Integer(default=0)
+    inserted = Integer(default=0)
+    updated = Integer(default=0)
+    skipped = Integer(default=0)
+    failed = Integer(default=0)
+    completed_at = Timestamptz(null=True, default=None)
+    expire_at = Timestamptz(null=True, default=None, index=True)
+    idempotency_key = Varchar(length=255, null=True, default=None)
+    """The `Idempotency-Key` header of the request, unique per project: a replay answers the same task."""
+    request_sha256 = Varchar(length=64, null=True, default=None)
+
+
+class ImportChunk(Table, tablename="userio_import_chunk"):
+    """A slice of a task's records that one job applies in one transaction."""
+
+    id = Serial(primary_key=True)
+    task = ForeignKey(ImportTask, db_column_name="task_id", on_delete=OnDelete.cascade, null=False)
+    seq = Integer()
+    status = Varchar(length=16, default="pending", index=True)
+    indices = Text()
+    """JSON array: the positions of this chunk's records in the request."""
+    records = Text(null=True, default=None)
+    """JSON array of the records as submitted; cleared once applied, so secrets do not linger."""
+    result = Text(null=True, default=None)
+    """JSON array of this chunk's details; the status endpoint merges the chunks' arrays in index order."""
+    attempts = Integer(default=0)
+    enqueued_at = Timestamptz(null=True, default=None)
+
+
+class ExportTask(Table, tablename="userio_export_task"):
+    """An export request (SPEC 2.5): a row first, then a job."""
+
+    id = Varchar(length=48, primary_key=True)
+    project = ForeignKey(Project, db_column_name="project_id", on_delete=OnDelete.cascade, null=False, index=True)
+    created_at = Timestamptz()
+    status = Varchar(length=16, default="pending")
+    request = Text()
+    """The request as given (JSON), echoed in every answer."""
+    processed = Integer(default=0)
+    attempts = Integer(default=0)
+    enqueued_at = Timestamptz(null=True, default=None)
+    completed_at = Timestamptz(null=True, default=None)
+    failed_at = Timestamptz(null=True, default=None)
+    error = Text(null=True, default=None)
+    """The error object (JSON) of a failed export."""
+    file_key = Text(null=True, default=None)
+    size = BigInt(null=True, default=None)
+    sha256 = Varchar(length=64, null=True, default=None)
+    record_count = Integer(null=True, default=None)
+    expire_at = Timestamptz(null=True, default=None, index=True)
+
+
+class RateLimitEvent(Table, tablename="userio_rate_limit_event"):
+    """One use of a rate-limit bucket (the embedded default keeps buckets here, arq deployments in Redis)."""
+
+    id = Serial(primary_key=True)
+    project = ForeignKey(Project, db_column_name="project_id", on_delete=OnDelete.cascade, null=False)
+    bucket = Varchar(length=64)
+    created_at = Timestamptz()
+
+
+class SigningKey(Table, tablename="userio_signing_key"):
+    """An RS256 key that signs a project's tokens; one is active, all unretired ones are published (JWKS)."""
+
+    id = Serial(primary_key=True)
+    project = ForeignKey(Project, db_column_name="project_id", on_delete=OnDelete.cascade, null=False)
+    kid = Varchar(length=64)
+    private_key_pem = Text()
+    public_jwk = Text()
+    """The public key as a JWK (JSON)."""
+    active = Boolean(default=False)
+    created_at = Timestamptz()
+    retired_at = Timestamptz(null=True, default=None)
+
+
+class Application(Table, tablename="userio_application"):
+    """An OAuth client of a project; its setting decides whether access tokens are JWTs (SPEC 6.1 rule 4)."""
+
+    id = Serial(primary_key=True)
+    project = ForeignKey(Project, db_column_name="project_id", on_delete=OnDelete.cascade, null=False)
+    client_id = Varchar(length=128)
+    name = Text(null=True, default=None)
+    issue_jwt_access_token = Boolean(default=False)
+    access_token_lifetime = Integer(default=1800)
+    """Seconds."""
+    created_at = Timestamptz()
+
+
+class Hook(Table, tablename="userio_hook"):
+    """A blocking hook of a project: TypeScript as written, and the JavaScript compiled from it at save time."""
+
+    id = Serial(primary_key=True)
+    project = ForeignKey(Project, db_column_name="project_id", on_delete=OnDelete.cascade, null=False)
+    position = Integer()
+    event = Varchar(length=64)
+    source = Text()
+    javascript = Text()
+    source_id = Varchar(length=64)
+    """SHA-256 of the JavaScript: the runtime's cache key."""
+    created_at = Timestamptz()
+
+
+TABLES: tuple[type[Table], ...] = (
+    Project,
+    ProjectDomain,
+    AdminAPIKey,
+    User,
+    Identity,
+    Authenticator,
+    Role,
+    Group,
+    UserRole,
+    UserGroup,
+    CustomAttribute,
+    ImportTask,
+    ImportChunk,
+    ExportTask,
+    RateLimitEvent,
+    SigningKey,
+    Application,
+    Hook,
+)
+"""In dependency order: a table only references tables before it."""

@@ -1,0 +1,486 @@
+"""Every error the plugin reports, and the two envelopes that carry them (DECISIONS 3 and 4).
+
+Code raises `TaskNotFound()` and friends; only this module turns an error into JSON. The import API
+answers `{"error": "<message>"}` (SPEC 4.1), the export and hook APIs
+`{"error": {"name", "reason", "message", "code", "info"?}}` (DECISIONS 4).
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from typing import Any, ClassVar
+
+import msgspec
+from litestar import Request, Response
+from litestar.exceptions import HTTPException
+
+__all__ = [
+    "AdminAuthFailed",
+    "BodyTooLarge",
+    "Cause",
+    "DuplicatedIdentity",
+    "ErrorObject",
+    "Forbidden",
+    "GroupUnknownKeys",
+    "HTTPSRequired",
+    "HookCompileFailed",
+    "HookDisallowed",
+    "HookError",
+    "HookInvalidResponse",
+    "HookTimeout",
+    "IdempotencyKeyReused",
+    "InternalError",
+    "Invalid",
+    "InvalidBcryptHash",
+    "InvalidJWTMutations",
+    "InvalidRequest",
+    "InvalidTOTPSecret",
+    "MaximumConcurrentJobLimitExceeded",
+    "NotFound",
+    "RateLimited",
+    "RoleUnknownKeys",
+    "ServiceUnavailable",
+    "TaskNotFound",
+    "TooManyRequest",
+    "UnknownHost",
+    "UnsupportedMediaType",
+    "UserExportDisabled",
+    "UserExportNonUniqueFieldNames",
+    "UserIOError",
+    "ValidationFailed",
+    "export_error_handler",
+    "import_error_handler",
+    "oauth_error_handler",
+    "unavailable_dependency",
+]
+
+logger = logging.getLogger("litestar_userio")
+
+
+class Cause(msgspec.Struct, omit_defaults=True):
+    """One reason a value failed validation, in the reference's JSON-schema terms."""
+
+    location: str
+    """JSON pointer into the checked document (`/email`, `/address/country`)."""
+    kind: str
+    """`type`, `required`, `format`, `additionalProperties`, `enum`, `minLength`, ..."""
+    details: dict[str, Any] = msgspec.field(default_factory=dict)
+
+
+class ErrorObject(msgspec.Struct, omit_defaults=True):
+    """The error object of the export envelope, and of a failed import record (without `code`)."""
+
+    name: str
+    reason: str
+    message: str
+    code: int | msgspec.UnsetType = msgspec.UNSET
+    info: dict[str, Any] | msgspec.UnsetType = msgspec.UNSET
+
+
+class UserIOError(Exception):
+    """Base of all reported errors: a name, a reason, a message, optional info, an HTTP status."""
+
+    name: ClassVar[str] = "InternalError"
+    reason: ClassVar[str] = "UnexpectedError"
+    status_code: ClassVar[int] = 500
+    default_message: ClassVar[str] = "unexpected error"
+
+    def __init__(
+        self,
+        message: str | None = None,
+        *,
+        info: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        self.message = message or self.default_message
+        self.info = info
+        self.headers = headers or {}
+        super().__init__(self.message)
+
+    def to_object(self, *, with_code: bool = True) -> ErrorObject:
+        """The error as the export envelope's inner object (or a record error without `code`)."""
+        return ErrorObject(
+            name=self.name,
+            reason=self.reason,
+            message=self.message,
+            code=self.status_code if with_code else msgspec.UNSET,
+            info=self.info if self.info is not None else msgspec.UNSET,
+        )
+
+
+class Invalid(UserIOError):
+    """The request or a record is malformed."""
+
+    name = "Invalid"
+    reason = "Invalid"
+    status_code = 400
+    default_message = "invalid request"
+
+
+class InvalidRequest(Invalid):
+    """The request body is not a valid request (import top level)."""
+
+    reason = "InvalidRequest"
+
+
+class BodyTooLarge(Invalid):
+    """SPEC 8: the body is over the limit."""
+
+    reason = "RequestEntityTooLarge"
+    status_code = 413
+    default_message = "request body is too large"
+
+
+class UnsupportedMediaType(Invalid):
+    """The POST bodies must be `application/json` (SPEC 4)."""
+
+    reason = "UnsupportedMediaType"
+    status_code = 415
+    default_message = "Content-Type must be application/json"
+
+
+class ValidationFailed(Invalid):
+    """Input fails validation; `info.causes` says where and why."""
+
+    reason = "ValidationFailed"
+    default_message = "invalid request body"
+
+    def __init__(self, causes: list[Cause], message: str | None = None) -> None:
+        super().__init__(message, info={"causes": msgspec.to_builtins(causes)})
+        self.causes = causes
+
+
+class InvalidBcryptHash(Invalid):
+    """`password_hash` is not a well-formed bcrypt hash."""
+
+    reason = "InvalidBcryptHash"
+    default_message = "invalid bcrypt hash"
+
+
+class InvalidTOTPSecret(Invalid):
+    """`mfa.totp.secret` is not RFC 4648 base32 without padding."""
+
+    reason = "InvalidTOTPSecret"
+    default_message = "invalid TOTP secret"
+
+
+class DuplicatedIdentity(Invalid):
+    """A login id of the record belongs to another user."""
+
+    reason = "DuplicatedIdentity"
+    default_message = "identity already exists"
+
+
+class IdempotencyKeyReused(Invalid):
+    """An `Idempotency-Key` already named a task whose request was different."""
+
+    reason = "IdempotencyKeyReused"
+    status_code = 409
+    default_message = "this Idempotency-Key was used for a different request"
+
+
+class Forbidden(UserIOError):
+    """Not allowed."""
+
+    name = "Forbidden"
+    reason = "Forbidden"
+    status_code = 403
+    default_message = "forbidden"
+
+
+class HTTPSRequired(Forbidden):
+    """SPEC 5.2: requests must use HTTPS."""
+
+    reason = "HTTPSRequired"
+    default_message = "HTTPS is required"
+
+
+class UnknownHost(Forbidden):
+    """The Host header names no project."""
+
+    reason = "UnknownHost"
+    default_message = "the Host header does not name a project"
+
+
+class AdminAuthFailed(Forbidden):
+    """The Admin API JWT is missing or invalid (SPEC 5.1, 5.3)."""
+
+    reason = "InvalidAdminAPIToken"
+    default_message = "invalid Admin API JWT"
+
+
+class NotFound(UserIOError):
+    """The thing asked for does not exist."""
+
+    name = "NotFound"
+    reason = "NotFound"
+    status_code = 404
+    default_message = "not found"
+
+
+class TaskNotFound(NotFound):
+    """The id refers to no task of this project (or its result expired)."""
+
+    reason = "TaskNotFound"
+    default_message = "task not found"
+
+
+class RoleUnknownKeys(NotFound):
+    """Roles named by a record are not defined in the project."""
+
+    reason = "RoleUnknownKeys"
+    default_message = "unknown role keys"
+
+    def __init__(self, keys: list[str]) -> None:
+        super().__init__(f"unknown role keys: {', '.join(keys)}", info={"keys": keys})
+
+
+class GroupUnknownKeys(NotFound):
+    """Groups named by a record are not defined in the project."""
+
+    reason = "GroupUnknownKeys"
+    default_message = "unknown group keys"
+
+    def __init__(self, keys: list[str]) -> None:
+        super().__init__(f"unknown group keys: {', '.join(keys)}", info={"keys": keys})
+
+
+class TooManyRequest(UserIOError):
+    """A limit was hit."""
+
+    name = "TooManyRequest"
+    reason = "TooManyRequest"
+    status_code = 429
+    default_message = "too many requests"
+
+
+class RateLimited(TooManyRequest):
+    """SPEC 7: the `UserExport` bucket is empty; `Retry-After` says when it refills."""
+
+    reason = "RateLimited"
+    default_message = "rate limited"
+
+    def __init__(self, bucket_name: str, retry_after_seconds: int) -> None:
+        super().__init__(
+            f"rate limited: try again in {retry_after_seconds} s",
+            info={"bucket_name": bucket_name},
+            headers={"Retry-After": str(retry_after_seconds)},
+        )
+
+
+class MaximumConcurrentJobLimitExceeded(TooManyRequest):
+    """SPEC 8: one running export at a time."""
+
+    reason = "MaximumConcurrentJobLimitExceeded"
+    default_message = "an export is already running"
+
+
+class UserExportNonUniqueFieldNames(Invalid):
+    """SPEC 2.6 rule 3: field names must be unique; `info.field_names` lists all of them."""
+
+    reason = "UserExportNonUniqueFieldNames"
+    default_message = "field names are not unique"
+
+    def __init__(self, field_names: list[str]) -> None:
+        duplicates = sorted({n for n in field_names if field_names.count(n) > 1})
+        super().__init__(f"field names are not unique: {', '.join(duplicates)}", info={"field_names": field_names})
+
+
+class InternalError(UserIOError):
+    """The server could not do what was asked."""
+
+    name = "InternalError"
+    reason = "UnexpectedError"
+    status_code = 500
+
+
+class UserExportDisabled(InternalError):
+    """SPEC 7: export is off for the project, or no storage is configured."""
+
+    reason = "UserExportDisabled"
+    default_message = "user export is disabled"
+
+
+class HookCompileFailed(Invalid):
+    """A saved hook does not compile; `info` says which hook, where and why."""
+
+    reason = "HookCompileFailed"
+    default_message = "hook does not compile"
+
+    def __init__(self, index: int, line: int, column: int, message: str) -> None:
+        super().__init__(
+            f"hooks[{index}] does not compile at {line}:{column}: {message}",
+            info={"index": index, "line": line, "column": column, "message": message},
+        )
+
+
+class HookError(UserIOError):
+    """A blocking hook stopped the issuance of a token (DECISIONS 5: fail closed, no retries)."""
+
+    name = "InternalError"
+    status_code = 500
+
+
+class HookDisallowed(HookError):
+    """A hook answered `is_allowed: false`."""
+
+    name = "Forbidden"
+    reason = "HookDisallowed"
+    status_code = 403
+    default_message = "disallowed by a hook"
+
+    def __init__(self, title: str | None = None, reason: str | None = None) -> None:
+        info = {k: v for k, v in (("title", title), ("reason", reason)) if v is not None}
+        super().__init__(reason or title or self.default_message, info=info or None)
+
+
+class HookInvalidResponse(HookError):
+    """A hook threw, crashed, ran out of memory, or answered something that is not a valid response."""
+
+    reason = "HookInvalidResponse"
+    default_message = "a hook gave an invalid response"
+
+
+class HookTimeout(HookError):
+    """A hook (or all of them together) ran past its time limit."""
+
+    reason = "HookTimeout"
+    default_message = "a hook did not answer in time"
+
+
+class InvalidJWTMutations(HookError):
+    """A hook removed or changed a claim the server put into the token; hooks may only add claims."""
+
+    reason = "InvalidJWTMutations"
+    default_message = "a hook removed or changed protected claims"
+
+    def __init__(self, removed: list[str], changed: list[str]) -> None:
+        parts = [
+            f"removed: {', '.join(removed)}" if removed else "",
+            f"changed: {', '.join(changed)}" if changed else "",
+        ]
+        super().__init__(
+            f"a hook may only add claims ({'; '.join(p for p in parts if p)})",
+            info={"removed": removed, "changed": changed},
+        )
+
+
+class ServiceUnavailable(UserIOError):
+    """The database or the queue cannot be reached right now; the client may retry."""
+
+    name = "ServiceUnavailable"
+    reason = "DependencyUnavailable"
+    status_code = 503
+    default_message = "a service this request needs is unavailable; try again shortly"
+
+    def __init__(self, dependency: str) -> None:
+        super().__init__(
+            f"the {dependency} is unavailable; try again shortly",
+            info={"dependency": dependency},
+            headers={"Retry-After": "5"},
+        )
+
+
+_UNAVAILABLE_SQLSTATE_CLASSES = ("08", "53", "57")
+"""connection_exception, insufficient_resources, operator_intervention (admin shutdown, terminated backend)."""
+
+
+def unavailable_dependency(exc: BaseException) -> str | None:
+    """Which dependency an exception says is down ("database", "queue"), or None when it says nothing of the kind."""
+    module = type(exc).__module__
+    sqlstate = getattr(exc, "sqlstate", None)
+    if isinstance(sqlstate, str) and sqlstate[:2] in _UNAVAILABLE_SQLSTATE_CLASSES:
+        return "database"
+    if module.startswith("asyncpg") and type(exc).__name__ in {
+        "InterfaceError",
+        "ConnectionDoesNotExistError",
+        "InternalClientError",
+    }:
+        return "database"
+    if module.startswith("redis"):
+        return "queue"
+    if isinstance(exc, sqlite3.OperationalError) and any(
+        text in str(exc) for text in ("unable to open", "locked", "disk I/O")
+    ):
+        return "database"
+    if isinstance(exc, ConnectionError | TimeoutError):
+        return _raised_in(exc)
+    return None
+
+
+_LIBRARIES = (("asyncpg", "database"), ("aiosqlite", "database"), ("redis", "queue"), ("arq", "queue"))
+
+
+def _raised_in(exc: BaseException) -> str | None:
+    """The dependency whose client library raised `exc`, from the modules in its traceback."""
+    traceback = exc.__traceback__
+    found = None
+    while traceback is not None:
+        module = str(traceback.tb_frame.f_globals.get("__name__", ""))
+        for prefix, dependency in _LIBRARIES:
+            if module.startswith(prefix):
+                found = dependency
+        traceback = traceback.tb_next
+    return found
+
+
+_HTTP_ERRORS: dict[int, type[UserIOError]] = {
+    400: InvalidRequest,
+    403: Forbidden,
+    404: NotFound,
+    413: BodyTooLarge,
+    415: UnsupportedMediaType,
+    429: TooManyRequest,
+}
+
+
+def _as_userio_error(exc: Exception) -> UserIOError:
+    if isinstance(exc, UserIOError):
+        return exc
+    if isinstance(exc, HTTPException):
+        cls = _HTTP_ERRORS.get(exc.status_code)
+        if cls is not None:
+            error = cls.__new__(cls)
+            UserIOError.__init__(error, exc.detail or None, headers=dict(exc.headers or {}))
+            return error
+        if exc.status_code < 500:
+            error = Invalid(exc.detail or None)
+            error.status_code = exc.status_code  # type: ignore[misc]
+            return error
+    if dependency := unavailable_dependency(exc):
+        logger.warning("userio admin API: the %s is unavailable: %s", dependency, exc)
+        return ServiceUnavailable(dependency)
+    logger.exception("unexpected error in the userio admin API", exc_info=exc)
+    return InternalError()
+
+
+def oauth_error_handler(_: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
+    """A hook stopping issuance at a token endpoint, as an RFC 6749 error answer.
+
+    `access_denied` (403) when a hook disallowed it, with the hook's title and reason; `server_error` (500)
+    for every other failure, whose cause goes to the log, not to the client.
+    """
+    if isinstance(exc, HookDisallowed):
+        body: dict[str, Any] = {"error": "access_denied", "error_description": exc.message}
+        if exc.info:
+            body.update({f"hook_{k}": v for k, v in exc.info.items()})
+        return Response(body, status_code=403, headers={"Cache-Control": "no-store"})
+    logger.error("token issuance stopped by a hook: %s", exc)
+    return Response(
+        {"error": "server_error", "error_description": "the token could not be issued"},
+        status_code=500,
+        headers={"Cache-Control": "no-store"},
+    )
+
+
+def import_error_handler(_: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
+    """SPEC 4.1/7.2: the import endpoints answer `{"error": "<short message>"}`."""
+    error = _as_userio_error(exc)
+    return Response({"error": error.message}, status_code=error.status_code, headers=error.headers)
+
+
+def export_error_handler(_: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
+    """DECISIONS 4: the export envelope `{"error": {"name", "reason", "message", "code", "info"?}}`."""
+    error = _as_userio_error(exc)
+    return Response({"error": error.to_object()}, status_code=error.status_code, headers=error.headers)

@@ -1,0 +1,99 @@
+"""`POST /_api/admin/users/export` and `GET /_api/admin/users/export/{task_id}` (SPEC 4.3, 4.4)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from litestar import Controller, Request, Response, get, post
+from litestar.di import NamedDependency, Provide
+from litestar.params import FromPath
+
+from litestar_userio.config import UserIOConfig
+from litestar_userio.dependencies import provide_admin_project
+from litestar_userio.errors import Cause, UnsupportedMediaType, ValidationFailed, export_error_handler
+from litestar_userio.exports.schemas import ExportRequest, ExportResult
+from litestar_userio.imports.validation import cause_from_msgspec
+from litestar_userio.openapi import ExportErrorBody, error_responses, json_body
+from litestar_userio.projects.service import ProjectRecord
+from litestar_userio.services import Services
+
+__all__ = ["EXPORT_EXAMPLES", "build_export_controller", "parse_export_request"]
+
+EXPORT_EXAMPLES = {
+    "ndjson": {"format": "ndjson"},
+    "chosen CSV columns": {
+        "format": "csv",
+        "csv": {
+            "fields": [
+                {"pointer": "/sub", "field_name": "user_id"},
+                {"pointer": "/email"},
+                {"pointer": "/custom_attributes/plan"},
+            ]
+        },
+    },
+}
+
+
+def parse_export_request(content_type: str, body: bytes) -> ExportRequest:
+    """Decode the body; every problem is `Invalid/ValidationFailed` with its cause (SPEC 7)."""
+    if content_type.split(";", 1)[0].strip().lower() != "application/json":
+        raise UnsupportedMediaType()
+    try:
+        return msgspec.json.decode(body, type=ExportRequest)
+    except msgspec.ValidationError as exc:
+        raise ValidationFailed([cause_from_msgspec(exc)]) from exc
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError) as exc:
+        raise ValidationFailed([Cause("", "json", {"error": str(exc)})], "request body is not valid JSON") from exc
+
+
+def _origin(request: Request[Any, Any, Any]) -> str:
+    return str(request.base_url).rstrip("/")
+
+
+def build_export_controller(config: UserIOConfig) -> type[Controller]:
+    """The export controller for this config."""
+
+    class ExportController(Controller):
+        """Thin: authenticate, parse, call the export service, wrap the answer in `result`."""
+
+        path = f"{config.path_prefix}/users/export"
+        tags = ["User export"]
+        dependencies = {"project": Provide(provide_admin_project)}
+        exception_handlers = {Exception: export_error_handler}
+        request_max_body_size = 64 * 1024
+
+        @post(
+            "/",
+            status_code=202,
+            summary="Initiate a bulk user export",
+            description="One running export per project and the `UserExport` rate-limit bucket (SPEC 8).",
+            operation_class=json_body(ExportRequest, examples=EXPORT_EXAMPLES),
+            responses=error_responses(ExportErrorBody, 400, 403, 415, 429, 500, 503),
+        )
+        async def initiate(
+            self,
+            request: Request[Any, Any, Any],
+            project: NamedDependency[ProjectRecord],
+            userio: NamedDependency[Services],
+        ) -> Response[ExportResult]:
+            body = parse_export_request(request.headers.get("content-type", ""), await request.body())
+            task = await userio.exports.initiate(project, body)
+            return Response(ExportResult(task), status_code=202, headers={"Location": f"{self.path}/{task.id}"})
+
+        @get(
+            "/{task_id:str}",
+            summary="Check an export task; a completed one carries a fresh download URL",
+            description="`download_url` is signed on every call and valid 60 seconds.",
+            responses=error_responses(ExportErrorBody, 403, 404, 500, 503),
+        )
+        async def status(
+            self,
+            request: Request[Any, Any, Any],
+            task_id: FromPath[str],
+            project: NamedDependency[ProjectRecord],
+            userio: NamedDependency[Services],
+        ) -> ExportResult:
+            return ExportResult(await userio.exports.status(project, task_id, _origin(request)))
+
+    return ExportController

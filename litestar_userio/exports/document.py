@@ -1,0 +1,186 @@
+"""The exported user: one JSON document per user, the ndjson line as is, the source of every CSV cell.
+
+Members follow SPEC 2.6's table (`sub` first); `address` and `mfa` are always objects and `mfa` always
+holds its three arrays (DECISIONS 4). Password hashes are never part of it.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Any
+from urllib.parse import quote, quote_plus
+
+import msgspec
+
+from litestar_userio.db.engine import Row
+from litestar_userio.users.formats import LOGIN_ID_ATTRIBUTES
+
+__all__ = ["build_document", "csv_cell", "totp_uri"]
+
+_BEFORE_ADDRESS = (
+    "preferred_username",
+    "email",
+    "phone_number",
+    "email_verified",
+    "phone_number_verified",
+    "name",
+    "given_name",
+    "family_name",
+    "middle_name",
+    "nickname",
+    "profile",
+    "picture",
+    "website",
+    "gender",
+    "birthdate",
+    "zoneinfo",
+    "locale",
+)
+_ORDER = {attribute: position for position, attribute in enumerate(_BEFORE_ADDRESS)}
+_ADDRESS = ("formatted", "street_address", "locality", "region", "postal_code", "country")
+_CLAIM_OF_KEY = {key: attribute for attribute, key in LOGIN_ID_ATTRIBUTES.items()}
+_KEY_ORDER = {"email": 0, "phone": 1, "username": 2}
+_encode_sorted = msgspec.json.Encoder(order="sorted").encode
+
+
+_NO_MFA: dict[str, list[Any]] = {"emails": [], "phone_numbers": [], "totps": []}
+_timestamps: dict[datetime, str] = {}
+
+
+def _timestamp(value: datetime | None) -> str | None:
+    """RFC 3339 as the API writes it; cached, as a chunk's users share their timestamps."""
+    if value is None:
+        return None
+    text = _timestamps.get(value)
+    if text is None:
+        if len(_timestamps) > 4096:
+            _timestamps.clear()
+        text = _timestamps[value] = msgspec.json.encode(value)[1:-1].decode()
+    return text
+
+
+def totp_uri(secret: str, issuer: str, account: str) -> str:
+    """An `otpauth://totp/` URI (Key Uri Format): SHA1, 6 digits, 30 seconds."""
+    label = quote(f"{issuer}:{account}", safe=":@")
+    return (
+        f"otpauth://totp/{label}?secret={quote_plus(secret)}&issuer={quote_plus(issuer)}"
+        "&algorithm=SHA1&digits=6&period=30"
+    )
+
+
+def _identity(key: str, type_: str, original: str, normalized: str, *_: Any) -> dict[str, Any]:
+    return {
+        "type": "login_id",
+        "login_id": {"key": key, "original_value": original, "type": type_, "value": normalized},
+        "claims": {_CLAIM_OF_KEY[key]: normalized},
+    }
+
+
+def _mfa(authenticators: list[list[Any]], issuer: str, account: str) -> dict[str, list[Any]]:
+    secondary = [a for a in authenticators if a[0] == "secondary"]
+    if not secondary:
+        return _NO_MFA
+    return {
+        "emails": [target for _, type_, _, target in secondary if type_ == "oob_otp_email"],
+        "phone_numbers": [target for _, type_, _, target in secondary if type_ == "oob_otp_sms"],
+        "totps": [
+            {"secret": secret, "uri": totp_uri(secret, issuer, account)}
+            for _, type_, secret, _ in secondary
+            if type_ == "totp"
+        ],
+    }
+
+
+def build_document(user: Row, issuer: str) -> dict[str, Any]:
+    """The user as exported (ndjson line, and what CSV pointers resolve against), from a row of `read_users`."""
+    standard = _decode(user["standard_attributes"])
+    document: dict[str, Any] = {"sub": user["id"]}
+    for attribute in sorted(standard.keys() & _ORDER.keys(), key=_ORDER.__getitem__):
+        document[attribute] = standard[attribute]
+    address = standard.get("address")
+    document["address"] = {k: address[k] for k in _ADDRESS if k in address} if address else {}
+    document["roles"] = _decode_list(user["roles"])
+    document["groups"] = _decode_list(user["groups"])
+    document["disabled"] = bool(user["is_disabled"])
+    identities = _decode_list(user["identities"])
+    if len(identities) > 1:
+        identities.sort(key=lambda i: _KEY_ORDER.get(i[0], 9))
+    document["identities"] = [_identity(*identity) for identity in identities]
+    authenticators = _decode_list(user["authenticators"])
+    if authenticators:
+        account = standard.get("email") or standard.get("preferred_username") or standard.get("phone_number")
+        document["mfa"] = _mfa(authenticators, issuer, str(account or user["id"]))
+        document["biometric_count"] = sum(1 for a in authenticators if a[1] == "biometric")
+        document["passkey_count"] = sum(1 for a in authenticators if a[1] == "passkey")
+    else:
+        document["mfa"] = _NO_MFA
+        document["biometric_count"] = document["passkey_count"] = 0
+    document["custom_attributes"] = _sorted_keys(_decode(user["custom_attributes"]))
+    document["created_at"] = _timestamp(user["created_at"])
+    document["updated_at"] = _timestamp(user["updated_at"])
+    document["last_login_at"] = _timestamp(user["last_login_at"])
+    return document
+
+
+def _decode_list(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    decoded: list[Any] = msgspec.json.decode(value)
+    return decoded
+
+
+def _decode(value: Any) -> dict[str, Any]:
+    if isinstance(value, str | bytes):
+        decoded: dict[str, Any] = msgspec.json.decode(value)
+        return decoded
+    return dict(value or {})
+
+
+def _sorted_keys(value: Any) -> Any:
+    """Objects with their keys sorted, all the way down.
+
+    PostgreSQL's jsonb does not keep key order; sorting makes the file the same bytes on either database.
+    """
+    if type(value) is dict:
+        return {k: _sorted_keys(v) if type(v) in _NESTED else v for k, v in sorted(value.items())}
+    if type(value) is list:
+        return [_sorted_keys(v) if type(v) in _NESTED else v for v in value]
+    return value
+
+
+_NESTED = (dict, list)
+
+
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: Any, *, escape_formulas: bool = False) -> str:
+    """A value as CSV text (DECISIONS 4), quoted only when it must be.
+
+    Strings as is, booleans `true`/`false`, numbers plainly, null or absent empty, arrays and objects compact
+    JSON with sorted keys.
+    """
+    if value is None:
+        text = ""
+    elif isinstance(value, str):
+        text = "'" + value if escape_formulas and value.startswith(_FORMULA_STARTS) else value
+    elif isinstance(value, bool):
+        text = "true" if value else "false"
+    else:
+        text = _encode_sorted(value).decode()
+    return _quote(text)
+
+
+_NEEDS_QUOTES = re.compile(r'[",\r\n]|^[\t\n\v\f\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]|^\\\.$')
+"""Go's unicode.IsSpace for the first character; Python's `\\s` also takes U+001C..U+001F, Go does not."""
+
+
+def _quote(text: str) -> str:
+    """Go's encoding/csv rule, as the reference writes.
+
+    Quote a cell holding `,`, `"`, CR or LF, or starting with white space; double the quotes inside.
+    """
+    if text and _NEEDS_QUOTES.search(text):
+        return '"' + text.replace('"', '""') + '"'
+    return text

@@ -1,0 +1,289 @@
+"""The export: tasks as rows, one job per task streaming users into storage (SPEC 2.5, 2.6, 3, 4.3-4.5, 7, 8).
+
+The job reads the users in keyset pages inside one snapshot and writes the file in parts; the file becomes
+visible only when whole (`FileWriter.complete`), and the task is completed afterwards, so a worker dying at
+any point leaves a pending task that runs again from the start, never a partial file on offer.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta
+
+import msgspec
+
+from litestar_userio.clock import Clock
+from litestar_userio.config import ExportConfig, QueueConfig
+from litestar_userio.db.engine import Database
+from litestar_userio.errors import (
+    ErrorObject,
+    InternalError,
+    MaximumConcurrentJobLimitExceeded,
+    RateLimited,
+    TaskNotFound,
+    UserExportDisabled,
+    UserIOError,
+)
+from litestar_userio.exports.columns import Column, check_request, columns_for
+from litestar_userio.exports.document import build_document
+from litestar_userio.exports.encoding import CONTENT_TYPES, csv_header, csv_rows, ndjson_lines
+from litestar_userio.exports.reader import read_users
+from litestar_userio.exports.schemas import ExportProgress, ExportRequest, ExportTask
+from litestar_userio.ids import new_task_id
+from litestar_userio.imports.service import paused_gc
+from litestar_userio.projects.service import ProjectRecord, ProjectService
+from litestar_userio.queue.base import JobQueue
+from litestar_userio.ratelimit import DatabaseRateLimiter, RateLimiter
+from litestar_userio.storage.base import Storage
+
+__all__ = ["EXPORT_JOB", "RATE_LIMIT_BUCKET", "ExportService"]
+
+logger = logging.getLogger("litestar_userio.exports")
+
+EXPORT_JOB = "userio_export"
+RATE_LIMIT_BUCKET = "UserExport"
+_PROGRESS_EVERY = 10
+"""Pages between two progress updates."""
+
+
+class ExportService:
+    """Creates export tasks, runs them, answers their status with fresh download URLs, purges old ones."""
+
+    def __init__(
+        self,
+        db: Database,
+        queue: JobQueue,
+        projects: ProjectService,
+        storage: Storage | None,
+        limiter: RateLimiter,
+        config: ExportConfig,
+        queue_config: QueueConfig,
+        clock: Clock,
+    ) -> None:
+        self.db = db
+        self.queue = queue
+        self.projects = projects
+        self.storage = storage
+        self.limiter = limiter
+        self.config = config
+        self.queue_config = queue_config
+        self.clock = clock
+
+    def _require_enabled(self, project: ProjectRecord) -> Storage:
+        if self.storage is None or not project.settings.export_enabled:
+            raise UserExportDisabled()
+        return self.storage
+
+    # Initiate (SPEC 4.3).
+
+    async def initiate(self, project: ProjectRecord, request: ExportRequest) -> ExportTask:
+        """Check the request and the limits, store the task, enqueue its job."""
+        self._require_enabled(project)
+        check_request(request)
+        limit = project.settings.export_rate_limit or self.config.rate_limit.limit
+        period = self.config.rate_limit.period
+        if project.settings.export_rate_period_seconds:
+            period = timedelta(seconds=project.settings.export_rate_period_seconds)
+        task_id = new_task_id("userexport_")
+        now = self.clock.now()
+        echo = msgspec.to_builtins(request)
+        async with self.db.transaction() as tx:
+            # Serializes initiates of one project, so the two checks below cannot both pass twice.
+            await tx.execute(f"SELECT id FROM userio_project WHERE id = $1{tx.for_update}", project.id)
+            pending = await tx.fetchrow(
+                "SELECT COUNT(*) AS n FROM userio_export_task WHERE project_id = $1 AND status = 'pending'",
+                project.id,
+            )
+            if pending is not None and pending["n"] >= self.config.max_pending_per_project:
+                raise MaximumConcurrentJobLimitExceeded()
+            retry_after = await self.limiter.take(tx, project.id, RATE_LIMIT_BUCKET, limit, period, now)
+            if retry_after is not None:
+                raise RateLimited(RATE_LIMIT_BUCKET, retry_after)
+            await tx.execute(
+                "INSERT INTO userio_export_task (id, project_id, created_at, status, request, processed, attempts,"
+                " enqueued_at) VALUES ($1, $2, $3, 'pending', $4, 0, 0, $3)",
+                task_id,
+                project.id,
+                now,
+                msgspec.json.encode(echo).decode(),
+            )
+        await self._enqueue(task_id, f"{task_id}:0")
+        return ExportTask(id=task_id, created_at=now, status="pending", request=echo)
+
+    async def _enqueue(self, task_id: str, job_key: str) -> None:
+        try:
+            await self.queue.enqueue(EXPORT_JOB, task_id, job_id=f"userio:export:{job_key}")
+        except Exception:  # the task is stored: the sweeper enqueues it once the queue is back
+            logger.warning("could not enqueue export %s; the sweeper will retry", task_id, exc_info=True)
+
+    # Status (SPEC 4.4, 4.5).
+
+    async def status(self, project: ProjectRecord, task_id: str, request_base_url: str | None) -> ExportTask:
+        """The task; once completed, a download URL signed now and valid `url_ttl` (60 s)."""
+        storage = self._require_enabled(project)
+        async with self.db.reader() as tx:
+            row = await tx.fetchrow(
+                "SELECT id, created_at, status, request, processed, completed_at, failed_at, error, file_key, size,"
+                " sha256, record_count, expire_at FROM userio_export_task WHERE id = $1 AND project_id = $2",
+                task_id,
+                project.id,
+            )
+        if row is None or (row["expire_at"] is not None and row["expire_at"] <= self.clock.now()):
+            raise TaskNotFound()
+        task = ExportTask(
+            id=row["id"],
+            created_at=row["created_at"],
+            status=row["status"],
+            request=msgspec.json.decode(row["request"]),
+        )
+        if row["status"] != "completed":
+            task.progress = ExportProgress(processed=row["processed"])
+            return task
+        task.completed_at = row["completed_at"]
+        if row["failed_at"] is not None:
+            task.failed_at = row["failed_at"]
+            task.error = msgspec.json.decode(row["error"], type=ErrorObject)
+            return task
+        task.download_url = await storage.signed_url(
+            row["file_key"], expires_in=self.config.url_ttl, request_base_url=request_base_url
+        )
+        task.record_count = row["record_count"]
+        task.size = row["size"]
+        task.sha256 = row["sha256"]
+        return task
+
+    # The job.
+
+    async def run(self, task_id: str) -> None:
+        """Produce the file of a pending export; a no-op once the task is completed."""
+        async with self.db.transaction() as tx:
+            task = await tx.fetchrow(
+                "UPDATE userio_export_task SET attempts = attempts + 1, processed = 0 WHERE id = $1"
+                " AND status = 'pending' RETURNING project_id, created_at, request, attempts",
+                task_id,
+            )
+        if task is None:
+            return
+        if task["attempts"] > self.queue_config.max_attempts:
+            await self._fail(
+                task_id,
+                InternalError(f"the export failed {self.queue_config.max_attempts} times; see the server logs"),
+            )
+            return
+        project = await self.projects.get(task["project_id"])
+        if project is None:
+            return
+        try:
+            storage = self._require_enabled(project)
+            request = msgspec.json.decode(task["request"], type=ExportRequest)
+            await self._produce(task_id, project, request, task["created_at"], storage)
+        except UserIOError as error:
+            await self._fail(task_id, error)
+
+    async def _produce(
+        self, task_id: str, project: ProjectRecord, request: ExportRequest, created_at: datetime, storage: Storage
+    ) -> None:
+        extension = request.format
+        filename = f"{project.id}-{task_id}-{created_at.strftime('%Y%m%d%H%M%S')}Z.{extension}"
+        key = f"{project.id}/{task_id}/{filename}"
+        columns: list[Column] = []
+        if request.format == "csv":
+            schema = await self.projects.custom_schema(project.id)
+            columns = columns_for(check_request(request), schema)
+        escape_formulas = request.csv is not msgspec.UNSET and request.csv.escape_formulas is True
+        writer = await storage.open_writer(key, content_type=CONTENT_TYPES[request.format], filename=filename)
+        count = 0
+        try:
+            if columns:
+                await writer.write(csv_header(columns))
+            async with self.db.snapshot() as snapshot:
+                pages = 0
+                async for page in read_users(snapshot, project.id, self.config.page_size):
+                    with paused_gc():
+                        documents = [build_document(user, project.id) for user in page]
+                        data = (
+                            csv_rows(documents, columns, escape_formulas=escape_formulas)
+                            if columns
+                            else ndjson_lines(documents)
+                        )
+                    await writer.write(data)
+                    count += len(page)
+                    pages += 1
+                    if pages % _PROGRESS_EVERY == 0:
+                        await self._progress(task_id, count)
+            stored = await writer.complete()
+        except BaseException:
+            await writer.abort()
+            raise
+        now = self.clock.now()
+        async with self.db.transaction() as tx:
+            await tx.execute(
+                "UPDATE userio_export_task SET status = 'completed', completed_at = $2, expire_at = $3, file_key = $4,"
+                " size = $5, sha256 = $6, record_count = $7, processed = $7 WHERE id = $1 AND status = 'pending'",
+                task_id,
+                now,
+                now + self.config.result_ttl,
+                stored.key,
+                stored.size,
+                stored.sha256,
+                count,
+            )
+
+    async def _progress(self, task_id: str, processed: int) -> None:
+        async with self.db.transaction() as tx:
+            await tx.execute("UPDATE userio_export_task SET processed = $2 WHERE id = $1", task_id, processed)
+
+    async def _fail(self, task_id: str, error: UserIOError) -> None:
+        """DECISIONS 4: a failed export is `completed` with `failed_at` and `error`, and no URL."""
+        now = self.clock.now()
+        async with self.db.transaction() as tx:
+            await tx.execute(
+                "UPDATE userio_export_task SET status = 'completed', completed_at = $2, failed_at = $2, error = $3,"
+                " expire_at = $4 WHERE id = $1 AND status = 'pending'",
+                task_id,
+                now,
+                msgspec.json.encode(error.to_object()).decode(),
+                now + self.config.result_ttl,
+            )
+
+    # Housekeeping (the sweeper).
+
+    async def requeue_stale(self, *, older_than: datetime | None = None) -> int:
+        """Enqueue again the exports still pending since `older_than` (dead worker, lost queue)."""
+        cutoff = older_than or self.clock.now() - self.queue_config.stale_after
+        async with self.db.transaction() as tx:
+            rows = await tx.fetch(
+                "UPDATE userio_export_task SET enqueued_at = $2 WHERE status = 'pending'"
+                " AND (enqueued_at IS NULL OR enqueued_at <= $1) RETURNING id, attempts",
+                cutoff,
+                self.clock.now(),
+            )
+        stamp = int(self.clock.now().timestamp() * 1000)
+        for row in rows:
+            await self._enqueue(row["id"], f"{row['id']}:{row['attempts']}-{stamp}")
+        return len(rows)
+
+    async def purge_expired(self) -> int:
+        """SPEC 3: 24 hours after completion the task is gone (`TaskNotFound`) and so is its file.
+
+        The file goes first; a task whose file cannot be deleted now stays (answering 404) until the next sweep.
+        """
+        now = self.clock.now()
+        async with self.db.reader() as tx:
+            rows = await tx.fetch(
+                "SELECT id, file_key FROM userio_export_task WHERE expire_at IS NOT NULL AND expire_at <= $1", now
+            )
+        purged = []
+        for row in rows:
+            if row["file_key"] and self.storage is not None:
+                try:
+                    await self.storage.delete(row["file_key"])
+                except Exception:
+                    logger.warning("could not delete export file %s; will retry", row["file_key"], exc_info=True)
+                    continue
+            purged.append(row["id"])
+        async with self.db.transaction() as tx:
+            await tx.delete_in("userio_export_task", "id", purged)
+            if isinstance(self.limiter, DatabaseRateLimiter):
+                await self.limiter.purge(tx, now - self.config.rate_limit.period)
+        return len(purged)

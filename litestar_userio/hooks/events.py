@@ -1,0 +1,141 @@
+"""The two blocking events (SPEC 6.1): their JSON, and how a hook's response may change the token.
+
+`build_event` gives the reference's event shape (DECISIONS 5); `apply_response` checks a response and
+returns the payload it asks for, refusing any change to a claim the server put into the token.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any, Literal
+
+import msgspec
+
+from litestar_userio.errors import HookDisallowed, HookInvalidResponse, InvalidJWTMutations
+from litestar_userio.users.model import UserState
+
+__all__ = ["EVENT_TYPES", "PAYLOAD_MEMBER", "EventContext", "apply_response", "build_event", "user_object"]
+
+EventType = Literal["oidc.jwt.pre_create", "oidc.id_token.pre_create"]
+EVENT_TYPES: tuple[str, ...] = ("oidc.jwt.pre_create", "oidc.id_token.pre_create")
+PAYLOAD_MEMBER: dict[str, str] = {"oidc.jwt.pre_create": "jwt", "oidc.id_token.pre_create": "id_token"}
+"""Where the token's claims sit in the event and in `mutations` (SPEC 6.1)."""
+
+
+class EventContext(msgspec.Struct, omit_defaults=True):
+    """Who asked for the token, as the event's `context` tells it."""
+
+    client_id: str
+    app_id: str
+    triggered_by: str = "user"
+    language: str = "en"
+    ip_address: str | None = None
+    user_agent: str | None = None
+
+
+def _time(value: datetime | None) -> str | None:
+    return None if value is None else msgspec.json.encode(value)[1:-1].decode()
+
+
+def user_object(user: UserState) -> dict[str, Any]:
+    """`payload.user`: standard and custom attributes, roles, groups, state."""
+    return {
+        "id": user.id,
+        "created_at": _time(user.created_at),
+        "updated_at": _time(user.updated_at),
+        "is_anonymous": False,
+        "is_verified": bool(user.verified),
+        "is_disabled": user.disabled,
+        "can_reauthenticate": True,
+        "standard_attributes": user.standard_attributes(),
+        "custom_attributes": dict(user.custom),
+        "roles": sorted(user.roles),
+        "groups": sorted(user.groups),
+    }
+
+
+def _identities(user: UserState) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": login_id.id,
+            "created_at": _time(login_id.created_at),
+            "updated_at": _time(login_id.created_at),
+            "type": "login_id",
+            "claims": {login_id.attribute: login_id.normalized},
+            "login_id": {
+                "key": login_id.key,
+                "type": login_id.key,
+                "value": login_id.normalized,
+                "original_value": login_id.original,
+            },
+        }
+        for login_id in sorted(user.login_ids.values(), key=lambda i: i.key)
+    ]
+
+
+def build_event(
+    event_type: str, user: UserState, payload: dict[str, Any], context: EventContext, now: datetime, seq: int = 1
+) -> dict[str, Any]:
+    """The event object a hook receives as `e`."""
+    return {
+        "id": str(uuid.uuid4()),
+        "seq": seq,
+        "type": event_type,
+        "payload": {
+            "user": user_object(user),
+            "identities": _identities(user),
+            PAYLOAD_MEMBER[event_type]: {"payload": payload},
+        },
+        "context": {
+            "timestamp": int(now.timestamp()),
+            "user_id": user.id,
+            "triggered_by": context.triggered_by,
+            "language": context.language,
+            "ip_address": context.ip_address,
+            "user_agent": context.user_agent,
+            "app_id": context.app_id,
+            "client_id": context.client_id,
+        },
+    }
+
+
+def apply_response(
+    event_type: str, response: Any, current: dict[str, Any], protected: dict[str, Any]
+) -> dict[str, Any]:
+    """The payload after one hook: `current` unless the response gives a new one (SPEC 6.1).
+
+    Raises `HookDisallowed` for `is_allowed: false`, `HookInvalidResponse` for anything malformed, and
+    `InvalidJWTMutations` when a claim of `protected` (what the server put in) is removed or changed.
+    """
+    if not isinstance(response, dict) or not isinstance(response.get("is_allowed"), bool):
+        raise HookInvalidResponse("the hook must return an object with a boolean is_allowed")
+    if response["is_allowed"] is False:
+        extra = set(response) - {"is_allowed", "title", "reason"}
+        title, reason = response.get("title"), response.get("reason")
+        if extra or not isinstance(title, str | None) or not isinstance(reason, str | None):
+            raise HookInvalidResponse("a refusal may only carry is_allowed, title and reason, all strings")
+        raise HookDisallowed(title, reason)
+    if set(response) - {"is_allowed", "mutations"}:
+        raise HookInvalidResponse("an allowing response may only carry is_allowed and mutations")
+    mutations = response.get("mutations")
+    if mutations is None:
+        return current
+    member = PAYLOAD_MEMBER[event_type]
+    if not isinstance(mutations, dict) or set(mutations) - {member}:
+        raise HookInvalidResponse(f"mutations may only hold {member}")
+    if member not in mutations:
+        return current
+    token = mutations[member]
+    if not isinstance(token, dict) or set(token) - {"payload"}:
+        raise HookInvalidResponse(f"mutations.{member} may only hold payload")
+    if "payload" not in token:
+        return current
+    payload = token["payload"]
+    if not isinstance(payload, dict):
+        raise HookInvalidResponse(f"mutations.{member}.payload must be an object")
+    removed = sorted(k for k in protected if k not in payload)
+    changed = sorted(k for k in protected if k in payload and payload[k] != protected[k])
+    if removed or changed:
+        raise InvalidJWTMutations(removed, changed)
+    return payload

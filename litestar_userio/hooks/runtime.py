@@ -1,0 +1,438 @@
+"""Run compiled hooks in embedded V8, each within a hard time and memory limit (DECISIONS 5).
+
+The warm V8 contexts live in child processes (`_worker.py`), a pool of `pool_size`, each serving one run at a time
+over its stdin/stdout. The parent, on the event loop, owns every deadline: a worker that has not answered when the
+run's time is up is SIGKILLed and replaced. That is the only stop that always works: mini-racer's own timeout cannot
+interrupt JavaScript that runs as promise jobs (`await null; while (true) {}`), and such a context cannot even be
+closed. A child also confines memory: its heap limit ends the run, anything worse ends the process, never the server.
+
+Inside a worker every object a hook can reach is frozen, timers and the other ways to run code later are removed,
+and each run evaluates the hook's module scope afresh, so no run can see or change what another run sees. Why child
+processes, the IPC chosen and the measured costs: docs/hooks-runtime.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import struct
+import sys
+import time
+from collections import OrderedDict, deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import msgspec
+
+__all__ = ["ErrorKind", "HookRunResult", "HookRuntime", "HookSource", "RuntimeLimits"]
+
+logger = logging.getLogger(__name__)
+
+ErrorKind = Literal["exception", "timeout", "memory", "invalid_json", "crashed"]
+
+_WORKER = str(Path(__file__).with_name("_worker.py"))
+_HEADER = struct.Struct("<III")
+_LENGTH = struct.Struct("<I")
+_START_TIMEOUT = 30.0
+_STOP_GRACE = 1.0
+_PIPES_GRACE = 0.1
+_STDERR_TAIL = 8192
+# A worker caps answers at 1 Mi characters of JSON (3 MiB of UTF-8) and console text at console_limit_bytes (escaped
+# in JSON, at most 6 bytes each); a longer frame cannot come from a sound worker.
+_MAX_ANSWER_BYTES = 4 << 20
+_KNOWN_HOOKS = 256  # per worker; the worker keeps as many, and says so when it has forgotten one
+_KEPT_ENVIRONMENT = frozenset({"PATH", "LD_LIBRARY_PATH", "VIRTUAL_ENV", "SYSTEMROOT"})
+
+
+@dataclass(frozen=True)
+class HookSource:
+    """What the runtime loads; a worker compiles a hook once per `id`, so the id must change with the code."""
+
+    id: str
+    """A digest of `javascript`, e.g. its SHA-256."""
+    javascript: str
+    """`CompiledHook.javascript`."""
+
+
+@dataclass(frozen=True)
+class RuntimeLimits:
+    """Bounds of every run; DECISIONS 5 defaults."""
+
+    hook_timeout: float = 5.0
+    """Seconds per hook call, queueing for a free worker included."""
+    heap_limit_mb: int = 64
+    """V8 heap per worker; a run that goes over it fails with "memory" and the worker is replaced."""
+    console_limit_bytes: int = 16_384
+    """Console text kept per run (UTF-8), then a truncation marker."""
+    pool_size: int = 2
+    """Warm workers (child processes), each running one hook at a time."""
+
+
+class HookRunResult(msgspec.Struct):
+    """The outcome of one hook call; `ok` is false for every failure, which the token service treats as a refusal."""
+
+    ok: bool
+    response: Any | None
+    """The hook's answer, JSON-decoded, when ok."""
+    error_kind: ErrorKind | None
+    error_message: str | None
+    """For exceptions, with the position in the author's TypeScript: `TypeError: ... (hook.ts:3:11)`."""
+    console: list[dict[str, str]]
+    """`{"level": "log" | "info" | "warn" | "error", "message": ...}` in order, bounded by `console_limit_bytes`."""
+    duration_ms: float
+    """Wall time of the call, from `run()` to its answer."""
+
+
+class _Reply(msgspec.Struct, omit_defaults=True):
+    """A worker's answer (see `_worker.py`)."""
+
+    ok: bool
+    r: Any = None
+    k: ErrorKind | None = None
+    m: str | None = None
+    c: list[dict[str, str]] = []
+    retire: bool = False
+    missing: bool = False
+    loaded: bool = True
+
+
+class _Pipes(asyncio.SubprocessProtocol):
+    """Frames from a worker's stdout; keeps the end of its stderr for crash reports."""
+
+    def __init__(self, max_frame: int) -> None:
+        self.max_frame = max_frame
+        self.transport: asyncio.SubprocessTransport | None = None
+        self.buffer = bytearray()
+        self.frames: deque[bytes] = deque()
+        self.waiter: asyncio.Future[bytes | None] | None = None
+        self.stderr = bytearray()
+        self.exited = asyncio.get_running_loop().create_future()
+
+    def next_frame(self) -> asyncio.Future[bytes | None]:
+        """The next reply; None if the process exits first (or the caller's timer fires)."""
+        waiter: asyncio.Future[bytes | None] = asyncio.get_running_loop().create_future()
+        if self.frames:
+            waiter.set_result(self.frames.popleft())
+        elif self.exited.done():
+            waiter.set_result(None)
+        else:
+            self.waiter = waiter
+        return waiter
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.SubprocessTransport)
+        self.transport = transport
+
+    def pipe_data_received(self, fd: int, data: bytes) -> None:
+        if fd == 2:
+            self.stderr += data
+            del self.stderr[:-_STDERR_TAIL]
+            return
+        buffer = self.buffer
+        buffer += data
+        while len(buffer) >= 4:
+            (size,) = _LENGTH.unpack_from(buffer)
+            if size > self.max_frame and self.transport is not None:  # treated as a crash
+                buffer.clear()
+                with contextlib.suppress(ProcessLookupError):
+                    self.transport.kill()
+                return
+            if len(buffer) < 4 + size:
+                return
+            frame = bytes(buffer[4 : 4 + size])
+            del buffer[: 4 + size]
+            waiter, self.waiter = self.waiter, None
+            if waiter is None:
+                self.frames.append(frame)
+            elif not waiter.done():
+                waiter.set_result(frame)
+
+    def process_exited(self) -> None:
+        # Its last words (V8's "out of memory") may still be in the pipes: wait for them to close, but not forever.
+        asyncio.get_running_loop().call_later(_PIPES_GRACE, self._finish)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._finish()  # the process has exited and both pipes are closed
+
+    def _finish(self) -> None:
+        waiter, self.waiter = self.waiter, None
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+        if not self.exited.done():
+            self.exited.set_result(None)
+
+
+class _Worker:
+    """One child process and the hooks it has loaded."""
+
+    def __init__(self, transport: asyncio.SubprocessTransport, pipes: _Pipes) -> None:
+        self.transport = transport
+        self.pipes = pipes
+        self.stdin: Any = transport.get_pipe_transport(0)
+        self.pid: int = transport.get_pid()
+        self.known: OrderedDict[str, None] = OrderedDict()
+        self.retired = False
+
+    def remember(self, hook_id: str) -> None:
+        """The worker holds this hook now; the oldest are forgotten, as the worker forgets them."""
+        self.known[hook_id] = None
+        self.known.move_to_end(hook_id)
+        if len(self.known) > _KNOWN_HOOKS:
+            self.known.popitem(last=False)
+
+    def request(self, hook: HookSource, event: bytes, *, load: bool) -> asyncio.Future[bytes | None]:
+        """Send one run; the future is its reply."""
+        waiter = self.pipes.next_frame()
+        if not waiter.done():
+            hook_id = hook.id.encode()
+            javascript = hook.javascript.encode() if load else b""
+            self.stdin.write(_HEADER.pack(len(hook_id), len(javascript), len(event)) + hook_id + javascript + event)
+        return waiter
+
+    def kill(self) -> None:
+        self.retired = True
+        if not self.pipes.exited.done():
+            with contextlib.suppress(ProcessLookupError):
+                self.transport.kill()
+
+    def stderr_tail(self) -> str:
+        return self.pipes.stderr.decode(errors="replace")[-2000:].strip()
+
+    def crash_kind(self) -> ErrorKind:
+        """V8 aborts the process when it cannot grow its heap; anything else is a crash."""
+        text = self.pipes.stderr.decode(errors="replace").lower()
+        return "memory" if "out of memory" in text else "crashed"
+
+
+class HookRuntime:
+    """A pool of warm V8 workers that runs hooks with hard limits; one instance per process, started once."""
+
+    def __init__(self, limits: RuntimeLimits = RuntimeLimits()) -> None:
+        self.limits = limits
+        self._idle: deque[_Worker] = deque()
+        self._waiting: deque[asyncio.Future[_Worker | None]] = deque()
+        self._workers: set[_Worker] = set()
+        self._spawning: set[asyncio.Task[None]] = set()
+        self._start_lock = asyncio.Lock()
+        self._started = False
+        self._closed = False
+
+    async def start(self) -> None:
+        """Spawn and warm the pool; `run()` does it on first use if nobody did."""
+        async with self._start_lock:
+            if self._closed:
+                raise RuntimeError("the hook runtime is closed")
+            if self._started:
+                return
+            spawned = await asyncio.gather(
+                *(self._spawn() for _ in range(self.limits.pool_size)), return_exceptions=True
+            )
+            workers = [w for w in spawned if isinstance(w, _Worker)]
+            failure = next((w for w in spawned if isinstance(w, BaseException)), None)
+            if failure is not None:  # all or nothing; a later start() tries again
+                for worker in workers:
+                    worker.kill()
+                    await asyncio.shield(worker.pipes.exited)
+                    worker.transport.close()
+                    self._workers.discard(worker)
+                raise RuntimeError("the hook workers did not start") from failure
+            for worker in workers:
+                self._release(worker)
+            self._started = True
+
+    async def run(self, hook: HookSource, event_json: str, *, timeout: float | None = None) -> HookRunResult:
+        """Call the hook's default export with the event and return its JSON answer, or why there is none.
+
+        `timeout` (seconds) shortens the run's limit, e.g. to what is left of a token's total budget; it never
+        lengthens `hook_timeout`. Waiting for a free worker counts against it.
+        """
+        if not self._started:
+            await self.start()
+        if self._closed:
+            raise RuntimeError("the hook runtime is closed")
+        started = time.perf_counter()
+        budget = self.limits.hook_timeout if timeout is None else min(timeout, self.limits.hook_timeout)
+        if budget <= 0:
+            return _failure("timeout", "no time was left for the hook", started)
+        deadline = asyncio.get_running_loop().time() + budget
+        worker = await self._acquire(deadline)
+        if worker is None:
+            if self._closed:
+                return _failure("crashed", "the hook runtime was closed", started)
+            return _failure("timeout", f"no hook worker was free within {budget:g} s", started)
+        event = event_json.encode()
+        try:
+            reply = await self._exchange(worker, hook, event, hook.id not in worker.known, deadline)
+            if reply is not None and reply.missing:  # the worker had dropped the hook from its cache
+                reply = await self._exchange(worker, hook, event, True, deadline)
+        except BaseException:
+            self._retire(worker)  # cancelled mid-run: the worker's state is unknown
+            raise
+        if reply is None:
+            exited = worker.pipes.exited.done()
+            self._retire(worker)
+            if self._closed:
+                return _failure("crashed", "the hook runtime was closed", started)
+            if not exited:
+                return _failure("timeout", f"the hook did not finish within {budget:g} s", started)
+            kind = worker.crash_kind()
+            logger.warning("hook worker %d died during a run: %s", worker.pid, worker.stderr_tail())
+            return _failure(kind, f"the hook worker died during the run ({kind})", started)
+        if reply.retire:
+            self._retire(worker)
+        else:
+            if reply.loaded:
+                worker.remember(hook.id)
+            self._release(worker)
+        duration = (time.perf_counter() - started) * 1000
+        if reply.ok:
+            return HookRunResult(True, reply.r, None, None, reply.c, duration)
+        return HookRunResult(False, None, reply.k or "crashed", reply.m, reply.c, duration)
+
+    async def close(self) -> None:
+        """Stop every worker: EOF and SIGTERM, SIGKILL after a grace period; returns once each has exited."""
+        self._closed = True
+        while self._waiting:
+            waiter = self._waiting.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+        for task in list(self._spawning):
+            task.cancel()
+        await asyncio.gather(*self._spawning, return_exceptions=True)
+        workers = list(self._workers)
+        for worker in workers:
+            worker.retired = True
+            with contextlib.suppress(Exception):
+                worker.stdin.close()
+                worker.transport.send_signal(signal.SIGTERM)
+        if workers:
+            await asyncio.wait([w.pipes.exited for w in workers], timeout=_STOP_GRACE)
+            for worker in workers:
+                worker.kill()
+            await asyncio.gather(*(asyncio.shield(w.pipes.exited) for w in workers))
+        for worker in workers:
+            worker.transport.close()
+        self._workers.clear()
+        self._idle.clear()
+
+    # -- the pool ------------------------------------------------------------------------------------------------
+
+    async def _spawn(self) -> _Worker:
+        loop = asyncio.get_running_loop()
+        limits = self.limits
+        # Only what Python needs to start: the server's secrets stay out of the process that runs foreign code.
+        # TZ and LC_ALL are what Date and Intl show a hook, the same on every server.
+        env = {k: v for k, v in os.environ.items() if k.startswith("PYTHON") or k in _KEPT_ENVIRONMENT}
+        env.update(TZ="UTC", LC_ALL="C.UTF-8")
+        max_frame = _MAX_ANSWER_BYTES + 8 * limits.console_limit_bytes
+        transport, pipes = await loop.subprocess_exec(
+            lambda: _Pipes(max_frame),
+            sys.executable,
+            _WORKER,
+            str(limits.heap_limit_mb),
+            str(limits.console_limit_bytes),
+            str(os.getpid()),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=env,
+            start_new_session=True,  # a terminal's Ctrl-C is for the parent, which stops the workers itself
+        )
+        worker = _Worker(transport, pipes)
+        self._workers.add(worker)
+        try:
+            frame = await asyncio.wait_for(pipes.next_frame(), _START_TIMEOUT)
+            if frame is None:
+                raise RuntimeError(f"a hook worker exited on start: {worker.stderr_tail()}")
+        except BaseException:
+            worker.kill()
+            self._workers.discard(worker)
+            await asyncio.shield(pipes.exited)
+            transport.close()
+            raise
+        pipes.exited.add_done_callback(lambda _: self._retire(worker))  # died while idle: replace it
+        return worker
+
+    def _release(self, worker: _Worker) -> None:
+        while self._waiting:
+            waiter = self._waiting.popleft()
+            if not waiter.done():
+                waiter.set_result(worker)
+                return
+        self._idle.append(worker)
+
+    async def _acquire(self, deadline: float) -> _Worker | None:
+        """A living idle worker, first come first served; None when none frees up before the deadline."""
+        loop = asyncio.get_running_loop()
+        while not self._closed:
+            while self._idle:
+                worker = self._idle.popleft()
+                if not worker.retired:
+                    return worker
+            waiter: asyncio.Future[_Worker | None] = loop.create_future()
+            self._waiting.append(waiter)
+            timer = loop.call_at(deadline, _expire, waiter)
+            try:
+                got = await waiter
+            except asyncio.CancelledError:
+                handed = waiter.result() if waiter.done() and not waiter.cancelled() else None
+                if handed is not None:
+                    self._release(handed)  # handed over just as the caller gave up
+                raise
+            finally:
+                timer.cancel()
+            if got is None:
+                return None
+            if not got.retired:
+                return got
+        return None
+
+    async def _exchange(
+        self, worker: _Worker, hook: HookSource, event: bytes, load: bool, deadline: float
+    ) -> _Reply | None:
+        """Send one run and wait for its reply until the deadline; None when it did not come."""
+        waiter = worker.request(hook, event, load=load)
+        timer = asyncio.get_running_loop().call_at(deadline, _expire, waiter)
+        try:
+            frame = await waiter
+        finally:
+            timer.cancel()
+        return None if frame is None else msgspec.json.decode(frame, type=_Reply)
+
+    def _retire(self, worker: _Worker) -> None:
+        """Kill a worker whose context is spent or in doubt and start its replacement in the background."""
+        if worker.retired:
+            return
+        worker.kill()
+        if self._closed:
+            return
+        task = asyncio.get_running_loop().create_task(self._replace(worker))
+        self._spawning.add(task)
+        task.add_done_callback(self._spawning.discard)
+
+    async def _replace(self, worker: _Worker) -> None:
+        await asyncio.shield(worker.pipes.exited)  # cancelling this task must not cancel the exit others wait for
+        worker.transport.close()
+        self._workers.discard(worker)
+        delay = 0.1
+        while not self._closed:
+            try:
+                self._release(await self._spawn())
+                return
+            except Exception:
+                logger.exception("a hook worker did not start; retrying in %.1f s", delay)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 5.0)
+
+
+def _expire(waiter: asyncio.Future[Any]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
+
+
+def _failure(kind: ErrorKind, message: str, started: float) -> HookRunResult:
+    return HookRunResult(False, None, kind, message, [], (time.perf_counter() - started) * 1000)

@@ -1,0 +1,145 @@
+"""`POST /_api/admin/users/import` and `GET /_api/admin/users/import/{id}` (SPEC 4.1, 4.2)."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from itertools import accumulate
+from typing import Any
+
+import msgspec
+from litestar import Controller, Request, Response, get, post
+from litestar.di import NamedDependency, Provide
+from litestar.params import FromPath
+
+from litestar_userio.config import UserIOConfig
+from litestar_userio.dependencies import provide_admin_project
+from litestar_userio.errors import InvalidRequest, UnsupportedMediaType, import_error_handler
+from litestar_userio.imports.schemas import ImportRequest, ImportTaskCreated, ImportTaskStatus, UserRecord
+from litestar_userio.openapi import ImportErrorBody, error_responses, json_body
+from litestar_userio.projects.service import ProjectRecord
+from litestar_userio.services import Services
+
+__all__ = ["IMPORT_EXAMPLES", "build_import_controller", "parse_import_request"]
+
+IMPORT_EXAMPLES = {
+    "bcrypt users": {
+        "identifier": "email",
+        "upsert": False,
+        "records": [
+            {
+                "email": "ada@example.com",
+                "email_verified": True,
+                "name": "Ada Lovelace",
+                "roles": ["admin"],
+                "custom_attributes": {"plan": "pro"},
+                "password": {"type": "bcrypt", "password_hash": "$2b$10$" + "a" * 53},
+            },
+            {"email": "bob@example.com", "phone_number": "+14155550123"},
+        ],
+    }
+}
+
+
+MAX_DEPTH = 64
+"""Deepest nesting of arrays and objects a request body may have. What is stored must stay far below msgspec's
+recursion limit (about 930 levels here), or the job, the status answer, the export and the token hooks of that user
+fail on it; no real record comes near 64."""
+
+_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
+
+
+def nesting_depth(body: bytes) -> int:
+    """How deep arrays and objects nest in a JSON text (valid JSON: strings are skipped whole)."""
+    brackets = _JSON_STRING.sub(b"", body).translate(None, _NOT_BRACKETS)
+    return max(accumulate(map(_STEP.__getitem__, brackets)), default=0)
+
+
+def parse_import_request(content_type: str, body: bytes) -> ImportRequest:
+    """Check the request's top level only (DECISIONS 3); records are validated one by one in the job."""
+    if content_type.split(";", 1)[0].strip().lower() != "application/json":
+        raise UnsupportedMediaType()
+    try:
+        body.decode("utf-8")  # records stay raw below, and msgspec does not check the UTF-8 of what it skips
+    except UnicodeDecodeError as exc:
+        raise InvalidRequest(f"request body is not valid UTF-8: {exc.reason} at byte {exc.start}") from None
+    try:
+        request = msgspec.json.decode(body, type=ImportRequest)
+    except msgspec.ValidationError as exc:
+        raise InvalidRequest(f"invalid request body: {exc}") from exc
+    except msgspec.DecodeError as exc:
+        raise InvalidRequest(f"request body is not valid JSON: {exc}") from exc
+    except RecursionError:
+        raise InvalidRequest("request body is not valid JSON: it nests too deeply") from None
+    if nesting_depth(body) > MAX_DEPTH:
+        raise InvalidRequest(f"invalid request body: arrays and objects nest deeper than {MAX_DEPTH} levels")
+    for index, record in enumerate(request.records):
+        if bytes(memoryview(record)[:1]) != b"{":
+            raise InvalidRequest(f"invalid request body: records[{index}] must be an object")
+    return request
+
+
+def idempotency_key(header: str | None) -> str | None:
+    """The `Idempotency-Key` header (beyond SPEC): 1-255 printable ASCII characters, or absent."""
+    if header is None:
+        return None
+    if not 0 < len(header) <= 255 or not all(33 <= ord(c) <= 126 for c in header):
+        raise InvalidRequest("Idempotency-Key must be 1 to 255 printable ASCII characters without spaces")
+    return header
+
+
+def build_import_controller(config: UserIOConfig) -> type[Controller]:
+    """The import controller for this config (path, body limit)."""
+
+    class ImportController(Controller):
+        """Thin: authenticate, parse, call the import service, shape the answer."""
+
+        path = f"{config.path_prefix}/users/import"
+        tags = ["User import"]
+        dependencies = {"project": Provide(provide_admin_project)}
+        exception_handlers = {Exception: import_error_handler}
+        request_max_body_size = config.imports.max_body_size
+
+        @post(
+            "/",
+            status_code=202,
+            summary="Initiate a bulk user import",
+            description=(
+                "Stores the task and answers at once; records are validated one by one in the job. An "
+                "`Idempotency-Key` header makes a replay (an answer lost on the way) answer the same task."
+            ),
+            operation_class=json_body(ImportRequest, items={"records": UserRecord}, examples=IMPORT_EXAMPLES),
+            responses=error_responses(ImportErrorBody, 400, 403, 409, 413, 415, 503),
+        )
+        async def initiate(
+            self,
+            request: Request[Any, Any, Any],
+            project: NamedDependency[ProjectRecord],
+            userio: NamedDependency[Services],
+        ) -> Response[ImportTaskCreated]:
+            raw = await request.body()
+            body = parse_import_request(request.headers.get("content-type", ""), raw)
+            key = idempotency_key(request.headers.get("idempotency-key"))
+            created = await userio.imports.create_task(
+                project,
+                body,
+                idempotency_key=key,
+                request_sha256=hashlib.sha256(raw).hexdigest() if key is not None else None,
+            )
+            return Response(created, status_code=202, headers={"Location": f"{self.path}/{created.id}"})
+
+        @get(
+            "/{task_id:str}",
+            summary="Check the status of an import task",
+            description="Pending: `progress`. Completed: `summary` and one detail per record, in index order.",
+            responses=error_responses(ImportErrorBody, 403, 404, 503),
+        )
+        async def status(
+            self, task_id: FromPath[str], project: NamedDependency[ProjectRecord], userio: NamedDependency[Services]
+        ) -> Response[ImportTaskStatus]:
+            body = await userio.imports.status(project.id, task_id)
+            return Response(body, media_type="application/json")  # type: ignore[arg-type]
+
+    return ImportController

@@ -1,0 +1,77 @@
+"""Cutting a task into chunks that workers may run in any order with the result of an index-order run.
+
+Two records interact only through a user: the one a login id names (existing, or created by an earlier
+record), or the one holding a login id the record wants. So records are joined when they share a
+normalized login id, or when their login ids already belong to the same existing user; each connected
+group goes whole into one chunk, in index order (DECISIONS 3: "this holds however many workers share
+the job").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import msgspec
+
+from litestar_userio.users.formats import LOGIN_ID_ATTRIBUTES, normalize_login_id
+
+__all__ = ["LoginKey", "login_keys", "plan_chunks"]
+
+LoginKey = tuple[str, str]
+"""(attribute, normalized value)."""
+
+
+class _LoginIDs(msgspec.Struct):
+    preferred_username: object = None
+    email: object = None
+    phone_number: object = None
+
+
+def login_keys(raw: bytes) -> list[LoginKey]:
+    """The login ids a raw record names, normalized leniently (the record is not validated yet)."""
+    try:
+        ids = msgspec.json.decode(raw, type=_LoginIDs)
+    except msgspec.ValidationError:
+        return []
+    return [
+        (attribute, normalize_login_id(attribute, value))
+        for attribute in LOGIN_ID_ATTRIBUTES
+        if isinstance(value := getattr(ids, attribute), str)
+    ]
+
+
+def plan_chunks(keys: Sequence[Sequence[LoginKey]], owners: Mapping[LoginKey, str], chunk_size: int) -> list[list[int]]:
+    """Record indices grouped into chunks of about `chunk_size`; interacting records share a chunk."""
+    parent = list(range(len(keys)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    first_with: dict[object, int] = {}
+    for index, record_keys in enumerate(keys):
+        for key in record_keys:
+            for token in (key, ("user", owners[key]) if key in owners else None):
+                if token is None:
+                    continue
+                other = first_with.setdefault(token, index)
+                if other != index:
+                    a, b = find(other), find(index)
+                    if a != b:
+                        parent[max(a, b)] = min(a, b)
+    groups: dict[int, list[int]] = {}
+    for index in range(len(keys)):
+        groups.setdefault(find(index), []).append(index)
+
+    chunks: list[list[int]] = []
+    current: list[int] = []
+    for group in groups.values():
+        if current and len(current) + len(group) > chunk_size:
+            chunks.append(sorted(current))
+            current = []
+        current.extend(group)
+    if current:
+        chunks.append(sorted(current))
+    return chunks

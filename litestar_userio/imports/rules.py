@@ -1,0 +1,300 @@
+"""SPEC 2.4: how one record changes the users, decided in memory and in index order.
+
+`ImportWorld` holds the users a chunk touches. `apply` checks a record whole before it changes anything,
+so a record is applied entirely or not at all (DECISIONS 3), and a later record sees what earlier ones did.
+No I/O here: the service loads the world and writes back what changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from msgspec import UNSET, UnsetType
+
+from litestar_userio.errors import (
+    Cause,
+    DuplicatedIdentity,
+    GroupUnknownKeys,
+    RoleUnknownKeys,
+    UserIOError,
+    ValidationFailed,
+)
+from litestar_userio.ids import new_id
+from litestar_userio.imports.schemas import AddressInput, ImportDetail, UserRecord, Warning
+from litestar_userio.imports.validation import STANDARD_STRING_ATTRIBUTES, ParsedRecord
+from litestar_userio.users.custom_attributes import CustomAttributeSpec
+from litestar_userio.users.formats import LOGIN_ID_ATTRIBUTES, normalize_login_id
+from litestar_userio.users.model import AuthenticatorState, LoginID, UserState
+
+__all__ = ["ImportWorld"]
+
+_VERIFIABLE = ("email", "phone_number")
+
+
+@dataclass
+class ImportWorld:
+    """The users one chunk may touch, indexed by login id, and the project facts the rules need."""
+
+    identifier: str
+    upsert: bool
+    now: datetime
+    users: dict[str, UserState]
+    known_roles: set[str]
+    known_groups: set[str]
+    create_unknown_roles: bool = False
+    create_unknown_groups: bool = False
+    custom_schema: Mapping[str, CustomAttributeSpec] | None = None
+    owners: dict[tuple[str, str], str] = field(default_factory=dict)
+    new_roles: set[str] = field(default_factory=set)
+    new_groups: set[str] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        for user in self.users.values():
+            for login_id in user.login_ids.values():
+                self.owners[(login_id.attribute, login_id.normalized)] = user.id
+
+    def apply(self, index: int, parsed: ParsedRecord) -> ImportDetail:
+        """Apply one record; the detail says what happened (SPEC 2.1)."""
+        warnings = list(parsed.warnings)
+        try:
+            if parsed.error is not None:
+                raise parsed.error
+            assert parsed.record is not None
+            outcome, user_id = self._apply(parsed.record, warnings)
+        except UserIOError as error:
+            return ImportDetail(
+                index=index, record=parsed.echo, outcome="failed", errors=[error.to_object(with_code=False)]
+            )
+        return ImportDetail(
+            index=index,
+            record=parsed.echo,
+            outcome=outcome,
+            user_id=user_id,
+            warnings=[Warning(w) for w in warnings] if warnings else UNSET,
+        )
+
+    def _apply(self, record: UserRecord, warnings: list[str]) -> tuple[Any, str]:
+        value = getattr(record, self.identifier)
+        if value is UNSET or value is None:
+            raise ValidationFailed([Cause("", "required", {"missing": [self.identifier]})], "invalid record")
+        user_id = self.owners.get((self.identifier, normalize_login_id(self.identifier, value)))
+        if user_id is None:
+            return "inserted", self._insert(record, warnings)
+        if not self.upsert:
+            warnings.append("skipping because upsert = false and user exists")
+            return "skipped", user_id
+        self._update(self.users[user_id], record, warnings)
+        return "updated", user_id
+
+    # Checks, done before anything changes.
+
+    def _check_login_ids(self, user_id: str | None, record: UserRecord) -> dict[str, tuple[str, str]]:
+        """The login ids the record sets, as attribute -> (value, normalized); refused if another user has one."""
+        wanted: dict[str, tuple[str, str]] = {}
+        for attribute in LOGIN_ID_ATTRIBUTES:
+            value = getattr(record, attribute)
+            if isinstance(value, str):
+                normalized = normalize_login_id(attribute, value)
+                owner = self.owners.get((attribute, normalized))
+                if owner is not None and owner != user_id:
+                    raise DuplicatedIdentity(f"{attribute} {value!r} is already used by another user")
+                wanted[attribute] = (value, normalized)
+        return wanted
+
+    def _check_keys(self, record: UserRecord) -> None:
+        for keys, known, create, error in (
+            (record.roles, self.known_roles | self.new_roles, self.create_unknown_roles, RoleUnknownKeys),
+            (record.groups, self.known_groups | self.new_groups, self.create_unknown_groups, GroupUnknownKeys),
+        ):
+            if isinstance(keys, list) and not create:
+                unknown = sorted({k for k in keys if k not in known})
+                if unknown:
+                    raise error(unknown)
+
+    def _remember_keys(self, record: UserRecord) -> None:
+        if isinstance(record.roles, list):
+            self.new_roles.update(k for k in record.roles if k not in self.known_roles)
+        if isinstance(record.groups, list):
+            self.new_groups.update(k for k in record.groups if k not in self.known_groups)
+
+    def _custom_items(self, record: UserRecord) -> dict[str, Any]:
+        if record.custom_attributes is UNSET:
+            return {}
+        if self.custom_schema:
+            return {k: v for k, v in record.custom_attributes.items() if k in self.custom_schema}
+        return dict(record.custom_attributes)
+
+    # Insert: the record's values, absent and null alike mean "not set".
+
+    def _insert(self, record: UserRecord, warnings: list[str]) -> str:
+        wanted = self._check_login_ids(None, record)
+        self._check_keys(record)
+        for attribute in LOGIN_ID_ATTRIBUTES:
+            if getattr(record, attribute) is None:
+                warnings.append(f"{attribute} = null has no effect in insert.")
+        for attribute in _VERIFIABLE:
+            flag = getattr(record, f"{attribute}_verified")
+            if flag is False:
+                warnings.append(f"{attribute}_verified = false has no effect in insert.")
+            elif flag is True and attribute not in wanted:
+                warnings.append(f"{attribute}_verified = true has no effect when {attribute} is absent.")
+        if record.mfa is not UNSET:
+            for attribute in ("email", "phone_number"):
+                if getattr(record.mfa, attribute) is None:
+                    warnings.append(f"mfa.{attribute} = null has no effect in insert.")
+        if record.disabled is False:
+            warnings.append("disabled = false has no effect in insert.")
+
+        user = UserState(id=new_id(), created_at=self.now, updated_at=self.now, is_new=True, changed=True)
+        for attribute, (value, normalized) in wanted.items():
+            self._set_login_id(user, attribute, value, normalized)
+            if getattr(record, f"{attribute}_verified", None) is True:
+                user.verified.add(attribute)
+        for attribute in STANDARD_STRING_ATTRIBUTES:
+            value = getattr(record, attribute)
+            if isinstance(value, str):
+                user.standard[attribute] = value
+        if isinstance(record.address, AddressInput):
+            user.standard["address"] = _address(record.address)
+        user.custom = {k: v for k, v in self._custom_items(record).items() if v is not None}
+        user.disabled = record.disabled is True
+        if isinstance(record.roles, list):
+            user.roles = set(record.roles)
+        if isinstance(record.groups, list):
+            user.groups = set(record.groups)
+        user.roles_changed = user.groups_changed = True
+        if record.password:
+            user.authenticators.append(
+                self._authenticator("primary", "password", password_hash=record.password.password_hash)
+            )
+        if record.mfa is not UNSET:
+            if isinstance(record.mfa.email, str):
+                user.authenticators.append(
+                    self._authenticator("secondary", "oob_otp_email", oob_target=record.mfa.email)
+                )
+            if isinstance(record.mfa.phone_number, str):
+                user.authenticators.append(
+                    self._authenticator("secondary", "oob_otp_sms", oob_target=record.mfa.phone_number)
+                )
+            if record.mfa.password:
+                user.authenticators.append(
+                    self._authenticator("secondary", "password", password_hash=record.mfa.password.password_hash)
+                )
+            if record.mfa.totp:
+                user.authenticators.append(self._authenticator("secondary", "totp", totp_secret=record.mfa.totp.secret))
+        self._remember_keys(record)
+        self.users[user.id] = user
+        return user.id
+
+    # Update: SPEC 2.4, row by row.
+
+    def _update(self, user: UserState, record: UserRecord, warnings: list[str]) -> None:
+        wanted = self._check_login_ids(user.id, record)
+        self._check_keys(record)
+
+        # preferred_username, email, phone_number: UPDATED_IF_PRESENT_AND_REMOVED_IF_NULL, not the identifier.
+        for attribute in LOGIN_ID_ATTRIBUTES:
+            value = getattr(record, attribute)
+            if attribute == self.identifier or value is UNSET:
+                continue
+            if value is None:
+                self._remove_login_id(user, attribute)
+            else:
+                self._set_login_id(user, attribute, *wanted[attribute])
+        # email_verified, phone_number_verified: UPDATED_IF_PRESENT, for the value given in the same record.
+        for attribute in _VERIFIABLE:
+            flag = getattr(record, f"{attribute}_verified")
+            if flag is UNSET:
+                continue
+            value = getattr(record, attribute)
+            if value is UNSET:
+                warnings.append(f"{attribute}_verified has no effect when {attribute} is absent.")
+            elif value is None:
+                warnings.append(f"{attribute}_verified has no effect when {attribute} = null.")
+            elif flag:
+                user.verified.add(attribute)
+            else:
+                user.verified.discard(attribute)
+        # Other standard attributes: UPDATED_IF_PRESENT_AND_REMOVED_IF_NULL; address replaced whole.
+        for attribute in STANDARD_STRING_ATTRIBUTES:
+            _set_or_remove(user.standard, attribute, getattr(record, attribute))
+        address = record.address
+        _set_or_remove(user.standard, "address", _address(address) if isinstance(address, AddressInput) else address)
+        # custom_attributes.*: UPDATED_IF_PRESENT_AND_REMOVED_IF_NULL, each on its own.
+        for name, value in self._custom_items(record).items():
+            _set_or_remove(user.custom, name, value)
+        # roles, groups: UPDATED_IF_PRESENT, the set becomes exactly the list.
+        if isinstance(record.roles, list) and set(record.roles) != user.roles:
+            user.roles, user.roles_changed = set(record.roles), True
+        if isinstance(record.groups, list) and set(record.groups) != user.groups:
+            user.groups, user.groups_changed = set(record.groups), True
+        # disabled: UPDATED_IF_PRESENT.
+        if isinstance(record.disabled, bool):
+            user.disabled = record.disabled
+        # password, mfa.password, mfa.totp: IGNORED.
+        if record.password:
+            warnings.append("password is ignored because the user already exists.")
+        if record.mfa is not UNSET:
+            if record.mfa.password:
+                warnings.append("mfa.password is ignored because the user already exists.")
+            if record.mfa.totp:
+                warnings.append("mfa.totp is ignored because the user already exists.")
+            # mfa.email, mfa.phone_number: UPDATED_IF_PRESENT_AND_REMOVED_IF_NULL.
+            self._set_oob(user, "oob_otp_email", record.mfa.email)
+            self._set_oob(user, "oob_otp_sms", record.mfa.phone_number)
+        self._remember_keys(record)
+        user.updated_at = self.now
+        user.changed = True
+
+    # Mutations.
+
+    def _set_login_id(self, user: UserState, attribute: str, value: str, normalized: str) -> None:
+        current = user.login_ids.get(attribute)
+        if current is not None and current.normalized == normalized:
+            current.original = value
+            return
+        self._remove_login_id(user, attribute)
+        user.login_ids[attribute] = LoginID(
+            id=current.id if current else new_id(),
+            attribute=attribute,
+            key=LOGIN_ID_ATTRIBUTES[attribute],
+            original=value,
+            normalized=normalized,
+            created_at=self.now,
+        )
+        self.owners[(attribute, normalized)] = user.id
+
+    def _remove_login_id(self, user: UserState, attribute: str) -> None:
+        current = user.login_ids.pop(attribute, None)
+        user.verified.discard(attribute)
+        if current is not None:
+            self.owners.pop((attribute, current.normalized), None)
+
+    def _set_oob(self, user: UserState, type_: str, target: str | UnsetType | None) -> None:
+        if target is UNSET:
+            return
+        existing = [a for a in user.authenticators if a.kind == "secondary" and a.type == type_]
+        if target is not None and [a.oob_target for a in existing] == [target]:
+            return
+        user.authenticators = [a for a in user.authenticators if a not in existing]
+        if target is not None:
+            user.authenticators.append(self._authenticator("secondary", type_, oob_target=target))
+
+    def _authenticator(self, kind: str, type_: str, **secret: str) -> AuthenticatorState:
+        return AuthenticatorState(id=new_id(), kind=kind, type=type_, created_at=self.now, **secret)
+
+
+def _address(address: AddressInput) -> dict[str, str]:
+    return {k: v for k in AddressInput.__struct_fields__ if isinstance(v := getattr(address, k), str)}
+
+
+def _set_or_remove(target: dict[str, Any], key: str, value: Any) -> None:
+    if value is UNSET:
+        return
+    if value is None:
+        target.pop(key, None)
+    else:
+        target[key] = value

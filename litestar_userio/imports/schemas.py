@@ -1,0 +1,166 @@
+"""Wire shapes of the import API (SPEC 2.1, 2.2, 4.1, 4.2).
+
+A member that may be absent, null or set is typed `T | None | UnsetType`: SPEC 2.4's update behaviours tell
+"absent" (no change) from "null" (remove) apart.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+import msgspec
+from msgspec import UNSET, Meta, Raw, Struct, UnsetType
+
+from litestar_userio.errors import ErrorObject
+
+__all__ = [
+    "IDENTIFIERS",
+    "AddressInput",
+    "ImportDetail",
+    "ImportProgress",
+    "ImportRequest",
+    "ImportSummary",
+    "ImportTaskCreated",
+    "ImportTaskStatus",
+    "MFAInput",
+    "PasswordInput",
+    "TOTPInput",
+    "UserRecord",
+    "Warning",
+]
+
+Identifier = Literal["preferred_username", "email", "phone_number"]
+IDENTIFIERS: tuple[str, ...] = ("preferred_username", "email", "phone_number")
+
+OptionalStr = str | None | UnsetType
+
+
+class ImportRequest(Struct, forbid_unknown_fields=True):
+    """SPEC 2.2. Records stay raw here: each is validated on its own in the job (DECISIONS 3)."""
+
+    identifier: Identifier
+    records: Annotated[list[Raw], Meta(min_length=1)]
+    upsert: bool = False
+    dry_run: bool = False
+    """Beyond SPEC: run every check against the live data, report the outcomes, write nothing."""
+
+
+class PasswordInput(Struct, forbid_unknown_fields=True):
+    """SPEC 2.3: `type` must be `bcrypt`."""
+
+    type: str
+    password_hash: str
+
+
+class TOTPInput(Struct, forbid_unknown_fields=True):
+    """A TOTP second factor; `secret` is RFC 4648 base32 without padding."""
+
+    secret: str
+
+
+class MFAInput(Struct, forbid_unknown_fields=True):
+    """Second factors of a record."""
+
+    email: OptionalStr = UNSET
+    phone_number: OptionalStr = UNSET
+    password: PasswordInput | UnsetType | None = UNSET
+    totp: TOTPInput | UnsetType | None = UNSET
+
+
+class AddressInput(Struct, forbid_unknown_fields=True):
+    """OIDC address; replaced whole on update (SPEC 2.4)."""
+
+    formatted: OptionalStr = UNSET
+    street_address: OptionalStr = UNSET
+    locality: OptionalStr = UNSET
+    region: OptionalStr = UNSET
+    postal_code: OptionalStr = UNSET
+    country: OptionalStr = UNSET
+
+
+class UserRecord(Struct, forbid_unknown_fields=True):
+    """One user of `records` (SPEC 2.2)."""
+
+    preferred_username: OptionalStr = UNSET
+    email: OptionalStr = UNSET
+    phone_number: OptionalStr = UNSET
+    email_verified: bool | UnsetType = UNSET
+    phone_number_verified: bool | UnsetType = UNSET
+    name: OptionalStr = UNSET
+    given_name: OptionalStr = UNSET
+    family_name: OptionalStr = UNSET
+    middle_name: OptionalStr = UNSET
+    nickname: OptionalStr = UNSET
+    profile: OptionalStr = UNSET
+    picture: OptionalStr = UNSET
+    website: OptionalStr = UNSET
+    gender: OptionalStr = UNSET
+    birthdate: OptionalStr = UNSET
+    zoneinfo: OptionalStr = UNSET
+    locale: OptionalStr = UNSET
+    address: AddressInput | UnsetType | None = UNSET
+    custom_attributes: dict[str, Any] | UnsetType = UNSET
+    roles: list[str] | UnsetType = UNSET
+    groups: list[str] | UnsetType = UNSET
+    disabled: bool | UnsetType = UNSET
+    password: PasswordInput | UnsetType | None = UNSET
+    mfa: MFAInput | UnsetType = UNSET
+
+
+class ImportTaskCreated(Struct):
+    """SPEC 4.1 success body: no `result` wrapper."""
+
+    id: str
+    created_at: datetime
+    status: Literal["pending", "completed"]
+
+
+class ImportSummary(Struct):
+    """SPEC 2.1 `summary`."""
+
+    total: int
+    inserted: int
+    updated: int
+    skipped: int
+    failed: int
+
+
+class ImportProgress(Struct):
+    """While pending (beyond SPEC): how far the task got."""
+
+    total: int
+    processed: int
+
+
+class Warning(Struct):
+    """A note on a record that was applied anyway."""
+
+    message: str
+
+
+class ImportDetail(Struct, omit_defaults=True):
+    """SPEC 2.1 detail object; a failed one carries `errors` and no `user_id` (DECISIONS 3)."""
+
+    index: int
+    record: Any
+    outcome: Literal["inserted", "updated", "skipped", "failed"]
+    user_id: str | UnsetType = UNSET
+    warnings: list[Warning] | UnsetType = UNSET
+    errors: list[ErrorObject] | UnsetType = UNSET
+
+
+class ImportTaskStatus(Struct, omit_defaults=True):
+    """SPEC 4.2 body; `details` is pre-encoded JSON kept with the task."""
+
+    id: str
+    created_at: datetime
+    status: Literal["pending", "completed"]
+    summary: ImportSummary | UnsetType = UNSET
+    details: Raw | list[ImportDetail] | UnsetType = UNSET
+    progress: ImportProgress | UnsetType = UNSET
+
+
+def encode(value: Any) -> bytes:
+    """JSON-encode a wire struct."""
+    return msgspec.json.encode(value)

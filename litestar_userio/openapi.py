@@ -1,0 +1,112 @@
+"""OpenAPI for the admin endpoints, whose handlers read their bodies themselves.
+
+The handlers parse bodies by hand (content type first, then msgspec, with the envelopes' own messages), so
+Litestar sees no `data` parameter to document. `json_body` gives an operation class that declares the body
+from the msgspec struct's JSON schema; `error_responses` documents each envelope.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+import msgspec
+from litestar.openapi.datastructures import ResponseSpec
+from litestar.openapi.spec import Example, OpenAPIMediaType, OpenAPIType, Operation, RequestBody, Schema
+
+from litestar_userio.errors import ErrorObject
+
+__all__ = ["ExportErrorBody", "ImportErrorBody", "error_responses", "json_body"]
+
+
+class ImportErrorBody(msgspec.Struct):
+    """The import endpoints' error answer (SPEC 4.1)."""
+
+    error: str
+
+
+class ExportErrorBody(msgspec.Struct):
+    """The export and hooks endpoints' error answer (DECISIONS 4)."""
+
+    error: ErrorObject
+
+
+_ERROR_DESCRIPTIONS = {
+    400: "Invalid request",
+    403: "Forbidden: HTTPS required, unknown Host, or a missing or invalid Admin API JWT",
+    404: "Not found (unknown, foreign or expired task)",
+    409: "The Idempotency-Key was used for a different request",
+    413: "Request body over the limit",
+    415: "Content-Type is not application/json",
+    429: "Too many requests (Retry-After)",
+    500: "Internal error",
+    503: "A dependency (database, queue) is unavailable; retry later",
+}
+
+_KEYS = {f.name.replace("_", ""): f.name for f in fields(Schema)} | {
+    "not": "schema_not",
+    "if": "schema_if",
+    "else": "schema_else",
+    "additionalProperties": "additional_properties",
+}
+
+
+def _to_schema(node: Any, definitions: dict[str, Any]) -> Any:
+    if isinstance(node, list):
+        return [_to_schema(item, definitions) for item in node]
+    if not isinstance(node, dict):
+        return node
+    if "$ref" in node:
+        return _to_schema(definitions[node["$ref"].rsplit("/", 1)[1]], definitions)
+    kwargs: dict[str, Any] = {}
+    for key, value in node.items():
+        name = _KEYS.get(key) or _KEYS.get(key.lower())
+        if name is None:
+            continue
+        if name == "type":
+            value = [OpenAPIType(v) for v in value] if isinstance(value, list) else OpenAPIType(value)
+        elif name == "properties":
+            value = {k: _to_schema(v, definitions) for k, v in value.items()}
+        elif name in {"items", "additional_properties", "any_of", "one_of", "all_of", "schema_not"}:
+            value = _to_schema(value, definitions) if isinstance(value, dict | list) else value
+        kwargs[name] = value
+    return Schema(**kwargs)
+
+
+def struct_schema(struct: Any, items: dict[str, Any] | None = None) -> Schema:
+    """An OpenAPI schema from a msgspec type; `items` documents raw array members (`{"records": UserRecord}`)."""
+    generated = msgspec.json.schema(struct)
+    definitions = dict(generated.get("$defs", {}))
+    root = generated["$ref"].rsplit("/", 1)[1] if "$ref" in generated else None
+    for member, item_type in (items or {}).items():
+        item = msgspec.json.schema(item_type)
+        definitions.update(item.get("$defs", {}))
+        assert root is not None
+        definitions[root]["properties"][member]["items"] = {"$ref": item["$ref"]}
+    result: Schema = _to_schema(generated, definitions)
+    return result
+
+
+def json_body(
+    struct: Any, *, items: dict[str, Any] | None = None, examples: dict[str, Any] | None = None
+) -> type[Operation]:
+    """An operation class that documents an `application/json` body of type `struct`."""
+    media = OpenAPIMediaType(
+        schema=struct_schema(struct, items),
+        examples={name: Example(value=value) for name, value in (examples or {}).items()} or None,
+    )
+
+    @dataclass
+    class WithJSONBody(Operation):
+        def __post_init__(self) -> None:
+            self.request_body = RequestBody(content={"application/json": media}, required=True)
+
+    return WithJSONBody
+
+
+def error_responses(envelope: type[msgspec.Struct], *codes: int) -> dict[int, ResponseSpec]:
+    """Documented error answers in `envelope` for `codes`."""
+    return {
+        code: ResponseSpec(data_container=envelope, description=_ERROR_DESCRIPTIONS[code], generate_examples=False)
+        for code in codes
+    }

@@ -1,0 +1,67 @@
+"""The Litestar plugin: wiring only (controllers, DI, lifespan, CLI)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from click import Group
+from litestar import Litestar
+from litestar.config.app import AppConfig
+from litestar.di import Provide
+from litestar.plugins import CLIPluginProtocol, InitPluginProtocol
+
+from litestar_userio.config import LocalStorageConfig, UserIOConfig
+from litestar_userio.dependencies import SERVICES_KEY, STORAGE_KEY, provide_services, provide_storage
+from litestar_userio.errors import HookError, oauth_error_handler
+from litestar_userio.exports.controller import build_export_controller
+from litestar_userio.hooks.controller import build_hooks_controller
+from litestar_userio.imports.controller import build_import_controller
+from litestar_userio.services import Services
+from litestar_userio.storage import build_download_controller
+
+__all__ = ["UserIOPlugin"]
+
+
+class UserIOPlugin(InitPluginProtocol, CLIPluginProtocol):
+    """Adds the bulk import/export admin APIs, token hooks and the `userio` CLI group to a Litestar app."""
+
+    __slots__ = ("_config",)
+
+    def __init__(self, config: UserIOConfig | None = None) -> None:
+        self._config = config or UserIOConfig()
+
+    @property
+    def config(self) -> UserIOConfig:
+        """The plugin's configuration."""
+        return self._config
+
+    def on_app_init(self, app_config: AppConfig) -> AppConfig:
+        """Register controllers, the services provider and the lifespan that starts the services."""
+        app_config.route_handlers.append(build_import_controller(self._config))
+        app_config.route_handlers.append(build_export_controller(self._config))
+        app_config.route_handlers.append(build_hooks_controller(self._config))
+        app_config.exception_handlers.setdefault(HookError, oauth_error_handler)
+        storage = self._config.exports.storage
+        if isinstance(storage, LocalStorageConfig):
+            app_config.route_handlers.append(build_download_controller(storage.route_path))
+            app_config.dependencies[STORAGE_KEY] = Provide(provide_storage, sync_to_thread=False)
+        app_config.dependencies[SERVICES_KEY] = Provide(provide_services, sync_to_thread=False)
+        app_config.lifespan.append(self._lifespan)
+        app_config.signature_namespace.update({"Services": Services})
+        return app_config
+
+    @asynccontextmanager
+    async def _lifespan(self, app: Litestar) -> AsyncIterator[None]:
+        services = await Services.start(self._config)
+        app.state[SERVICES_KEY] = services
+        try:
+            yield
+        finally:
+            await services.close()
+
+    def on_cli_init(self, cli: Group) -> None:
+        """Add `litestar userio ...`."""
+        from litestar_userio.cli import userio_group
+
+        cli.add_command(userio_group)

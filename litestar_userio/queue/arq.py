@@ -1,0 +1,208 @@
+"""Jobs on Redis through arq: the queue the web process enqueues into, and the worker that runs them.
+
+Any number of worker processes may share a queue. A worker killed mid-job leaves the job in Redis; arq
+runs it again once its in-progress mark expires (`job_timeout` + 10 s), and the job functions are
+idempotent (import chunks commit their writes and their done-mark together).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import logging
+import signal
+from datetime import timedelta
+from typing import Any, cast
+
+from arq import create_pool
+from arq.connections import ArqRedis, RedisSettings
+from arq.cron import cron
+from arq.typing import WorkerCoroutine
+from arq.worker import Retry, Worker, func
+from redis.exceptions import RedisError
+
+from litestar_userio.config import UserIOConfig
+from litestar_userio.errors import unavailable_dependency
+from litestar_userio.queue.base import JobFunction
+from litestar_userio.queue.registry import SWEEP_JOB, job_functions
+
+__all__ = ["ArqQueue", "build_worker", "run_worker"]
+
+logger = logging.getLogger("litestar_userio.queue")
+
+
+class ArqQueue:
+    """Enqueues into an arq queue on Redis."""
+
+    def __init__(self, redis_url: str, queue_name: str) -> None:
+        self.redis_url = redis_url
+        self.queue_name = queue_name
+        self._pool: ArqRedis | None = None
+
+    async def start(self) -> None:
+        """Open the Redis pool; with Redis down, start anyway (tasks are stored; enqueues fail until it is back)."""
+        settings = RedisSettings.from_dsn(self.redis_url)
+        settings.conn_retries = 0
+        try:
+            self._pool = await create_pool(settings, default_queue_name=self.queue_name)
+        except (OSError, RedisError) as exc:
+            logger.warning("Redis is unavailable at start (%s); jobs are enqueued once it is back", exc)
+            self._pool = ArqRedis(
+                host=settings.host,
+                port=settings.port,
+                db=settings.database,
+                password=settings.password,
+                username=settings.username,
+                ssl=settings.ssl,
+                socket_connect_timeout=settings.conn_timeout,
+            )
+            self._pool.default_queue_name = self.queue_name
+
+    @property
+    def pool(self) -> ArqRedis:
+        """The Redis pool (after `start`)."""
+        if self._pool is None:
+            raise RuntimeError("ArqQueue.start() was not called")
+        return self._pool
+
+    async def enqueue(self, function: str, *args: Any, job_id: str | None = None) -> bool:
+        """Queue a job; False when arq still knows a job with this id (queued, running or its result kept)."""
+        job = await self.pool.enqueue_job(function, *args, _job_id=job_id, _queue_name=self.queue_name)
+        return job is not None
+
+    async def close(self) -> None:
+        """Close the Redis pool."""
+        if self._pool is not None:
+            await self._pool.aclose()
+            self._pool = None
+
+
+def _retry_when_unavailable(function: JobFunction) -> JobFunction:
+    """Turn a database or Redis outage into arq's `Retry` (with backoff): arq retries nothing else.
+
+    The work is pending in the database either way; retrying soon just spares waiting for the sweeper.
+    """
+
+    @functools.wraps(function)
+    async def job(ctx: dict[str, Any], *args: Any) -> Any:
+        try:
+            return await function(ctx, *args)
+        except Exception as exc:
+            if unavailable_dependency(exc) is None:
+                raise
+            raise Retry(defer=min(30, 2 ** int(ctx.get("job_try", 1)))) from exc
+
+    return job
+
+
+def _cron_seconds(interval: timedelta) -> dict[str, Any]:
+    seconds = max(1, int(interval.total_seconds()))
+    if seconds < 60:
+        return {"second": set(range(0, 60, seconds))}
+    return {"second": 0, "minute": set(range(0, 60, max(1, seconds // 60)))}
+
+
+def build_worker(config: UserIOConfig, **overrides: Any) -> Worker:
+    """An arq worker running the plugin's jobs for `config` (`litestar userio worker`, tests)."""
+    if config.queue.redis_url is None:
+        raise ValueError("the arq worker needs QueueConfig.redis_url")
+    timeout = config.queue.job_timeout.total_seconds()
+
+    async def startup(ctx: dict[str, Any]) -> None:
+        from litestar_userio.services import Services
+
+        queue = ArqQueue(config.queue.redis_url or "", config.queue.queue_name)
+        ctx["userio"] = await Services.start(config, queue=queue)
+
+    async def shutdown(ctx: dict[str, Any]) -> None:
+        if "userio" in ctx:
+            await ctx["userio"].close()
+
+    functions = job_functions()
+    sweep = functions.pop(SWEEP_JOB)
+    settings: dict[str, Any] = {
+        "functions": [
+            func(
+                cast("WorkerCoroutine", _retry_when_unavailable(f)),
+                name=name,
+                timeout=timeout,
+                max_tries=config.queue.max_tries,
+            )
+            for name, f in functions.items()
+        ],
+        "cron_jobs": [
+            cron(
+                cast("WorkerCoroutine", sweep),
+                name=SWEEP_JOB,
+                run_at_startup=True,
+                timeout=timeout,
+                **_cron_seconds(config.queue.sweep_interval),
+            )
+        ],
+        "redis_settings": RedisSettings.from_dsn(config.queue.redis_url),
+        "queue_name": config.queue.queue_name,
+        "on_startup": startup,
+        "on_shutdown": shutdown,
+        "max_jobs": config.queue.worker_max_jobs,
+        "job_timeout": timeout,
+        "max_tries": config.queue.max_tries,
+        "keep_result": 60,
+    }
+    settings.update(overrides)
+    return Worker(**settings)
+
+
+async def run_worker(config: UserIOConfig, *, burst: bool = False, restart_delay: float = 2.0) -> None:
+    """Run an arq worker until SIGINT/SIGTERM (or, with `burst`, until the queue is empty).
+
+    arq's own loop dies when Redis goes away (and then hangs on its way out); this one closes that worker
+    and starts another once Redis answers again. Work is never lost meanwhile: it is pending in the database,
+    and the sweeper enqueues it again.
+    """
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        while not stop.is_set():
+            worker = build_worker(config, burst=burst, handle_signals=False)
+            main = asyncio.create_task(worker.async_run())
+            stopping = asyncio.create_task(stop.wait())
+            await asyncio.wait({main, stopping}, return_when=asyncio.FIRST_COMPLETED)
+            stopping.cancel()
+            if not main.done():
+                main.cancel()
+            failure: BaseException | None = None
+            try:
+                await main
+            except asyncio.CancelledError:
+                pass
+            except Exception as exc:
+                failure = exc
+            await _close(worker)
+            if failure is None:
+                if burst or stop.is_set():
+                    return
+                continue
+            if unavailable_dependency(failure) is None:
+                raise failure
+            logger.warning("the worker lost Redis or the database (%s); restarting in %.0f s", failure, restart_delay)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), restart_delay)
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+
+
+async def _close(worker: Worker) -> None:
+    """Close a worker even when Redis is gone (arq's `close` then fails before closing our services)."""
+    try:
+        await worker.close()
+    except Exception:
+        services = worker.ctx.get("userio")
+        if services is not None:
+            await services.close()
+        if worker._pool is not None:
+            with contextlib.suppress(Exception):
+                await worker._pool.aclose()

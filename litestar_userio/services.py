@@ -1,0 +1,124 @@
+"""The plugin's services, built once per process from the config and shared by handlers and jobs."""
+
+from __future__ import annotations
+
+from litestar_userio.auth.admin import AdminAuthenticator
+from litestar_userio.config import UserIOConfig
+from litestar_userio.db.engine import Database
+from litestar_userio.db.migrate import migrate
+from litestar_userio.exports.service import ExportService
+from litestar_userio.hooks.service import HookService
+from litestar_userio.imports.service import ImportService
+from litestar_userio.projects.service import ProjectService
+from litestar_userio.queue.base import JobQueue
+from litestar_userio.queue.inprocess import InProcessQueue
+from litestar_userio.queue.registry import SWEEP_JOB, job_functions
+from litestar_userio.ratelimit import DatabaseRateLimiter, RateLimiter, RedisRateLimiter
+from litestar_userio.storage import Storage, build_storage
+from litestar_userio.tokens.applications import ApplicationService
+from litestar_userio.tokens.keys import SigningKeyStore
+from litestar_userio.tokens.service import TokenService
+from litestar_userio.users.service import UserService
+
+__all__ = ["Services"]
+
+
+class Services:
+    """Everything a request handler, a job or a CLI command needs.
+
+    A plain class, not a dataclass: Litestar validates handler arguments it can introspect.
+    """
+
+    def __init__(
+        self,
+        *,
+        config: UserIOConfig,
+        db: Database,
+        queue: JobQueue,
+        storage: Storage | None,
+        projects: ProjectService,
+        users: UserService,
+        imports: ImportService,
+        exports: ExportService,
+        admin: AdminAuthenticator,
+        hooks: HookService,
+        tokens: TokenService,
+    ) -> None:
+        self.config = config
+        self.db = db
+        self.queue = queue
+        self.storage = storage
+        self.projects = projects
+        self.users = users
+        self.imports = imports
+        self.exports = exports
+        self.admin = admin
+        self.hooks = hooks
+        self.tokens = tokens
+
+    @classmethod
+    async def start(cls, config: UserIOConfig, *, queue: JobQueue | None = None, run_jobs: bool = True) -> Services:
+        """Open the database (migrating it if configured), the queue and the storage.
+
+        Without `queue`, a Redis URL in the config selects arq (enqueue only: workers run the jobs), else the
+        in-process runner runs them here. `run_jobs=False` builds an in-process queue that never starts (CLI).
+        """
+        db = Database(config.database_url, pool_size=config.db_pool_size)
+        await db.start()
+        if config.migrate_on_startup:
+            await migrate(db)
+        if queue is None:
+            if config.queue.redis_url and run_jobs:
+                from litestar_userio.queue.arq import ArqQueue
+
+                queue = ArqQueue(config.queue.redis_url, config.queue.queue_name)
+            else:
+                queue = InProcessQueue(
+                    job_functions(),
+                    concurrency=config.queue.concurrency,
+                    max_tries=config.queue.max_tries,
+                    sweep_job=SWEEP_JOB,
+                    sweep_interval=config.queue.sweep_interval,
+                )
+        if not isinstance(queue, InProcessQueue):
+            await queue.start()
+        limiter: RateLimiter = DatabaseRateLimiter()
+        pool = getattr(queue, "pool", None)
+        if pool is not None:
+            limiter = RedisRateLimiter(pool)
+        clock = config.clock
+        storage = build_storage(config.exports.storage, clock) if config.exports.storage is not None else None
+        projects = ProjectService(db, clock)
+        hooks = HookService(db, config.hooks, clock)
+        tokens = TokenService(
+            db, SigningKeyStore(db, clock), ApplicationService(db, clock), hooks, config.tokens, clock
+        )
+        services = cls(
+            config=config,
+            db=db,
+            queue=queue,
+            storage=storage,
+            projects=projects,
+            users=UserService(db),
+            imports=ImportService(db, queue, projects, config.imports, config.queue, clock),
+            exports=ExportService(db, queue, projects, storage, limiter, config.exports, config.queue, clock),
+            admin=AdminAuthenticator(config.auth, projects, clock),
+            hooks=hooks,
+            tokens=tokens,
+        )
+        if isinstance(queue, InProcessQueue):
+            queue.ctx["userio"] = services
+            if run_jobs:
+                # Jobs of a previous process died with it: everything pending is picked up again now.
+                await services.imports.requeue_stale(older_than=clock.now())
+                await services.exports.requeue_stale(older_than=clock.now())
+                await queue.start()
+        return services
+
+    async def close(self) -> None:
+        """Stop the queue and the hook workers, close the storage and the database."""
+        await self.queue.close()
+        await self.hooks.close()
+        if self.storage is not None:
+            await self.storage.close()
+        await self.db.close()

@@ -1,0 +1,61 @@
+"""The public download route of the local store (SPEC 4.5, 5.5).
+
+A signed URL carries its own authority, so the route has no guards and asks for no bearer token; it must not
+sit behind the admin controllers' guard. Every refusal is a 403 in the export error envelope.
+"""
+
+from __future__ import annotations
+
+from litestar import Controller, get
+from litestar.di import NamedDependency
+from litestar.params import FromPath, FromQuery
+from litestar.response import Stream
+
+from litestar_userio.errors import export_error_handler
+from litestar_userio.storage.local import LocalStorage
+
+__all__ = ["build_download_controller"]
+
+
+def build_download_controller(path: str) -> type[Controller]:
+    """A controller serving `GET {path}/{key}` for URLs signed by the app's local store.
+
+    The store arrives by dependency injection as `userio_storage` (the plugin provides it).
+
+    Args:
+        path: Where to mount the route; pass the same `LocalStorageConfig.route_path` the store signs for.
+    """
+    route_path = "/" + path.strip("/")
+
+    class DownloadController(Controller):
+        """Streams an export file to whoever holds a valid signed URL."""
+
+        exception_handlers = {Exception: export_error_handler}
+        include_in_schema = False
+        opt = {"exclude_from_auth": True}
+
+        @get("/{key:path}", name="userio-download")
+        async def download(
+            self,
+            key: FromPath[str],
+            userio_storage: NamedDependency[LocalStorage],
+            expires: FromQuery[str | None] = None,
+            signature: FromQuery[str | None] = None,
+        ) -> Stream:
+            """The file's bytes with its stored `Content-Type` and `Content-Disposition: attachment`."""
+            download = await userio_storage.open_signed(key.lstrip("/"), expires=expires, signature=signature)
+            return Stream(
+                download.chunks(),
+                media_type=download.content_type,
+                headers={
+                    # Set here, not only through media_type, so Litestar does not append a charset to text/*.
+                    "content-type": download.content_type,
+                    "content-disposition": download.content_disposition,
+                    "content-length": str(download.size),
+                    "cache-control": "private, no-store",
+                    "x-content-type-options": "nosniff",
+                },
+            )
+
+    DownloadController.path = route_path
+    return DownloadController

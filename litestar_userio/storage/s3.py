@@ -1,0 +1,232 @@
+"""Export files in S3-compatible object storage (AWS, MinIO, R2, ...), downloaded through presigned URLs.
+
+A file streams up as a multipart upload of `config.part_size` parts, so at most one part is held in memory;
+a file smaller than one part goes up in a single `PutObject`. S3 shows an object only once the upload
+completes, which gives the atomic publish the storage contract asks for.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+from contextlib import AsyncExitStack
+from datetime import timedelta
+from typing import Any
+
+from aiobotocore.config import AioConfig
+from aiobotocore.session import AioSession
+from botocore.exceptions import ClientError
+
+from litestar_userio.config import S3StorageConfig
+from litestar_userio.storage.base import StoredFile, check_content_type, content_disposition, validate_key
+
+__all__ = ["MIN_PART_SIZE", "S3FileWriter", "S3Storage"]
+
+MIN_PART_SIZE = 5 * 1024 * 1024
+"""S3's minimum for every multipart part but the last."""
+_MAX_PRESIGN_SECONDS = 7 * 24 * 3600
+"""SigV4's limit on a presigned URL's lifetime."""
+
+
+def _error_code(error: ClientError) -> str:
+    return str(error.response.get("Error", {}).get("Code", ""))
+
+
+class S3FileWriter:
+    """One object being uploaded: a multipart upload started lazily once a full part has gathered."""
+
+    def __init__(
+        self,
+        client: Any,
+        *,
+        bucket: str,
+        object_key: str,
+        key: str,
+        part_size: int,
+        content_type: str,
+        content_disposition: str,
+    ) -> None:
+        self._client = client
+        self._bucket = bucket
+        self._object_key = object_key
+        self._key = key
+        self._part_size = part_size
+        self._headers = {"ContentType": content_type, "ContentDisposition": content_disposition}
+        self._buffer = bytearray()
+        self._sha256 = hashlib.sha256()
+        self._size = 0
+        self._upload_id: str | None = None
+        self._parts: list[dict[str, Any]] = []
+        self._state = "open"
+
+    async def write(self, data: bytes) -> None:
+        """Append `data`, uploading a part whenever `part_size` bytes have gathered."""
+        self._check_open()
+        self._sha256.update(data)
+        self._size += len(data)
+        self._buffer += data
+        if len(self._buffer) >= self._part_size:
+            await self._upload_part()
+
+    async def complete(self) -> StoredFile:
+        """Complete the multipart upload (or put a small file whole); on failure abort it and re-raise."""
+        self._check_open()
+        self._state = "completing"
+        try:
+            if self._upload_id is None:
+                body, self._buffer = self._buffer, bytearray()
+                await self._client.put_object(Bucket=self._bucket, Key=self._object_key, Body=body, **self._headers)
+            else:
+                if self._buffer:
+                    await self._upload_part()
+                await self._client.complete_multipart_upload(
+                    Bucket=self._bucket,
+                    Key=self._object_key,
+                    UploadId=self._upload_id,
+                    MultipartUpload={"Parts": self._parts},
+                )
+        except Exception:
+            with contextlib.suppress(Exception):
+                await self.abort()
+            raise
+        self._state = "completed"
+        return StoredFile(key=self._key, size=self._size, sha256=self._sha256.hexdigest())
+
+    async def abort(self) -> None:
+        """Abort the multipart upload so S3 frees its parts. Idempotent; a no-op after `complete()`."""
+        if self._state in ("aborted", "completed"):
+            return
+        self._state = "failed"
+        self._buffer = bytearray()
+        if self._upload_id is not None:
+            try:
+                await self._client.abort_multipart_upload(
+                    Bucket=self._bucket, Key=self._object_key, UploadId=self._upload_id
+                )
+            except ClientError as error:
+                if _error_code(error) != "NoSuchUpload":
+                    raise
+            self._upload_id = None
+        self._state = "aborted"
+
+    def _check_open(self) -> None:
+        if self._state != "open":
+            raise RuntimeError(f"writer for {self._key!r} is {self._state}")
+
+    async def _upload_part(self) -> None:
+        body, self._buffer = self._buffer, bytearray()
+        try:
+            if self._upload_id is None:
+                response = await self._client.create_multipart_upload(
+                    Bucket=self._bucket, Key=self._object_key, **self._headers
+                )
+                self._upload_id = str(response["UploadId"])
+            number = len(self._parts) + 1
+            response = await self._client.upload_part(
+                Bucket=self._bucket, Key=self._object_key, UploadId=self._upload_id, PartNumber=number, Body=body
+            )
+        except BaseException:
+            # The part's bytes are gone: a later write would leave a hole in the file.
+            self._state = "failed"
+            raise
+        self._parts.append({"ETag": response["ETag"], "PartNumber": number})
+
+
+class S3Storage:
+    """The production store: one aiobotocore client, opened on first use and closed by `close()`.
+
+    The client belongs to the event loop that opened it: build one store per process (and per loop).
+    """
+
+    def __init__(self, config: S3StorageConfig) -> None:
+        if config.part_size < MIN_PART_SIZE:
+            raise ValueError(f"S3StorageConfig.part_size must be at least {MIN_PART_SIZE} bytes")
+        if config.prefix:
+            validate_key(config.prefix.rstrip("/") or ".")
+        self._config = config
+        self._stack = AsyncExitStack()
+        self._client: Any = None
+        self._client_lock = asyncio.Lock()
+
+    async def open_writer(self, key: str, *, content_type: str, filename: str) -> S3FileWriter:
+        """Start an object under `prefix + key`; see `Storage.open_writer`. Nothing is sent before a part fills."""
+        object_key = self._object_key(key)
+        check_content_type(content_type)
+        disposition = content_disposition(filename)
+        return S3FileWriter(
+            await self._get_client(),
+            bucket=self._config.bucket,
+            object_key=object_key,
+            key=key,
+            part_size=self._config.part_size,
+            content_type=content_type,
+            content_disposition=disposition,
+        )
+
+    async def signed_url(self, key: str, *, expires_in: timedelta, request_base_url: str | None = None) -> str:
+        """A presigned SigV4 `GetObject` URL on the storage's own host; `request_base_url` is not used."""
+        seconds = int(expires_in.total_seconds())
+        if not 1 <= seconds <= _MAX_PRESIGN_SECONDS:
+            raise ValueError(f"expires_in must be between 1 second and {_MAX_PRESIGN_SECONDS} seconds")
+        object_key = self._object_key(key)
+        client = await self._get_client()
+        url: str = await client.generate_presigned_url(
+            "get_object", Params={"Bucket": self._config.bucket, "Key": object_key}, ExpiresIn=seconds
+        )
+        return url
+
+    async def delete(self, key: str) -> None:
+        """Delete the object; S3 answers success for a missing one too."""
+        object_key = self._object_key(key)
+        client = await self._get_client()
+        await client.delete_object(Bucket=self._config.bucket, Key=object_key)
+
+    async def exists(self, key: str) -> bool:
+        """Whether the object exists (a `HeadObject`)."""
+        object_key = self._object_key(key)
+        client = await self._get_client()
+        try:
+            await client.head_object(Bucket=self._config.bucket, Key=object_key)
+        except ClientError as error:
+            if _error_code(error) in ("404", "NoSuchKey", "NotFound"):
+                return False
+            raise
+        return True
+
+    async def close(self) -> None:
+        """Close the client and its connection pool; a later call opens a new one."""
+        async with self._client_lock:
+            self._client = None
+            stack, self._stack = self._stack, AsyncExitStack()
+            await stack.aclose()
+
+    def _object_key(self, key: str) -> str:
+        return self._config.prefix + validate_key(key)
+
+    async def _get_client(self) -> Any:
+        if self._client is not None:
+            return self._client
+        async with self._client_lock:
+            if self._client is None:
+                config = self._config
+                self._client = await self._stack.enter_async_context(
+                    AioSession().create_client(
+                        "s3",
+                        endpoint_url=config.endpoint_url,
+                        region_name=config.region,
+                        aws_access_key_id=config.access_key_id,
+                        aws_secret_access_key=config.secret_access_key,
+                        config=AioConfig(
+                            signature_version="s3v4",
+                            # Path style for custom endpoints (MinIO, moto, ...), which rarely have per-bucket
+                            # DNS; AWS itself is deprecating it, so there the SDK's default applies.
+                            s3={"addressing_style": "path" if config.endpoint_url else "auto"},
+                            # Newer botocore sends CRC32 checksum headers by default, which several
+                            # S3-compatible stores reject; send them only where the API requires them.
+                            request_checksum_calculation="when_required",
+                            response_checksum_validation="when_required",
+                        ),
+                    )
+                )
+            return self._client

@@ -1,0 +1,191 @@
+"""Issuing tokens for the host's token endpoint, with the blocking hooks run just before signing (SPEC 6.1).
+
+JWT access tokens (`typ: at+jwt`) only for applications whose setting says so (rule 4): they run
+`oidc.jwt.pre_create`; others get an opaque token and no hook. ID tokens run `oidc.id_token.pre_create`.
+"""
+
+from __future__ import annotations
+
+import secrets
+import uuid
+from datetime import datetime
+from typing import Any
+
+import jwt
+import msgspec
+
+from litestar_userio.clock import Clock
+from litestar_userio.config import TokenConfig
+from litestar_userio.db.engine import Database
+from litestar_userio.errors import ErrorObject, InvalidRequest, NotFound
+from litestar_userio.hooks.events import EventContext
+from litestar_userio.hooks.service import HookRun, HookService, SavedHook
+from litestar_userio.tokens.applications import ApplicationRecord, ApplicationService
+from litestar_userio.tokens.keys import SigningKeyStore
+from litestar_userio.users.model import UserState
+from litestar_userio.users.repository import UserRepository
+
+__all__ = ["AccessToken", "HookPreview", "TokenService"]
+
+
+class HookPreview(msgspec.Struct, omit_defaults=True):
+    """What the hooks would do to a token: the final payload, the claims they add, each run, any error."""
+
+    payload: dict[str, Any]
+    added_claims: dict[str, Any]
+    hooks: list[HookRun]
+    error: ErrorObject | msgspec.UnsetType = msgspec.UNSET
+
+
+class AccessToken(msgspec.Struct):
+    """An issued access token."""
+
+    token: str
+    token_type: str
+    expires_in: int
+    is_jwt: bool
+
+
+class TokenService:
+    """Builds claims, runs the project's hooks on them, signs with the project's active key."""
+
+    def __init__(
+        self,
+        db: Database,
+        keys: SigningKeyStore,
+        applications: ApplicationService,
+        hooks: HookService,
+        config: TokenConfig,
+        clock: Clock,
+    ) -> None:
+        self.db = db
+        self.keys = keys
+        self.applications = applications
+        self.hooks = hooks
+        self.config = config
+        self.clock = clock
+        self._users = UserRepository()
+
+    async def load_user(self, project_id: str, user_id: str) -> UserState:
+        """The user as the hooks see it; `NotFound` when not in this project."""
+        async with self.db.reader() as tx:
+            user = await self._users.load_one(tx, project_id, user_id)
+        if user is None:
+            raise NotFound("no such user")
+        return user
+
+    async def application(self, project_id: str, client_id: str) -> ApplicationRecord:
+        """The client; `InvalidRequest` when unknown (the token endpoint answers invalid_client)."""
+        application = await self.applications.get(project_id, client_id)
+        if application is None:
+            raise InvalidRequest("unknown client_id")
+        return application
+
+    def access_claims(
+        self, user: UserState, application: ApplicationRecord, issuer: str, scope: str, now: datetime
+    ) -> dict[str, Any]:
+        """What the server puts into a JWT access token (all of it protected from hooks)."""
+        issued = int(now.timestamp())
+        return {
+            "iss": issuer,
+            "sub": user.id,
+            "aud": [issuer],
+            "client_id": application.client_id,
+            "scope": scope,
+            "iat": issued,
+            "exp": issued + application.access_token_lifetime,
+            "jti": str(uuid.uuid4()),
+        }
+
+    def id_token_claims(
+        self, user: UserState, application: ApplicationRecord, issuer: str, nonce: str | None, now: datetime
+    ) -> dict[str, Any]:
+        """What the server puts into an ID token."""
+        issued = int(now.timestamp())
+        claims = {
+            "iss": issuer,
+            "sub": user.id,
+            "aud": application.client_id,
+            "iat": issued,
+            "exp": issued + int(self.config.id_token_lifetime.total_seconds()),
+            "auth_time": issued,
+        }
+        if nonce is not None:
+            claims["nonce"] = nonce
+        return claims
+
+    async def issue_access_token(
+        self,
+        project_id: str,
+        client_id: str,
+        user_id: str,
+        *,
+        issuer: str,
+        scope: str = "openid",
+        context: EventContext | None = None,
+    ) -> AccessToken:
+        """A JWT access token after `oidc.jwt.pre_create`, or an opaque one when the client does not use JWTs."""
+        application = await self.application(project_id, client_id)
+        if not application.issue_jwt_access_token:
+            return AccessToken(secrets.token_urlsafe(32), "Bearer", application.access_token_lifetime, False)
+        user = await self.load_user(project_id, user_id)
+        now = self.clock.now()
+        claims = self.access_claims(user, application, issuer, scope, now)
+        context = context or EventContext(client_id=client_id, app_id=project_id)
+        hooks = await self.hooks.list(project_id)
+        result = await self.hooks.run_chain("oidc.jwt.pre_create", hooks, user, claims, context)
+        token = await self._sign(project_id, result.payload, typ="at+jwt")
+        return AccessToken(token, "Bearer", application.access_token_lifetime, True)
+
+    async def issue_id_token(
+        self,
+        project_id: str,
+        client_id: str,
+        user_id: str,
+        *,
+        issuer: str,
+        nonce: str | None = None,
+        context: EventContext | None = None,
+    ) -> str:
+        """An ID token after `oidc.id_token.pre_create`."""
+        application = await self.application(project_id, client_id)
+        user = await self.load_user(project_id, user_id)
+        now = self.clock.now()
+        claims = self.id_token_claims(user, application, issuer, nonce, now)
+        context = context or EventContext(client_id=client_id, app_id=project_id)
+        hooks = await self.hooks.list(project_id)
+        result = await self.hooks.run_chain("oidc.id_token.pre_create", hooks, user, claims, context)
+        return await self._sign(project_id, result.payload, typ="JWT")
+
+    async def preview(
+        self,
+        project_id: str,
+        event_type: str,
+        client_id: str,
+        user_id: str,
+        *,
+        issuer: str,
+        hooks: list[SavedHook] | None = None,
+    ) -> HookPreview:
+        """Run the given (or the saved) hooks as a token issuance would, and issue nothing (the test endpoint)."""
+        application = await self.application(project_id, client_id)
+        user = await self.load_user(project_id, user_id)
+        now = self.clock.now()
+        if event_type == "oidc.jwt.pre_create":
+            claims = self.access_claims(user, application, issuer, "openid", now)
+        else:
+            claims = self.id_token_claims(user, application, issuer, None, now)
+        chain = hooks if hooks is not None else await self.hooks.list(project_id)
+        context = EventContext(client_id=client_id, app_id=project_id, triggered_by="admin_api")
+        result = await self.hooks.run_chain(event_type, chain, user, dict(claims), context, raise_errors=False)
+        added = {k: v for k, v in result.payload.items() if k not in claims}
+        return HookPreview(
+            payload=result.payload,
+            added_claims=added,
+            hooks=result.runs,
+            error=result.error.to_object() if result.error is not None else msgspec.UNSET,
+        )
+
+    async def _sign(self, project_id: str, claims: dict[str, Any], *, typ: str) -> str:
+        key = await self.keys.active(project_id)
+        return jwt.encode(claims, key.private_key, algorithm="RS256", headers={"kid": key.kid, "typ": typ})

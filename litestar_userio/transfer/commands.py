@@ -1,0 +1,320 @@
+"""`litestar userio import` and `litestar userio export`: the client side of the bulk APIs, from a terminal.
+
+Registered on the `userio` group in `litestar_userio/cli.py`. Kept light at import time (the whole `litestar`
+CLI imports this module): the HTTP client, rich and the readers load only when a command runs.
+
+Exit codes: 0 all good; 1 some records failed (import) or the download did not match the server's checksum
+(export); 2 a usage, input, connection or server error (one line on stderr); 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
+
+import click
+
+if TYPE_CHECKING:
+    from litestar_userio.transfer.client import Connection
+    from litestar_userio.transfer.importer import ImportPlan
+    from litestar_userio.transfer.progress import ImportProgress
+
+__all__ = ["export_command", "import_command"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+DEFAULT_URL = "https://localhost:8443"
+EXIT_INTERRUPTED = 130
+
+
+def _fail(message: str, code: int = 2) -> NoReturn:
+    click.echo(f"error: {message}", err=True)
+    raise click.exceptions.Exit(code)
+
+
+def connection_options(command: F) -> F:
+    """The options every command that talks to a server shares."""
+    options = [
+        click.option("--url", default=DEFAULT_URL, show_default=True, envvar="USERIO_URL", help="The server."),
+        click.option("--project", default="demo", show_default=True, help="Project id (the admin token's aud)."),
+        click.option("--host", help="Host header that selects the project (default: the URL's host)."),
+        click.option(
+            "--token", envvar="USERIO_ADMIN_TOKEN", help="An Admin API JWT (env USERIO_ADMIN_TOKEN); else --key."
+        ),
+        click.option(
+            "--key",
+            "key_path",
+            type=click.Path(dir_okay=False, path_type=Path),
+            help="Admin private key (PEM) to sign tokens with; default $USERIO_HOME/<project>-admin-key.pem.",
+        ),
+        click.option(
+            "--cacert",
+            type=click.Path(dir_okay=False, path_type=Path),
+            help="Extra CA certificate to trust; default $USERIO_HOME/tls/localhost.crt when it exists.",
+        ),
+        click.option("--insecure", is_flag=True, help="Do not verify the server's TLS certificate."),
+        click.option("--quiet", "-q", is_flag=True, help="Plain progress lines instead of a live bar."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def build_connection(
+    url: str,
+    project: str,
+    host: str | None,
+    token: str | None,
+    key_path: Path | None,
+    cacert: Path | None,
+    insecure: bool,
+) -> Connection:
+    """The connection the options describe; exits 2 with a message if the key or certificate is unusable."""
+    from litestar_userio.cli import default_key_path, userio_home
+    from litestar_userio.transfer.client import Connection, TokenSource, TransferError, ssl_context
+
+    if not url.startswith(("https://", "http://")):
+        _fail(f"--url {url!r} must start with https://")
+    if token:
+        tokens = TokenSource(token=token.strip(), project=project)
+    else:
+        path = key_path or default_key_path(project)
+        try:
+            pem = path.read_text()
+        except OSError as exc:
+            _fail(f"cannot read the admin key {path}: {exc.strerror} (pass --key FILE or --token TOKEN)")
+        tokens = TokenSource(private_pem=pem, project=project)
+        try:
+            tokens.current()
+        except (ValueError, TypeError) as exc:
+            _fail(f"{path} is not a usable admin private key (PEM): {exc}")
+    if cacert is None and not insecure:
+        default = userio_home() / "tls" / "localhost.crt"
+        cacert = default if default.exists() else None
+    try:
+        verify = ssl_context(cacert, insecure)
+    except TransferError as exc:
+        _fail(exc.message)
+    return Connection(url=url, project=project, tokens=tokens, verify=verify, host=host)
+
+
+def _quiet_http_logs() -> None:
+    """The `litestar` CLI logs at INFO, and httpx logs every request at INFO: keep stderr for progress."""
+    for name in ("httpx", "httpcore"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+
+
+def _with_connection(command: Callable[..., None]) -> Callable[..., None]:
+    @functools.wraps(command)
+    def wrapper(
+        url: str,
+        project: str,
+        host: str | None,
+        token: str | None,
+        key_path: Path | None,
+        cacert: Path | None,
+        insecure: bool,
+        quiet: bool,
+        **kwargs: Any,
+    ) -> None:
+        _quiet_http_logs()
+        connection = build_connection(url, project, host, token, key_path, cacert, insecure)
+        command(connection=connection, quiet=quiet, **kwargs)
+
+    return wrapper
+
+
+@click.command("import")
+@click.argument("file", metavar="FILE")
+@connection_options
+@click.option(
+    "--identifier",
+    type=click.Choice(["email", "phone_number", "preferred_username"]),
+    help="Attribute that finds an existing user [default: email, or the request file's].",
+)
+@click.option("--upsert/--no-upsert", default=None, help="Update users that exist [default: no, or the file's].")
+@click.option("--dry-run/--no-dry-run", "dry_run", default=None, help="Check everything, write nothing.")
+@click.option("--from", "source", type=click.Choice(["auth0", "cognito-csv"]), help="Convert another system's export.")
+@click.option(
+    "--report",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=Path("report.ndjson"),
+    show_default=True,
+    help="Every record's outcome, with its index in FILE.",
+)
+@click.option(
+    "--failed",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Failed records exactly as read [default: failed.ndjson; failed.csv with --from cognito-csv].",
+)
+@click.option(
+    "--resume",
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="REPORT",
+    help="Continue the run that wrote REPORT (after a crash or Ctrl-C); nothing is sent twice.",
+)
+@click.option("--in-flight", type=click.IntRange(1, 32), default=4, show_default=True, help="Tasks at once.")
+@click.option(
+    "--max-request-bytes",
+    type=click.IntRange(256),
+    default=500_000,
+    show_default=True,
+    help="Request body limit of the server.",
+)
+@_with_connection
+def import_command(
+    connection: Connection,
+    quiet: bool,
+    file: str,
+    identifier: str | None,
+    upsert: bool | None,
+    dry_run: bool | None,
+    source: str | None,
+    report: Path,
+    failed: Path | None,
+    resume: Path | None,
+    in_flight: int,
+    max_request_bytes: int,
+) -> None:
+    """Import the users of FILE (ndjson, a JSON array, or an import request; `-` reads stdin).
+
+    Sends requests just under the body limit, several at once, follows each task to the end and writes
+    REPORT (every outcome) and the failed file (failed records exactly as read, ready to fix and resubmit).
+    """
+    from litestar_userio.transfer.client import TransferError
+    from litestar_userio.transfer.importer import ImportSettings, plan_import
+    from litestar_userio.transfer.reader import InputError
+    from litestar_userio.transfer.report import ReportError
+
+    if resume is not None and report != Path("report.ndjson") and report != resume:
+        _fail("--resume REPORT continues REPORT itself: leave out --report")
+    path = None if file == "-" else Path(file)
+    settings = ImportSettings(
+        path=path,
+        source=source,
+        identifier=identifier,
+        upsert=upsert,
+        dry_run=dry_run,
+        report=resume or report,
+        failed=failed,
+        resume=resume is not None,
+        in_flight=in_flight,
+        max_request_bytes=max_request_bytes,
+    )
+    try:
+        plan = plan_import(settings, url=connection.url, project=connection.project, host=connection.host)
+    except InputError as exc:
+        _fail(f"{file}:{exc.line}: {exc.message}" if exc.line is not None else f"{file}: {exc.message}")
+    except (TransferError, ReportError) as exc:
+        _fail(str(exc))
+    from litestar_userio.transfer.progress import import_progress
+
+    progress = import_progress(quiet=quiet)
+    try:
+        code = asyncio.run(_import(plan, connection, progress, file))
+    except KeyboardInterrupt:
+        click.echo("interrupted", err=True)
+        code = EXIT_INTERRUPTED
+    raise click.exceptions.Exit(code)
+
+
+async def _import(plan: ImportPlan, connection: Connection, progress: ImportProgress, file: str) -> int:
+    from litestar_userio.transfer.client import AdminClient, TransferError
+    from litestar_userio.transfer.importer import Importer, Interrupted, describe_result
+    from litestar_userio.transfer.progress import format_count
+    from litestar_userio.transfer.reader import InputError
+    from litestar_userio.transfer.report import ReportError
+
+    settings = plan.settings
+    resume_hint = f"continue with: litestar userio import {file} --resume {settings.report}"
+    importer: Importer | None = None
+    try:
+        async with AdminClient.open(connection, notify=progress.note, max_connections=settings.in_flight + 2) as client:
+            await client.check_access()
+            total = "the records" if plan.total is None else f"{format_count(plan.total)} record"
+            total += "" if plan.total is None or plan.total == 1 else "s"
+            progress.note(
+                f"importing {total} of {file} into project {connection.project} at {connection.url}"
+                f" (identifier {plan.identifier}, upsert {str(plan.upsert).lower()}"
+                f"{', dry run' if plan.dry_run else ''})"
+            )
+            importer = Importer(plan, client, progress)
+            try:
+                result = await importer.run()
+            finally:
+                progress.close(importer.snapshot)
+    except TransferError as exc:
+        click.echo(f"error: {exc.message}", err=True)
+        if importer is not None:
+            click.echo(resume_hint, err=True)
+        return exc.exit_code
+    except InputError as exc:
+        where = f"{file}:{exc.line}" if exc.line is not None else file
+        click.echo(f"error: {where}: {exc.message}", err=True)
+        if importer is not None:
+            click.echo(resume_hint, err=True)
+        return 2
+    except ReportError as exc:
+        click.echo(f"error: {exc}", err=True)
+        return 2
+    except Interrupted:
+        click.echo(f"interrupted: every request sent has its task journaled in {settings.report}", err=True)
+        click.echo(resume_hint, err=True)
+        return EXIT_INTERRUPTED
+    for line in describe_result(result):
+        click.echo(line, err=True)
+    return result.exit_code
+
+
+@click.command("export")
+@click.option("--format", "format_", type=click.Choice(["csv", "ndjson"]), required=True, help="File format.")
+@click.option(
+    "--field",
+    "fields",
+    multiple=True,
+    metavar="POINTER[=NAME]",
+    help="A CSV column, e.g. /email or /custom_attributes/plan=plan (repeat; default: every attribute).",
+)
+@click.option(
+    "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True, help="Where to write the file."
+)
+@connection_options
+@_with_connection
+def export_command(connection: Connection, quiet: bool, format_: str, fields: tuple[str, ...], output: Path) -> None:
+    """Export the project's users to a CSV or ndjson file, verified against the server's SHA-256."""
+    from litestar_userio.transfer.exporter import ExportSettings, describe_export, parse_field, run_export
+
+    if fields and format_ != "csv":
+        _fail("--field applies to --format csv (an ndjson export has every attribute)")
+    try:
+        parsed = [parse_field(text) for text in fields]
+    except ValueError as exc:
+        _fail(str(exc))
+    settings = ExportSettings(format="csv" if format_ == "csv" else "ndjson", output=output, fields=parsed)
+
+    async def run() -> int:
+        from litestar_userio.transfer.client import AdminClient, TransferError
+        from litestar_userio.transfer.progress import export_progress
+
+        progress = export_progress(quiet=quiet)
+        try:
+            async with AdminClient.open(connection, notify=progress.note) as client:
+                result = await run_export(settings, client, progress, verify=connection.verify)
+        except TransferError as exc:
+            progress.close()
+            click.echo(f"error: {exc.message}", err=True)
+            return exc.exit_code
+        progress.close()
+        click.echo(describe_export(result), err=True)
+        return 0
+
+    try:
+        code = asyncio.run(run())
+    except KeyboardInterrupt:
+        click.echo("interrupted: nothing was written", err=True)
+        code = EXIT_INTERRUPTED
+    raise click.exceptions.Exit(code)

@@ -1,0 +1,211 @@
+"""`litestar userio export`: start an export, wait for it, download the file and prove it is the server's.
+
+Why the care: the download URL lives 60 seconds and may point at another host (S3), so a slow start gets a
+fresh URL from the status endpoint instead of failing, and the admin token never goes with it (the download
+client is a separate client without credentials). The file is streamed to a temporary file next to the
+output, checked against the size and SHA-256 the server recorded, and only then renamed into place: the
+output is either the complete, verified file or absent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import secrets
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final, Literal
+
+import httpx
+import msgspec
+
+from litestar_userio.transfer.client import EXPORT_PATH, AdminClient, TransferError, describe_transport_error
+from litestar_userio.transfer.progress import ExportProgress, format_count
+
+__all__ = ["ExportResult", "ExportSettings", "describe_export", "parse_field", "run_export"]
+
+_POLL_FIRST: Final = 0.2
+_POLL_MAX: Final = 2.0
+_DOWNLOAD_ATTEMPTS: Final = 4
+_BUSY_WAIT: Final = 5.0
+_BUSY_LIMIT: Final = 300.0
+"""How long to wait for another export of the project to finish (SPEC 8: one at a time)."""
+_CHUNK: Final = 1 << 20
+
+
+@dataclass
+class ExportSettings:
+    """What one `litestar userio export` run was asked to do."""
+
+    format: Literal["csv", "ndjson"]
+    output: Path
+    fields: list[dict[str, str]]
+    """`csv.fields` of the request (SPEC 2.6); empty: every supported pointer."""
+
+
+@dataclass
+class ExportResult:
+    """The verified file."""
+
+    task_id: str
+    path: Path
+    size: int
+    sha256: str
+    record_count: int | None
+    elapsed: float
+
+
+def parse_field(text: str) -> dict[str, str]:
+    """`--field POINTER[=NAME]` as a SPEC 2.6 field object; a `ValueError` for anything but a JSON pointer."""
+    pointer, separator, name = text.partition("=")
+    if not pointer.startswith("/"):
+        raise ValueError(f"--field {text!r}: expected a JSON pointer such as /email or /custom_attributes/plan=plan")
+    if separator and not name:
+        raise ValueError(f"--field {text!r}: the name after '=' is empty")
+    return {"pointer": pointer, "field_name": name} if separator else {"pointer": pointer}
+
+
+class _Expired(Exception):
+    """The signed URL was refused (expired or used too late): ask the status endpoint for a fresh one."""
+
+
+async def _initiate(client: AdminClient, body: bytes, progress: ExportProgress) -> dict[str, Any]:
+    waited = 0.0
+    while True:
+        try:
+            answer, _ = await client.post_json(EXPORT_PATH, body, action="start an export")
+        except TransferError as exc:
+            busy = exc.status == 429 and exc.retry_after is None  # MaximumConcurrentJobLimitExceeded
+            if not busy or waited >= _BUSY_LIMIT:
+                raise
+            if not waited:
+                progress.note("another export of this project is running: waiting for it to finish")
+            await asyncio.sleep(_BUSY_WAIT)
+            waited += _BUSY_WAIT
+            continue
+        result = answer.get("result")
+        if not isinstance(result, dict) or not isinstance(result.get("id"), str):
+            raise TransferError("the server started an export but sent no task id")
+        return result
+
+
+async def _wait(client: AdminClient, task_id: str, progress: ExportProgress) -> dict[str, Any]:
+    delay = _POLL_FIRST
+    while True:
+        task = await client.export_status(task_id)
+        if task.get("status") == "completed":
+            if "failed_at" in task or "error" in task:
+                error = task.get("error") or {}
+                message = error.get("message", "no reason given") if isinstance(error, dict) else str(error)
+                raise TransferError(f"the export failed on the server: {message}")
+            return task
+        processed = (task.get("progress") or {}).get("processed")
+        progress.update("export", processed if isinstance(processed, int) else None)
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, _POLL_MAX)
+
+
+async def _download(http: httpx.AsyncClient, url: str, temp: Path, progress: ExportProgress) -> tuple[int, str]:
+    """Stream `url` into `temp`; the size and SHA-256 of what arrived."""
+    digest = hashlib.sha256()
+    size = 0
+    try:
+        async with http.stream("GET", url) as response:
+            if response.status_code in (401, 403, 404, 410):
+                raise _Expired()
+            if not response.is_success:
+                await response.aread()
+                raise TransferError(
+                    f"the download failed ({response.status_code}): {response.text.strip()[:200] or 'no details'}"
+                )
+            with temp.open("wb") as file:
+                async for chunk in response.aiter_bytes(_CHUNK):
+                    file.write(chunk)
+                    digest.update(chunk)
+                    size += len(chunk)
+                    progress.update("download", size)
+                file.flush()
+                os.fsync(file.fileno())
+    except httpx.TransportError as exc:
+        raise TransferError(describe_transport_error(exc, url.split("?", 1)[0])) from exc
+    return size, digest.hexdigest()
+
+
+def _fsync_directory(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+async def run_export(
+    settings: ExportSettings, client: AdminClient, progress: ExportProgress, *, verify: Any
+) -> ExportResult:
+    """Initiate, wait, download, verify, rename into place."""
+    started = time.monotonic()
+    request: dict[str, Any] = {"format": settings.format}
+    if settings.fields:
+        request["csv"] = {"fields": settings.fields}
+    created = await _initiate(client, msgspec.json.encode(request), progress)
+    task_id = created["id"]
+    progress.note(f"export task {task_id} started")
+    task = await _wait(client, task_id, progress)
+    output = settings.output
+    output.parent.mkdir(parents=True, exist_ok=True)
+    temp = output.parent / f".{output.name}.{secrets.token_hex(4)}.part"
+    # A client of its own, without the admin token: the URL may be on a storage host (SPEC 4.5).
+    async with httpx.AsyncClient(verify=verify, timeout=httpx.Timeout(300, connect=15), follow_redirects=True) as http:
+        try:
+            for attempt in range(1, _DOWNLOAD_ATTEMPTS + 1):
+                url = task.get("download_url")
+                if not isinstance(url, str):
+                    raise TransferError(f"export task {task_id} completed without a download URL")
+                try:
+                    size, sha256 = await _download(http, url, temp, progress)
+                    break
+                except _Expired:
+                    if attempt == _DOWNLOAD_ATTEMPTS:
+                        raise TransferError(
+                            f"the storage refused {_DOWNLOAD_ATTEMPTS} fresh download URLs of export {task_id}"
+                        ) from None
+                    progress.note("the download URL was refused (expired?): asking the server for a fresh one")
+                    task = await client.export_status(task_id)
+            expected_size, expected_sha = task.get("size"), task.get("sha256")
+            if expected_size is not None and expected_size != size:
+                raise TransferError(
+                    f"the download is {size} bytes, the server's file {expected_size}: deleted it", exit_code=1
+                )
+            if expected_sha is not None and expected_sha != sha256:
+                raise TransferError(
+                    f"the download's SHA-256 {sha256} is not the server's {expected_sha}: deleted it", exit_code=1
+                )
+            os.replace(temp, output)
+            _fsync_directory(output.parent)
+        finally:
+            temp.unlink(missing_ok=True)
+    count = task.get("record_count")
+    return ExportResult(
+        task_id=task_id,
+        path=output,
+        size=size,
+        sha256=sha256,
+        record_count=count if isinstance(count, int) else None,
+        elapsed=time.monotonic() - started,
+    )
+
+
+def describe_export(result: ExportResult) -> str:
+    """The closing line on stderr."""
+    users = f"{format_count(result.record_count)} users, " if result.record_count is not None else ""
+    return (
+        f"export done: {result.path} ({users}{format_count(result.size)} bytes, "
+        f"sha256 {result.sha256[:16]}... verified) in {result.elapsed:.1f} s"
+    )

@@ -1,0 +1,892 @@
+"""`litestar userio import`: stream a file of users into import tasks, follow them, and write the report.
+
+The flow, and why:
+
+- The input is read twice when it is a file: first to check every record and count them (so a broken line
+  19 000 stops the run before anything is sent, and the progress bar knows its total), then to send them.
+- Records are cut into requests just under the server's body limit, counting bytes exactly as the server does
+  (the request body), with each record's own bytes spliced in: no re-encoding, nothing altered.
+- Several tasks are in flight at once (bounded), each polled with backoff; their details are written in input
+  order, with global indices, as tasks complete. A request waits while an earlier request still in flight holds
+  one of its records' login ids, so records about one user apply in file order even across requests.
+- Every request is journaled (report.py) before it is sent and once accepted; `--resume` uses that to finish a
+  crashed run without sending any record twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import bisect
+import contextlib
+import os
+import signal
+import sys
+import threading
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, BinaryIO, Final
+
+import msgspec
+
+from litestar_userio.transfer.client import IMPORT_PATH, AdminClient, TransferError
+from litestar_userio.transfer.converters import SOURCES, ConversionError, Source
+from litestar_userio.transfer.progress import ImportProgress, Snapshot, format_count
+from litestar_userio.transfer.reader import CSVRows, InputError, JSONRecords, RequestOptions, decode_record, one_line
+from litestar_userio.transfer.report import OUTCOMES, ReportError, ReportWriter, ResumeState, read_report
+
+__all__ = [
+    "DEFAULT_MAX_REQUEST_BYTES",
+    "ImportPlan",
+    "ImportResult",
+    "ImportSettings",
+    "Importer",
+    "InputSummary",
+    "Interrupted",
+    "describe_result",
+    "plan_import",
+    "scan_input",
+]
+
+DEFAULT_MAX_REQUEST_BYTES: Final = 500_000
+"""SPEC 8: 500 KB, decimal; the server answers 413 above it."""
+_POLL_FIRST: Final = 0.2
+_POLL_MAX: Final = 2.0
+_LOGIN_IDS: Final = ("email", "phone_number", "preferred_username")
+_MIN_SPLIT: Final = 100
+"""Fewest records sent ahead of a record that must wait; fewer wait with it (no flood of tiny requests)."""
+
+_encoder = msgspec.json.Encoder()
+
+
+@dataclass
+class ImportSettings:
+    """What one `litestar userio import` run was asked to do (None: not given on the command line)."""
+
+    path: Path | None
+    """The input file; None reads standard input."""
+    source: str | None = None
+    """`--from`: a key of `converters.SOURCES`."""
+    identifier: str | None = None
+    upsert: bool | None = None
+    dry_run: bool | None = None
+    report: Path = Path("report.ndjson")
+    failed: Path | None = None
+    resume: bool = False
+    """Continue the run recorded in `report`."""
+    in_flight: int = 4
+    max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
+
+
+@dataclass
+class ImportResult:
+    """How a run ended."""
+
+    total: int
+    counts: dict[str, int]
+    elapsed: float
+    sent: int
+    """Records sent (and completed) in this run."""
+    report: Path
+    failed: Path
+    dry_run: bool
+
+    @property
+    def exit_code(self) -> int:
+        """0 when nothing failed, 1 when some records failed."""
+        return 1 if self.counts["failed"] else 0
+
+
+@dataclass(slots=True)
+class _Record:
+    line: int
+    raw: bytes
+    """Exactly as read (what the failed file gets)."""
+    body: bytes
+    """What goes into the request: the record itself, or the converted one with `--from`."""
+    keys: tuple[str, ...]
+    """Normalized login ids, for ordering across requests."""
+
+
+def _login_keys(record: dict[str, Any]) -> tuple[str, ...]:
+    keys = []
+    for attribute in _LOGIN_IDS:
+        value = record.get(attribute)
+        if isinstance(value, str):
+            normalized = value.strip().casefold()
+            if attribute == "phone_number":
+                normalized = "".join(c for c in normalized if c.isdigit())
+            keys.append(f"{attribute}:{normalized}")
+    return tuple(keys)
+
+
+class _Input:
+    """One pass over the input: records with their bytes, plus what the failed file needs."""
+
+    def __init__(
+        self,
+        stream: BinaryIO,
+        source: Source | None,
+        upsert: Callable[[], bool],
+        *,
+        late_options: bool = True,
+        ignored: frozenset[str] = frozenset(),
+    ) -> None:
+        self.stream = stream
+        self._source = source
+        self._upsert = upsert
+        self.csv: CSVRows | None = None
+        self.json: JSONRecords | None = None
+        if source is not None and source.reads == "csv":
+            self.csv = CSVRows(stream)
+        else:
+            self.json = JSONRecords(stream, late_options=late_options, ignored=ignored)
+            if source is not None and self.json.layout == "request":
+                raise InputError(None, f"--from {source.name} reads the {source.name} export, not an import request")
+
+    @property
+    def layout(self) -> str:
+        """`ndjson`, `array`, `request` or `csv`."""
+        return "csv" if self.json is None else self.json.layout
+
+    @property
+    def options(self) -> RequestOptions:
+        """The request object's own identifier/upsert/dry_run (empty for other layouts)."""
+        return self.json.options if self.json is not None else RequestOptions()
+
+    @property
+    def failed_header(self) -> bytes:
+        """What the failed file starts with (the CSV header row)."""
+        if self.csv is None:
+            return b""
+        header = self.csv.header_raw
+        return header if header.endswith(b"\n") else header + b"\n"
+
+    def failed_line(self, raw: bytes) -> bytes:
+        """A failed record as the failed file gets it: its own bytes, on one line (CSV: its own row)."""
+        if self.csv is not None:
+            return raw if raw.endswith(b"\n") else raw + b"\n"
+        if self.layout == "ndjson":
+            return raw + b"\n"  # the line as read (a CRLF line keeps its CR)
+        return one_line(raw) + b"\n"
+
+    def records(self) -> Iterator[_Record]:
+        """The records in input order."""
+        if self.csv is not None:
+            assert self._source is not None
+            for row in self.csv:
+                yield self._converted(row.line, row.raw, row.values)
+            return
+        assert self.json is not None
+        ndjson = self.json.layout == "ndjson"
+        for item in self.json:
+            value = decode_record(item)
+            if self._source is not None:
+                yield self._converted(item.line, item.raw, value)
+            else:
+                body = item.raw.strip(b" \t\r") if ndjson else item.raw
+                yield _Record(item.line, item.raw, body, _login_keys(value))
+
+    def _converted(self, line: int, raw: bytes, value: Any) -> _Record:
+        assert self._source is not None
+        try:
+            record = self._source.convert(value, upsert=self._upsert())
+        except ConversionError as exc:
+            raise InputError(line, str(exc)) from exc
+        return _Record(line, raw, _encoder.encode(record), _login_keys(record))
+
+
+def _open(path: Path | None) -> BinaryIO:
+    if path is None:
+        return sys.stdin.buffer
+    try:
+        return path.open("rb")
+    except OSError as exc:
+        raise TransferError(f"cannot read {path}: {exc.strerror}") from exc
+
+
+@dataclass
+class InputSummary:
+    """What the first pass over a file found."""
+
+    records: int
+    layout: str
+    options: RequestOptions
+    size: int
+
+
+def scan_input(path: Path, source: str | None) -> InputSummary:
+    """Check every record of a file (and convert it with `--from`) without sending anything; count them."""
+    stream = _open(path)
+    with stream:
+        size = os.fstat(stream.fileno()).st_size
+        reader = _Input(stream, SOURCES[source] if source else None, lambda: False)
+        count = sum(1 for _ in reader.records())
+        return InputSummary(count, reader.layout, reader.options, size)
+
+
+# Units of work, in input order. The emitter writes them in this order.
+
+
+@dataclass(eq=False)
+class _Batch:
+    """Consecutive records sent as one request (or, on resume, an already accepted task to follow)."""
+
+    first: int
+    records: list[_Record]
+    task_id: str | None = None
+    written: frozenset[int] = frozenset()
+    """Global indices whose details a resumed report already has."""
+    resubmitted: frozenset[int] = frozenset()
+    """Global indices a crashed run may have sent already (its answer was lost)."""
+    keys: frozenset[str] = frozenset()
+    processed: int = 0
+    done: asyncio.Event = field(default_factory=asyncio.Event)
+    runner: asyncio.Task[list[dict[str, Any]]] | None = None
+
+    @property
+    def last(self) -> int:
+        return self.first + len(self.records) - 1
+
+
+@dataclass(eq=False)
+class _Done:
+    """Records a resumed report already has: only their failed lines are written again."""
+
+    first: int
+    last: int
+    failed: list[bytes]
+
+
+@dataclass(eq=False)
+class _Rejected:
+    """A record too large for any request: failed here, never sent."""
+
+    index: int
+    record: _Record
+    message: str
+
+
+_Unit = _Batch | _Done | _Rejected
+
+
+def _split(batch: _Batch, cut: int) -> tuple[_Batch, _Batch]:
+    """The first `cut` records and the rest, as two requests."""
+    head, tail = batch.records[:cut], batch.records[cut:]
+    return (
+        _Batch(batch.first, head, keys=frozenset(k for r in head for k in r.keys), resubmitted=batch.resubmitted),
+        _Batch(batch.first + cut, tail, keys=frozenset(k for r in tail for k in r.keys), resubmitted=batch.resubmitted),
+    )
+
+
+class _Batcher:
+    """Cuts the record stream into units (runs in a worker thread: it reads the file)."""
+
+    def __init__(self, records: Iterator[_Record], head: bytes, limit: int, resume: ResumeState | None) -> None:
+        self._records = records
+        self._head_size = len(head) + len(b"]}")
+        self._limit = limit
+        self._resume = resume
+        self._next: tuple[int, _Record] | None = None
+        self._index = 0
+        self._open_tasks: dict[int, tuple[int, str]] = {}
+        self._uncertain_starts: list[int] = []
+        self._uncertain: list[tuple[int, int]] = []
+        if resume is not None:
+            for first, (last, task_id) in resume.tasks.items():
+                if any(resume.outcome(i) is None for i in range(first, last + 1)):
+                    self._open_tasks[first] = (last, task_id)
+            self._uncertain = resume.uncertain
+            self._uncertain_starts = [first for first, _ in resume.uncertain]
+        self._uncertain_ranges = dict(self._uncertain)
+        self.read = 0
+
+    def _peek(self) -> tuple[int, _Record] | None:
+        if self._next is None:
+            record = next(self._records, None)
+            if record is None:
+                return None
+            self._next = (self._index, record)
+            self._index += 1
+            self.read += 1
+        return self._next
+
+    def _take(self) -> tuple[int, _Record]:
+        item = self._peek()
+        assert item is not None
+        self._next = None
+        return item
+
+    def _is_done(self, index: int) -> bool:
+        return self._resume is not None and self._resume.outcome(index) is not None and index not in self._open_tasks
+
+    def _is_uncertain(self, index: int) -> bool:
+        position = bisect.bisect_right(self._uncertain_starts, index) - 1
+        return position >= 0 and index <= self._uncertain[position][1]
+
+    def next_unit(self) -> _Unit | None:
+        """The next unit of work, or None at the end of the input."""
+        item = self._peek()
+        if item is None:
+            return None
+        index, record = item
+        if index in self._open_tasks:
+            return self._journaled(index)
+        if self._is_done(index):
+            return self._done_run()
+        if index in self._uncertain_ranges:
+            return self._uncertain_batch(index)
+        self._take()
+        if self._head_size + len(record.body) > self._limit:
+            return _Rejected(
+                index,
+                record,
+                f"the record is {len(record.body)} bytes; a request may carry at most {self._limit} bytes in all",
+            )
+        records, keys, size = [record], set(record.keys), self._head_size + len(record.body)
+        resubmitted = {index} if self._is_uncertain(index) else set()
+        while (following := self._peek()) is not None:
+            next_index, next_record = following
+            if next_index in self._open_tasks or self._is_done(next_index):
+                break
+            if size + 1 + len(next_record.body) > self._limit:
+                break
+            self._take()
+            records.append(next_record)
+            keys.update(next_record.keys)
+            size += 1 + len(next_record.body)
+            if self._is_uncertain(next_index):
+                resubmitted.add(next_index)
+        return _Batch(index, records, keys=frozenset(keys), resubmitted=frozenset(resubmitted))
+
+    def _uncertain_batch(self, first: int) -> _Batch:
+        """A request whose answer was lost, sent again exactly as it was.
+
+        Same records, same Idempotency-Key: the server answers the task the first send created, if it did.
+        """
+        last = self._uncertain_ranges[first]
+        records = []
+        for expected in range(first, last + 1):
+            item = self._peek()
+            if item is None or item[0] != expected:
+                raise InputError(None, f"the input ends before record {expected}, sent before the crash: it changed")
+            records.append(self._take()[1])
+        keys = frozenset(k for r in records for k in r.keys)
+        return _Batch(first, records, keys=keys, resubmitted=frozenset(range(first, last + 1)))
+
+    def _journaled(self, first: int) -> _Batch:
+        assert self._resume is not None
+        last, task_id = self._open_tasks[first]
+        records = []
+        for expected in range(first, last + 1):
+            item = self._peek()
+            if item is None or item[0] != expected:
+                raise InputError(None, f"the input ends before record {expected} of task {task_id}: it changed")
+            records.append(self._take()[1])
+        written = frozenset(i for i in range(first, last + 1) if self._resume.outcome(i) is not None)
+        keys = frozenset(k for r in records for k in r.keys)
+        return _Batch(first, records, task_id=task_id, written=written, keys=keys)
+
+    def _done_run(self) -> _Done:
+        assert self._resume is not None
+        first, record = self._take()
+        last = first
+        failed = [record.raw] if self._resume.outcome(first) == "failed" else []
+        while (following := self._peek()) is not None and len(failed) < 1024:
+            index, record = following
+            if index in self._open_tasks or not self._is_done(index):
+                break
+            self._take()
+            last = index
+            if self._resume.outcome(index) == "failed":
+                failed.append(record.raw)
+        return _Done(first, last, failed)
+
+
+class Interrupted(Exception):
+    """Ctrl-C or SIGTERM: stop after the requests being sent have their answers journaled."""
+
+
+@dataclass
+class ImportPlan:
+    """A run with every option resolved (flags, then the resumed report, then the request object, then defaults)."""
+
+    settings: ImportSettings
+    identifier: str
+    upsert: bool
+    dry_run: bool
+    source: str | None
+    failed: Path
+    total: int | None
+    header: dict[str, Any]
+    resume: ResumeState | None
+    stdin: _Input | None = None
+    """Standard input, already opened (its request options had to be read before the header)."""
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError as exc:
+        raise TransferError(f"cannot read {path}: {exc.strerror}") from exc
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve() or (a.exists() and b.exists() and a.samefile(b))
+    except OSError:
+        return False
+
+
+def plan_import(settings: ImportSettings, *, url: str, project: str, host: str | None) -> ImportPlan:
+    """Check the input, the report and the options before anything is sent; raise on any problem."""
+    resume: ResumeState | None = None
+    previous: dict[str, Any] = {}
+    if settings.resume:
+        resume = read_report(settings.report)
+        previous = resume.header
+    elif settings.report.exists() and settings.report.stat().st_size > 0:
+        raise TransferError(
+            f"{settings.report} exists from an earlier run: pass --resume {settings.report} to continue that run, "
+            "or --report with a new file name"
+        )
+
+    def resolved(name: str, given: Any, default: Any) -> Any:
+        if resume is None:
+            return given if given is not None else default
+        recorded = previous.get(name)
+        if given is not None and given != recorded:
+            flag = {"from": "--from", "dry_run": "--dry-run"}.get(name, f"--{name}")
+            raise TransferError(f"{settings.report} was written with {flag} {recorded!r}: resume with the same options")
+        return recorded
+
+    source = resolved("from", settings.source, None)
+    total: int | None = None
+    stdin: _Input | None = None
+    size: int | None = None
+    overridden = frozenset(
+        k
+        for k, v in (("identifier", settings.identifier), ("upsert", settings.upsert), ("dry_run", settings.dry_run))
+        if v is not None or resume is not None
+    )
+    if settings.path is not None:
+        size = _size(settings.path)
+        if resume is not None and previous.get("input_size") not in (None, size):
+            raise TransferError(
+                f"{settings.path} changed since {settings.report} was written "
+                f"({previous.get('input_size')} bytes then, {size} now): resuming would misplace records"
+            )
+        scanned = scan_input(settings.path, source)
+        total, layout, options = scanned.records, scanned.layout, scanned.options
+    else:
+        stdin = _Input(
+            sys.stdin.buffer,
+            SOURCES[source] if source else None,
+            lambda: upsert,  # resolved below, before the first record is converted
+            late_options=False,
+            ignored=overridden,
+        )
+        layout, options = stdin.layout, stdin.options
+    identifier = resolved("identifier", settings.identifier, options.identifier or "email")
+    upsert: bool = resolved("upsert", settings.upsert, bool(options.upsert))
+    dry_run = resolved("dry_run", settings.dry_run, bool(options.dry_run))
+    suffix = SOURCES[source].failed_suffix if source else ".ndjson"
+    failed = settings.failed or Path(f"failed{suffix}")
+    for other, role in ((settings.report, "report"),) + (((settings.path, "input"),) if settings.path else ()):
+        if _same_file(failed, other):
+            raise TransferError(f"the failed file {failed} would overwrite the {role}: pass another --failed")
+    if settings.path is not None and _same_file(settings.report, settings.path):
+        raise TransferError(f"the report {settings.report} would overwrite the input: pass another --report")
+    header = {
+        "version": 1,
+        # Names this migration's requests (Idempotency-Key): a resumed run sends an uncertain request again
+        # under the same key, and the server answers the task the lost answer was about.
+        "run_id": str(resume.header.get("run_id") or uuid.uuid4().hex) if resume is not None else uuid.uuid4().hex,
+        "input": str(settings.path) if settings.path is not None else "-",
+        "input_size": size,
+        "layout": layout,
+        "records": total,
+        "from": source,
+        "identifier": identifier,
+        "upsert": upsert,
+        "dry_run": dry_run,
+        "url": url,
+        "project": project,
+        "host": host,
+        "started_at": datetime.now(UTC).isoformat(),
+        "resumed": resume is not None,
+    }
+    return ImportPlan(settings, identifier, upsert, dry_run, source, failed, total, header, resume, stdin)
+
+
+class Importer:
+    """One import run: `await Importer(plan, client, progress).run()`."""
+
+    def __init__(self, plan: ImportPlan, client: AdminClient, progress: ImportProgress) -> None:
+        settings = plan.settings
+        self.plan = plan
+        self.settings = settings
+        self.client = client
+        self.progress = progress
+        self.upsert = plan.upsert
+        self.dry_run = plan.dry_run
+        self.source = SOURCES[plan.source] if plan.source else None
+        self.failed_path = plan.failed
+        self.resume = plan.resume
+        self.snapshot = Snapshot(total=plan.total)
+        if plan.resume is not None:
+            self.snapshot.counts = dict(plan.resume.counts)
+            self.snapshot.done = self.snapshot.done_at_start = plan.resume.done
+        head: dict[str, Any] = {"identifier": plan.identifier, "upsert": plan.upsert}
+        if plan.dry_run:  # only when asked: the reference API knows no `dry_run`
+            head["dry_run"] = True
+        self._head = _encoder.encode(head)[:-1] + b',"records":['
+        self._slots = asyncio.Semaphore(settings.in_flight)
+        self._in_flight: list[_Batch] = []
+        self._keys: dict[str, list[_Batch]] = {}
+        """Login id -> requests in flight holding it (oldest first)."""
+        self._posting = 0
+        self._posting_idle = asyncio.Event()
+        self._posting_idle.set()
+        self._interrupt = asyncio.Event()
+        self._interrupts = 0
+        self._sent = 0
+        self.report: ReportWriter | None = None
+        self._failed: BinaryIO | None = None
+
+    # Writing.
+
+    def _body(self, batch: _Batch) -> bytes:
+        return self._head + b",".join(r.body for r in batch.records) + b"]}"
+
+    def _write_failed(self, lines: list[bytes]) -> None:
+        assert self._failed is not None
+        if lines:
+            self._failed.write(b"".join(lines))
+
+    def _flush(self) -> None:
+        assert self._failed is not None
+        self._failed.flush()
+
+    def _count(self, index: int, outcome: str) -> None:
+        self.snapshot.counts[outcome] += 1
+        self.snapshot.done += 1
+        if self.resume is not None:
+            self.resume.record(index, outcome)
+
+    async def _emit(self, unit: _Unit, reader: _Input) -> None:
+        assert self.report is not None
+        if isinstance(unit, _Done):
+            self._write_failed([reader.failed_line(raw) for raw in unit.failed])
+            return
+        if isinstance(unit, _Rejected):
+            self.report.write(
+                [
+                    {
+                        "index": unit.index,
+                        "task": None,
+                        "outcome": "failed",
+                        "errors": [{"name": "Invalid", "reason": "RecordTooLarge", "message": unit.message}],
+                    }
+                ]
+            )
+            self._write_failed([reader.failed_line(unit.record.raw)])
+            self._count(unit.index, "failed")
+            self._flush()
+            return
+        assert unit.runner is not None
+        details = await unit.runner
+        lines: list[Any] = []
+        failed: list[bytes] = []
+        for detail in details:
+            position = detail["index"]
+            index = unit.first + position
+            outcome = detail["outcome"]
+            if outcome == "failed":
+                failed.append(reader.failed_line(unit.records[position].raw))
+            if index in unit.written:
+                continue
+            line: dict[str, Any] = {"index": index, "task": unit.task_id}
+            line.update((k, v) for k, v in detail.items() if k not in ("index", "record"))
+            if index in unit.resubmitted:
+                line["resubmitted"] = True
+            line["record"] = detail.get("record")  # last: the long part, after what a reader scans for
+            lines.append(line)
+            self._count(index, outcome)
+        self.report.write(lines)
+        self._write_failed(failed)
+        self._flush()
+        self._in_flight.remove(unit)
+        self._slots.release()
+
+    # Sending and following one request.
+
+    async def _follow(self, batch: _Batch) -> list[dict[str, Any]]:
+        assert self.report is not None
+        try:
+            if batch.task_id is None:
+                await self._send(batch)
+            assert batch.task_id is not None
+            details = await self._wait(batch)
+        finally:
+            batch.done.set()
+            for key in batch.keys:
+                holders = self._keys.get(key)
+                if holders is not None:
+                    holders.remove(batch)
+                    if not holders:
+                        del self._keys[key]
+        if len(details) != len(batch.records) or sorted(d["index"] for d in details) != list(range(len(details))):
+            raise TransferError(
+                f"task {batch.task_id} reported {len(details)} details for {len(batch.records)} records"
+            )
+        return sorted(details, key=lambda d: int(d["index"]))
+
+    async def _send(self, batch: _Batch) -> None:
+        assert self.report is not None
+        if self._interrupt.is_set():
+            await asyncio.Event().wait()  # sent nothing; the interrupt watcher ends the run
+        body = self._body(batch)
+        self.report.submit(batch.first, batch.last)
+        self._posting += 1
+        self._posting_idle.clear()
+        try:
+            try:
+                created, _ = await self.client.post_json(
+                    IMPORT_PATH,
+                    body,
+                    action="create an import task",
+                    idempotency_key=f"{self.plan.header['run_id']}:{batch.first}-{batch.last}",
+                )
+            except TransferError as exc:
+                if exc.status is not None and 400 <= exc.status < 500:
+                    self.report.refused(batch.first, batch.last)
+                raise
+            task_id = created.get("id")
+            if not isinstance(task_id, str):
+                raise TransferError("the server accepted an import but sent no task id")
+            batch.task_id = task_id
+            self.report.task(task_id, batch.first, batch.last)
+            self._sent += len(batch.records)
+        finally:
+            self._posting -= 1
+            if not self._posting:
+                self._posting_idle.set()
+
+    async def _wait(self, batch: _Batch) -> list[dict[str, Any]]:
+        assert batch.task_id is not None
+        delay = _POLL_FIRST
+        while True:
+            try:
+                status = await self.client.import_status(batch.task_id)
+            except TransferError as exc:
+                if exc.status == 404 and self.resume is not None:
+                    raise TransferError(
+                        f"import task {batch.task_id} (records {batch.first}-{batch.last}) is gone from the server "
+                        "(tasks are kept 24 hours): whether those records were applied cannot be told from here"
+                    ) from exc
+                raise
+            if status.get("status") == "completed":
+                details = status.get("details")
+                if not isinstance(details, list):
+                    raise TransferError(f"task {batch.task_id} completed without details")
+                return details
+            progress = status.get("progress")
+            if isinstance(progress, dict):
+                batch.processed = int(progress.get("processed", 0))
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, _POLL_MAX)
+
+    def _hold(self, batch: _Batch) -> None:
+        for key in batch.keys:
+            self._keys.setdefault(key, []).append(batch)
+        self._in_flight.append(batch)
+
+    def _free_prefix(self, batch: _Batch) -> tuple[int, _Batch | None]:
+        """How many leading records no request in flight holds a login id of, and the first one that blocks."""
+        for position, record in enumerate(batch.records):
+            for key in record.keys:
+                holders = self._keys.get(key)
+                if holders:
+                    return position, holders[0]
+        return len(batch.records), None
+
+    async def _admit(self, batch: _Batch, queue: asyncio.Queue[_Unit | None], group: asyncio.TaskGroup) -> None:
+        """Start `batch` once a slot is free, keeping records about one user in file order across requests.
+
+        A record waits while an earlier request in flight holds one of its login ids (the server orders records
+        within a task, not across tasks). Rather than hold the whole request back for one such record, the
+        records before it go at once and the rest follows when the earlier request is done.
+        """
+        rest: _Batch | None = batch
+        while rest is not None:
+            await self._slots.acquire()
+            if rest.task_id is not None:  # resumed: already on the server, nothing to wait for
+                cut = len(rest.records)
+            else:
+                while True:
+                    cut, blocker = self._free_prefix(rest)
+                    if blocker is None or cut >= _MIN_SPLIT:
+                        break
+                    await blocker.done.wait()
+            part = rest
+            if cut < len(rest.records):
+                part, rest = _split(rest, cut)
+            else:
+                rest = None
+            self._hold(part)
+            part.runner = group.create_task(self._follow(part))
+            await queue.put(part)
+
+    # The run.
+
+    def _install_signals(self) -> Callable[[], None]:
+        loop = asyncio.get_running_loop()
+        installed: list[int] = []
+
+        def interrupted() -> None:
+            self._interrupts += 1
+            if self._interrupts == 1:
+                self.progress.note(
+                    "interrupted: waiting for the answers to requests being sent (press Ctrl-C again to stop now)"
+                )
+            self._interrupt.set()
+
+        if threading.current_thread() is threading.main_thread():
+            for number in (signal.SIGINT, signal.SIGTERM):
+                with contextlib.suppress(NotImplementedError, RuntimeError):
+                    loop.add_signal_handler(number, interrupted)
+                    installed.append(number)
+
+        def remove() -> None:
+            for number in installed:
+                loop.remove_signal_handler(number)
+
+        return remove
+
+    async def _watch_interrupt(self) -> None:
+        await self._interrupt.wait()
+        while self._posting and self._interrupts < 2:
+            idle = asyncio.ensure_future(self._posting_idle.wait())
+            again = asyncio.ensure_future(self._second_interrupt())
+            await asyncio.wait([idle, again], return_when=asyncio.FIRST_COMPLETED)
+            idle.cancel()
+            again.cancel()
+        raise Interrupted()
+
+    async def _second_interrupt(self) -> None:
+        while self._interrupts < 2:
+            await asyncio.sleep(0.05)
+
+    async def _tick(self) -> None:
+        while True:
+            self.snapshot.in_progress = sum(b.processed for b in self._in_flight if not b.done.is_set())
+            self.progress.update(self.snapshot)
+            await asyncio.sleep(0.25)
+
+    async def _produce(self, batcher: _Batcher, queue: asyncio.Queue[_Unit | None], group: asyncio.TaskGroup) -> None:
+        while True:
+            unit = await asyncio.to_thread(batcher.next_unit)
+            self.snapshot.read = batcher.read
+            if unit is None:
+                break
+            if isinstance(unit, _Batch):
+                await self._admit(unit, queue, group)
+            else:
+                await queue.put(unit)
+        await queue.put(None)
+
+    async def _consume(self, queue: asyncio.Queue[_Unit | None], reader: _Input) -> None:
+        while (unit := await queue.get()) is not None:
+            await self._emit(unit, reader)
+
+    async def run(self) -> ImportResult:
+        """Send everything not done yet, follow it to the end, write report and failed file."""
+        settings = self.settings
+        reader = self.plan.stdin or _Input(_open(settings.path), self.source, lambda: self.upsert)
+        stream = reader.stream
+        self.report = ReportWriter(settings.report, append=self.resume is not None)
+        self._failed = self.failed_path.open("wb")
+        remove_signals = self._install_signals()
+        try:
+            self.report.run(self.plan.header)
+            self._write_failed([reader.failed_header])
+            batcher = _Batcher(reader.records(), self._head, settings.max_request_bytes, self.resume)
+            queue: asyncio.Queue[_Unit | None] = asyncio.Queue(maxsize=settings.in_flight + 64)
+            try:
+                async with asyncio.TaskGroup() as group:
+                    watcher = group.create_task(self._watch_interrupt())
+                    ticker = group.create_task(self._tick())
+                    group.create_task(self._produce(batcher, queue, group))
+                    await self._consume(queue, reader)
+                    watcher.cancel()
+                    ticker.cancel()
+            except BaseExceptionGroup as group_error:
+                raise _first_error(group_error) from None
+            if self.snapshot.total is None:
+                self.snapshot.total = batcher.read
+            self.snapshot.in_progress = 0
+            summary = {
+                "records": batcher.read,
+                **self.snapshot.counts,
+                "dry_run": self.dry_run,
+                "finished_at": datetime.now(UTC).isoformat(),
+            }
+            self.report.summary(summary)
+            self.report.sync()
+            return ImportResult(
+                total=batcher.read,
+                counts=dict(self.snapshot.counts),
+                elapsed=self.snapshot.elapsed,
+                sent=self._sent,
+                report=settings.report,
+                failed=self.failed_path,
+                dry_run=self.dry_run,
+            )
+        finally:
+            remove_signals()
+            self._failed.close()
+            self.report.close()
+            if stream is not sys.stdin.buffer:
+                stream.close()
+
+
+def _first_error(group: BaseExceptionGroup[Any]) -> BaseException:
+    """The error that stopped a run: ours first, then anything else (never a bare cancellation)."""
+    flat: list[BaseException] = []
+
+    def walk(error: BaseException) -> None:
+        if isinstance(error, BaseExceptionGroup):
+            for inner in error.exceptions:
+                walk(inner)
+        else:
+            flat.append(error)
+
+    walk(group)
+    for kind in (TransferError, InputError, ReportError, Interrupted):
+        for error in flat:
+            if isinstance(error, kind):
+                return error
+    return next((e for e in flat if not isinstance(e, asyncio.CancelledError)), flat[0])
+
+
+def describe_result(result: ImportResult) -> list[str]:
+    """The closing lines on stderr."""
+    counts = result.counts
+    rate = result.sent / result.elapsed if result.elapsed > 0 else 0.0
+    verb = "dry run (nothing was written):" if result.dry_run else "import done:"
+    outcome = ", ".join(f"{format_count(counts[name])} {name}" for name in OUTCOMES)
+    lines = [
+        f"{verb} {format_count(result.total)} record{'' if result.total == 1 else 's'}, {outcome}; "
+        f"{format_count(result.sent)} sent in {result.elapsed:.1f} s ({format_count(rate)} records/s)",
+        f"report: {result.report}",
+    ]
+    if counts["failed"]:
+        stem, suffix = result.failed.stem, result.failed.suffix
+        lines.append(
+            f"failed records, as read: {result.failed}; fix them, then: litestar userio import {result.failed}"
+            f" --report report-2.ndjson --failed {stem}-2{suffix} (and the same --from/--identifier/--upsert)"
+        )
+    return lines

@@ -1,0 +1,76 @@
+"""A user as one in-memory aggregate: attributes, login ids, authenticators, roles and groups.
+
+The import loads the users a chunk touches into `UserState`s, applies records to them in index order, and
+the repository writes the difference back in bulk.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+__all__ = ["AuthenticatorState", "LoginID", "UserState"]
+
+
+@dataclass
+class LoginID:
+    """An identity of type login id. `attribute` is the standard attribute it mirrors."""
+
+    id: str
+    attribute: str
+    key: str
+    original: str
+    normalized: str
+    created_at: datetime
+
+
+@dataclass
+class AuthenticatorState:
+    """A primary password or a second factor."""
+
+    id: str
+    kind: str
+    type: str
+    created_at: datetime
+    password_hash: str | None = None
+    totp_secret: str | None = None
+    oob_target: str | None = None
+
+
+@dataclass
+class UserState:
+    """A user and everything the import may change about it.
+
+    `standard` holds the profile attributes only; login ids live in `login_ids` and their verification in
+    `verified` (the set of login-id attributes whose current value is verified). `standard_attributes()`
+    assembles the stored and exported object.
+    """
+
+    id: str
+    created_at: datetime
+    updated_at: datetime
+    is_new: bool = False
+    disabled: bool = False
+    standard: dict[str, Any] = field(default_factory=dict)
+    custom: dict[str, Any] = field(default_factory=dict)
+    login_ids: dict[str, LoginID] = field(default_factory=dict)
+    verified: set[str] = field(default_factory=set)
+    authenticators: list[AuthenticatorState] = field(default_factory=list)
+    roles: set[str] = field(default_factory=set)
+    groups: set[str] = field(default_factory=set)
+    changed: bool = False
+    roles_changed: bool = False
+    groups_changed: bool = False
+
+    def standard_attributes(self) -> dict[str, Any]:
+        """The OIDC standard attributes: login ids, their verification, then the profile."""
+        attributes: dict[str, Any] = {}
+        for attribute in ("email", "phone_number", "preferred_username"):
+            login_id = self.login_ids.get(attribute)
+            if login_id is not None:
+                attributes[attribute] = login_id.original
+                if attribute != "preferred_username":
+                    attributes[f"{attribute}_verified"] = attribute in self.verified
+        attributes.update(self.standard)
+        return attributes

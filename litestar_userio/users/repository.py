@@ -1,0 +1,333 @@
+"""Loading users in bulk into `UserState`s and writing back what changed, in a handful of queries.
+
+A chunk of an import touches a few hundred users: one query finds them by login id, five load them whole
+(locked on PostgreSQL), and the write-back is a COPY or one statement per table.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import msgspec
+
+from litestar_userio.db.engine import Row, Tx
+from litestar_userio.ids import new_id
+from litestar_userio.users.formats import LOGIN_ID_ATTRIBUTES
+from litestar_userio.users.model import AuthenticatorState, LoginID, UserState
+
+__all__ = ["LoadedUsers", "UserRepository", "user_from_row", "user_rows_query"]
+
+_ATTRIBUTE_OF_KEY = {key: attribute for attribute, key in LOGIN_ID_ATTRIBUTES.items()}
+_VERIFIED_FLAGS = ("email_verified", "phone_number_verified")
+
+
+def _dump(value: Any) -> str:
+    return msgspec.json.encode(value).decode()
+
+
+def _json(value: Any) -> Any:
+    return json.loads(value) if isinstance(value, str | bytes) else (value or {})
+
+
+@dataclass
+class LoadedUsers:
+    """Users as loaded, plus what the write-back compares against."""
+
+    users: dict[str, UserState]
+    identities: dict[str, tuple[str, str, str]] = field(default_factory=dict)
+    """Identity id -> (user id, original, normalized) as loaded."""
+    authenticators: dict[str, str] = field(default_factory=dict)
+    """Authenticator id -> user id as loaded."""
+
+
+def user_rows_query(tx: Tx, where: str) -> str:
+    """One row per user with its related rows aggregated as JSON; `where` filters `userio_user u`."""
+    identity = ("i.login_id_key", "i.login_id_type", "i.original_value", "i.normalized_value", "i.id", "i.created_at")
+    return (
+        "SELECT u.id, u.created_at, u.updated_at, u.last_login_at, u.is_disabled,"
+        " u.standard_attributes, u.custom_attributes,"
+        f" (SELECT {tx.json_rows(*identity)}"
+        "  FROM userio_identity i WHERE i.user_id = u.id) AS identities,"
+        # Password hashes are never read.
+        f" (SELECT {tx.json_rows('a.kind', 'a.type', 'a.totp_secret', 'a.oob_target')} FROM (SELECT * FROM"
+        "  userio_authenticator WHERE user_id = u.id AND NOT (kind = 'primary' AND type = 'password')"
+        "  ORDER BY created_at, id) a) AS authenticators,"
+        f" (SELECT {tx.json_values('k.key')} FROM (SELECT r.key FROM userio_user_role m JOIN userio_role r"
+        "  ON r.id = m.role_id WHERE m.user_id = u.id ORDER BY r.key) k) AS roles,"
+        f" (SELECT {tx.json_values('k.key')} FROM (SELECT g.key FROM userio_user_group m JOIN userio_group g"
+        "  ON g.id = m.group_id WHERE m.user_id = u.id ORDER BY g.key) k) AS groups"
+        f" FROM userio_user u WHERE {where}"
+    )
+
+
+def _json_list(value: Any) -> list[Any]:
+    return [] if value is None else list(msgspec.json.decode(value))
+
+
+def user_from_row(row: Row) -> UserState:
+    """A `UserState` from a row of `user_rows_query` (no second factors: the token path needs none)."""
+    standard = _json(row["standard_attributes"])
+    verified = {flag.removesuffix("_verified") for flag in _VERIFIED_FLAGS if standard.get(flag)}
+    for attribute in (*LOGIN_ID_ATTRIBUTES, *_VERIFIED_FLAGS):
+        standard.pop(attribute, None)
+    user = UserState(
+        id=row["id"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+        disabled=bool(row["is_disabled"]),
+        standard=standard,
+        custom=_json(row["custom_attributes"]),
+        roles=set(_json_list(row["roles"])),
+        groups=set(_json_list(row["groups"])),
+    )
+    for key, _type, original, normalized, identity_id, created_at in _json_list(row["identities"]):
+        attribute = _ATTRIBUTE_OF_KEY[key]
+        created = datetime.fromisoformat(created_at) if isinstance(created_at, str) else row["created_at"]
+        user.login_ids.setdefault(attribute, LoginID(identity_id, attribute, key, original, normalized, created))
+    user.verified = verified & set(user.login_ids)
+    return user
+
+
+class UserRepository:
+    """Bulk reads and writes of whole users inside a caller's transaction."""
+
+    async def find_owners(
+        self, tx: Tx, project_id: str, login_ids: Mapping[str, Iterable[str]]
+    ) -> dict[tuple[str, str], str]:
+        """(attribute, normalized value) -> user id, for the login ids that exist; one query.
+
+        On PostgreSQL each value is an index probe (LATERAL ... LIMIT 1): while a table grows fast from empty,
+        as in a first bulk import, its statistics lag and `= ANY(...)` was planned as a scan of the whole
+        project (measured: 0.5 s per chunk at 70 000 identities).
+        """
+        keys = [LOGIN_ID_ATTRIBUTES[a] for a, values in login_ids.items() for _ in set(values)]
+        values = [v for a, vs in login_ids.items() for v in sorted(set(vs))]
+        if not values:
+            return {}
+        if tx.dialect == "postgres":
+            rows = await tx.fetch(
+                "SELECT k.key AS login_id_key, k.value AS normalized_value, i.user_id"
+                " FROM unnest($2::text[], $3::text[]) AS k(key, value)"
+                " CROSS JOIN LATERAL (SELECT user_id FROM userio_identity WHERE project_id = $1"
+                " AND login_id_key = k.key AND normalized_value = k.value LIMIT 1) AS i",
+                project_id,
+                keys,
+                values,
+            )
+        else:
+            rows = await tx.fetch(
+                "SELECT login_id_key, normalized_value, user_id FROM userio_identity WHERE project_id = $1"
+                " AND (login_id_key, normalized_value) IN"
+                " (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each($2))",
+                project_id,
+                tx.array([k, v] for k, v in zip(keys, values, strict=True)),
+            )
+        return {(_ATTRIBUTE_OF_KEY[r["login_id_key"]], r["normalized_value"]): r["user_id"] for r in rows}
+
+    async def load_one(self, tx: Tx, project_id: str, user_id: str) -> UserState | None:
+        """One user of a project with its login ids, roles and groups, in one query (token issuance)."""
+        row = await tx.fetchrow(user_rows_query(tx, "u.id = $1 AND u.project_id = $2"), user_id, project_id)
+        return None if row is None else user_from_row(row)
+
+    async def load(self, tx: Tx, user_ids: Iterable[str], *, lock: bool = True) -> LoadedUsers:
+        """Load users whole, locking their rows (in id order, so concurrent chunks cannot deadlock)."""
+        ids = sorted(set(user_ids))
+        loaded = LoadedUsers(users={})
+        if not ids:
+            return loaded
+        array = tx.array(ids)
+        for row in await tx.fetch(
+            "SELECT id, created_at, updated_at, is_disabled, standard_attributes, custom_attributes"
+            f" FROM userio_user WHERE {tx.any('id', 1)} ORDER BY id{tx.for_update if lock else ''}",
+            array,
+        ):
+            standard = _json(row["standard_attributes"])
+            verified = {flag.removesuffix("_verified") for flag in _VERIFIED_FLAGS if standard.get(flag)}
+            for attribute in (*LOGIN_ID_ATTRIBUTES, *_VERIFIED_FLAGS):
+                standard.pop(attribute, None)
+            loaded.users[row["id"]] = UserState(
+                id=row["id"],
+                created_at=row["created_at"],
+                updated_at=row["updated_at"],
+                disabled=bool(row["is_disabled"]),
+                standard=standard,
+                custom=_json(row["custom_attributes"]),
+                verified=verified,
+            )
+        users = loaded.users
+        for row in await tx.fetch(
+            "SELECT id, user_id, login_id_key, original_value, normalized_value, created_at"
+            f" FROM userio_identity WHERE {tx.any('user_id', 1)} ORDER BY created_at, id",
+            array,
+        ):
+            attribute = _ATTRIBUTE_OF_KEY[row["login_id_key"]]
+            user = users[row["user_id"]]
+            if attribute not in user.login_ids:
+                user.login_ids[attribute] = LoginID(
+                    id=row["id"],
+                    attribute=attribute,
+                    key=row["login_id_key"],
+                    original=row["original_value"],
+                    normalized=row["normalized_value"],
+                    created_at=row["created_at"],
+                )
+                loaded.identities[row["id"]] = (row["user_id"], row["original_value"], row["normalized_value"])
+        for user in users.values():
+            user.verified &= set(user.login_ids)
+        for row in await tx.fetch(
+            "SELECT id, user_id, kind, type, password_hash, totp_secret, oob_target, created_at"
+            f" FROM userio_authenticator WHERE {tx.any('user_id', 1)} ORDER BY created_at, id",
+            array,
+        ):
+            users[row["user_id"]].authenticators.append(
+                AuthenticatorState(
+                    id=row["id"],
+                    kind=row["kind"],
+                    type=row["type"],
+                    created_at=row["created_at"],
+                    password_hash=row["password_hash"],
+                    totp_secret=row["totp_secret"],
+                    oob_target=row["oob_target"],
+                )
+            )
+            loaded.authenticators[row["id"]] = row["user_id"]
+        for table, column, attr in (("userio_role", "role_id", "roles"), ("userio_group", "group_id", "groups")):
+            for row in await tx.fetch(
+                f"SELECT m.user_id, k.key FROM userio_user_{table.removeprefix('userio_')} m"
+                f" JOIN {table} k ON k.id = m.{column} WHERE {tx.any('m.user_id', 1)}",
+                array,
+            ):
+                getattr(users[row["user_id"]], attr).add(row["key"])
+        return loaded
+
+    async def key_ids(
+        self, tx: Tx, project_id: str, table: str, keys: Iterable[str], *, create_at: datetime | None = None
+    ) -> dict[str, str]:
+        """Role or group key -> id for the given keys; with `create_at`, missing ones are added first."""
+        keys = sorted(set(keys))
+        if not keys:
+            return {}
+        if create_at is not None:
+            sql = (
+                f"INSERT INTO {table} (id, project_id, key, name, created_at) VALUES ($1, $2, $3, NULL, $4)"
+                " ON CONFLICT (project_id, key) DO NOTHING"
+            )
+            await tx.executemany(sql, [(new_id(), project_id, key, create_at) for key in keys])
+        rows = await tx.fetch(
+            f"SELECT id, key FROM {table} WHERE project_id = $1 AND {tx.any('key', 2)}", project_id, tx.array(keys)
+        )
+        return {row["key"]: row["id"] for row in rows}
+
+    async def flush(
+        self,
+        tx: Tx,
+        project_id: str,
+        loaded: LoadedUsers,
+        users: Iterable[UserState],
+        role_ids: Mapping[str, str],
+        group_ids: Mapping[str, str],
+    ) -> None:
+        """Write every change of `users` (new or loaded) back: deletes first, so a login id can move."""
+        changed = [u for u in users if u.changed]
+        if not changed:
+            return
+        dump = _dump
+        new_users = [u for u in changed if u.is_new]
+        old_users = [u for u in changed if not u.is_new]
+        old_ids = {u.id for u in old_users}
+
+        kept_identities = {
+            i.id
+            for u in old_users
+            for i in u.login_ids.values()
+            if loaded.identities.get(i.id) == (u.id, i.original, i.normalized)
+        }
+        stale_identities = [
+            i for i, (owner, *_) in loaded.identities.items() if owner in old_ids and i not in kept_identities
+        ]
+        current_authenticators = {a.id for u in old_users for a in u.authenticators}
+        stale_authenticators = [
+            a for a, owner in loaded.authenticators.items() if owner in old_ids and a not in current_authenticators
+        ]
+        role_users = [u.id for u in old_users if u.roles_changed]
+        group_users = [u.id for u in old_users if u.groups_changed]
+
+        await tx.delete_in("userio_identity", "id", stale_identities)
+        await tx.delete_in("userio_authenticator", "id", stale_authenticators)
+        await tx.delete_in("userio_user_role", "user_id", role_users)
+        await tx.delete_in("userio_user_group", "user_id", group_users)
+
+        await tx.insert_many(
+            "userio_user",
+            (
+                "id",
+                "project_id",
+                "created_at",
+                "updated_at",
+                "last_login_at",
+                "is_disabled",
+                "standard_attributes",
+                "custom_attributes",
+            ),
+            [
+                (
+                    u.id,
+                    project_id,
+                    u.created_at,
+                    u.updated_at,
+                    None,
+                    u.disabled,
+                    dump(u.standard_attributes()),
+                    dump(u.custom),
+                )
+                for u in new_users
+            ],
+        )
+        await tx.executemany(
+            "UPDATE userio_user SET updated_at = $2, is_disabled = $3, standard_attributes = $4, custom_attributes = $5"
+            " WHERE id = $1",
+            [(u.id, u.updated_at, u.disabled, dump(u.standard_attributes()), dump(u.custom)) for u in old_users],
+        )
+        await tx.insert_many(
+            "userio_identity",
+            (
+                "id",
+                "project_id",
+                "user_id",
+                "login_id_key",
+                "login_id_type",
+                "original_value",
+                "normalized_value",
+                "created_at",
+            ),
+            [
+                (i.id, project_id, u.id, i.key, i.key, i.original, i.normalized, i.created_at)
+                for u in changed
+                for i in u.login_ids.values()
+                if i.id not in kept_identities
+            ],
+        )
+        await tx.insert_many(
+            "userio_authenticator",
+            ("id", "project_id", "user_id", "kind", "type", "password_hash", "totp_secret", "oob_target", "created_at"),
+            [
+                (a.id, project_id, u.id, a.kind, a.type, a.password_hash, a.totp_secret, a.oob_target, a.created_at)
+                for u in changed
+                for a in u.authenticators
+                if a.id not in loaded.authenticators
+            ],
+        )
+        await tx.insert_many(
+            "userio_user_role",
+            ("user_id", "role_id"),
+            [(u.id, role_ids[k]) for u in changed if u.roles_changed for k in sorted(u.roles)],
+        )
+        await tx.insert_many(
+            "userio_user_group",
+            ("user_id", "group_id"),
+            [(u.id, group_ids[k]) for u in changed if u.groups_changed for k in sorted(u.groups)],
+        )

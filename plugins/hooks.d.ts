@@ -1,0 +1,125 @@
+// Types of the token hooks' events and responses (DECISIONS 5), for hook authors.
+//
+// A hook is a TypeScript module whose default export receives the event and returns (or resolves to) the response:
+//
+//   import type { EventOIDCJWTPreCreate, EventOIDCJWTPreCreateHookResponse } from "./hooks.d.ts";
+//   export default async function (e: EventOIDCJWTPreCreate): Promise<EventOIDCJWTPreCreateHookResponse> {
+//     return { is_allowed: true };
+//   }
+//
+// Types are erased when the hook is saved, so only `import type` (or imports used only as types) may appear; the
+// reference's module URL (https://deno.land/x/authgear_deno_hook@v1.0.0/mod.ts) works the same way.
+
+/** The claims OpenID Connect defines for a user, as the server stores them. Absent when not set. */
+export interface UserStandardAttributes {
+  preferred_username?: string;
+  email?: string;
+  phone_number?: string;
+  email_verified?: boolean;
+  phone_number_verified?: boolean;
+  name?: string;
+  given_name?: string;
+  family_name?: string;
+  middle_name?: string;
+  nickname?: string;
+  profile?: string;
+  picture?: string;
+  website?: string;
+  gender?: string;
+  /** `YYYY-MM-DD`, `0000-MM-DD` or `--MM-DD` (year unknown), or `YYYY`. */
+  birthdate?: string;
+  /** An IANA time zone name, e.g. `Europe/Paris`. */
+  zoneinfo?: string;
+  /** A BCP 47 language tag, e.g. `fr-CA`. */
+  locale?: string;
+  address?: {
+    formatted?: string;
+    street_address?: string;
+    locality?: string;
+    region?: string;
+    postal_code?: string;
+    /** ISO 3166-1 alpha-2 code. */
+    country?: string;
+  };
+}
+
+/** A way the user signs in: a login ID, an OAuth provider account, a passkey... */
+export interface Identity {
+  id: string;
+  created_at: string;
+  updated_at: string;
+  /** `login_id`, `oauth`, `anonymous`, `biometric`, `passkey`, `siwe`, `ldap`. */
+  type: string;
+  claims: Record<string, unknown>;
+}
+
+/** The user the token is issued to. Timestamps are RFC 3339 strings. */
+export interface User {
+  id: string;
+  created_at: string;
+  updated_at: string;
+  is_disabled: boolean;
+  standard_attributes: UserStandardAttributes;
+  custom_attributes: Record<string, unknown>;
+  /** Role keys, when the project uses roles. */
+  roles?: string[];
+  /** Group keys, when the project uses groups. */
+  groups?: string[];
+}
+
+/** Where the event comes from. */
+export interface EventContext {
+  /** Unix time in seconds. */
+  timestamp: number;
+  user_id?: string | null;
+  /** `user`, `admin_api`, `system`... */
+  triggered_by: string;
+  language: string;
+  ip_address: string;
+  user_agent: string;
+  app_id: string;
+  client_id: string;
+}
+
+/** A JWT's claims. The claims the server put there are protected: a hook may add claims, not change or remove them. */
+export type JWTPayload = Record<string, unknown>;
+
+interface BaseEvent<Type extends string, Payload> {
+  id: string;
+  seq: number;
+  type: Type;
+  payload: Payload;
+  context: EventContext;
+}
+
+/** `oidc.jwt.pre_create`: a JWT access token is about to be issued. */
+export type EventOIDCJWTPreCreate = BaseEvent<
+  "oidc.jwt.pre_create",
+  { user: User; identities: Identity[]; jwt: { payload: JWTPayload } }
+>;
+
+/** `oidc.id_token.pre_create`: an ID token is about to be issued. */
+export type EventOIDCIDTokenPreCreate = BaseEvent<
+  "oidc.id_token.pre_create",
+  { user: User; identities: Identity[]; id_token: { payload: JWTPayload } }
+>;
+
+/** Any token hook event. */
+export type EventOIDCPreCreate = EventOIDCJWTPreCreate | EventOIDCIDTokenPreCreate;
+
+/** Stop the issuance: the token endpoint answers with an error carrying `title` and `reason`. */
+export interface HookDisallow {
+  is_allowed: false;
+  title?: string;
+  reason?: string;
+}
+
+/** Answer to `oidc.jwt.pre_create`. A given payload replaces the access token's payload. */
+export type EventOIDCJWTPreCreateHookResponse =
+  | { is_allowed: true; mutations?: { jwt?: { payload: JWTPayload } } }
+  | HookDisallow;
+
+/** Answer to `oidc.id_token.pre_create`. A given payload replaces the ID token's payload. */
+export type EventOIDCIDTokenPreCreateHookResponse =
+  | { is_allowed: true; mutations?: { id_token?: { payload: JWTPayload } } }
+  | HookDisallow;

@@ -1,0 +1,270 @@
+"""Test harness: real PostgreSQL, SQLite, Redis (arq) and the in-process runner; no mocks.
+
+`env` is parametrized over the two deployments: the embedded default (SQLite + in-process runner) and
+production (PostgreSQL + arq workers on Redis). `env_all` adds the two mixed pairs for the core paths.
+With USERIO_REQUIRE_SERVICES=1 (CI) a missing PostgreSQL or Redis fails the tests instead of skipping them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import asyncpg
+import httpx
+import pytest
+import redis.asyncio as aioredis
+from litestar import Litestar
+
+from litestar_userio import (
+    ExportConfig,
+    HookConfig,
+    ImportConfig,
+    LocalStorageConfig,
+    QueueConfig,
+    UserIOConfig,
+    UserIOPlugin,
+)
+from litestar_userio.auth.keys import KeyPair, generate_key_pair, sign_admin_token
+from litestar_userio.clock import FrozenClock
+from litestar_userio.db.engine import Database
+from litestar_userio.db.migrate import migrate
+from litestar_userio.projects.settings import ProjectSettings
+from litestar_userio.queue.arq import build_worker
+from litestar_userio.queue.inprocess import InProcessQueue
+from litestar_userio.services import Services
+
+PG_SERVER = os.environ.get("USERIO_TEST_PG", "postgresql://root@127.0.0.1:5432")
+REDIS_URL = os.environ.get("USERIO_TEST_REDIS", "redis://127.0.0.1:6379/0")
+REQUIRE_SERVICES = os.environ.get("USERIO_REQUIRE_SERVICES") == "1"
+
+# Generating RSA keys costs ~50 ms; projects reuse a few.
+_KEYS: list[KeyPair] = []
+
+
+def admin_key() -> KeyPair:
+    if len(_KEYS) < 3:
+        _KEYS.append(generate_key_pair())
+    return _KEYS[len(_KEYS) - 1]
+
+
+def _unavailable(what: str, error: BaseException) -> None:
+    message = f"{what} is not reachable: {error}"
+    if REQUIRE_SERVICES:
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
+async def postgres_url() -> AsyncIterator[str]:
+    """A fresh, migrated PostgreSQL database for the session."""
+    name = f"userio_test_{uuid.uuid4().hex[:10]}"
+    try:
+        admin = await asyncpg.connect(f"{PG_SERVER}/postgres", timeout=5)
+    except (OSError, asyncpg.PostgresError) as exc:
+        _unavailable("PostgreSQL", exc)
+    await admin.execute(f"CREATE DATABASE {name}")
+    url = f"{PG_SERVER}/{name}"
+    db = Database(url)
+    await db.start()
+    await migrate(db)
+    await db.close()
+    yield url
+    await admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    await admin.close()
+
+
+@pytest.fixture(scope="session")
+async def sqlite_url(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A migrated SQLite file for the session."""
+    url = f"sqlite:///{tmp_path_factory.mktemp('sqlite') / 'userio.sqlite3'}"
+    db = Database(url)
+    await db.start()
+    await migrate(db)
+    await db.close()
+    return url
+
+
+@pytest.fixture(scope="session")
+async def redis_url() -> str:
+    client = aioredis.from_url(REDIS_URL)
+    try:
+        await client.ping()
+    except (OSError, aioredis.RedisError) as exc:
+        _unavailable("Redis", exc)
+    finally:
+        await client.aclose()
+    return REDIS_URL
+
+
+@dataclass
+class Project:
+    """A project made for one test, with a way to call the admin API as it."""
+
+    id: str
+    host: str
+    key: KeyPair
+    env: Env
+
+    def token(self, **kwargs: Any) -> str:
+        return sign_admin_token(self.key.private_pem, self.id, clock=self.env.clock, **kwargs)
+
+    def headers(self, token: str | None = None) -> dict[str, str]:
+        return {"Authorization": f"Bearer {token or self.token()}", "Host": self.host}
+
+    async def post(self, path: str, body: Any, **kwargs: Any) -> httpx.Response:
+        headers = {**self.headers(), **kwargs.pop("headers", {})}
+        return await self.env.client.post(path, json=body, headers=headers, **kwargs)
+
+    async def get(self, path: str, **kwargs: Any) -> httpx.Response:
+        headers = {**self.headers(), **kwargs.pop("headers", {})}
+        return await self.env.client.get(path, headers=headers, **kwargs)
+
+    async def fetch(self, sql: str, *args: Any) -> list[dict[str, Any]]:
+        async with self.env.services.db.reader() as tx:
+            return await tx.fetch(sql, *args)
+
+
+@dataclass
+class Env:
+    """One deployment under test: app, services, HTTP client, job runner."""
+
+    name: str
+    config: UserIOConfig
+    app: Litestar
+    services: Services
+    client: httpx.AsyncClient
+    clock: FrozenClock
+    projects: list[Project] = field(default_factory=list)
+
+    @property
+    def uses_arq(self) -> bool:
+        return not isinstance(self.services.queue, InProcessQueue)
+
+    def hold_jobs(self) -> None:
+        """Keep enqueued jobs from running until `drain` (arq jobs only run in `drain` anyway)."""
+        if isinstance(self.services.queue, InProcessQueue):
+            self.services.queue.pause()
+
+    async def drain(self, workers: int = 1, **worker_options: Any) -> None:
+        """Run every queued job to completion: `workers` arq burst workers at once, or the in-process runner."""
+        if isinstance(self.services.queue, InProcessQueue):
+            await self.services.queue.join()
+            return
+        running = [
+            build_worker(self.config, burst=True, poll_delay=0, handle_signals=False, **worker_options)
+            for _ in range(workers)
+        ]
+        try:
+            await asyncio.gather(*(worker.async_run() for worker in running))
+        finally:
+            for worker in running:
+                await worker.close()
+
+    async def make_project(self, settings: ProjectSettings | None = None, roles: tuple[str, ...] = ()) -> Project:
+        project_id = f"p{uuid.uuid4().hex[:12]}"
+        host = f"{project_id}.example.test"
+        key = admin_key()
+        await self.services.projects.create(project_id, [host], settings)
+        await self.services.projects.add_admin_key(project_id, key.kid, key.public_pem)
+        if roles:
+            await self.services.projects.add_keys(project_id, "userio_role", roles)
+        project = Project(project_id, host, key, self)
+        self.projects.append(project)
+        return project
+
+
+BACKENDS = {
+    "sqlite-inprocess": ("sqlite_url", False),
+    "postgres-arq": ("postgres_url", True),
+    "postgres-inprocess": ("postgres_url", False),
+    "sqlite-arq": ("sqlite_url", True),
+}
+DEPLOYMENTS = ["sqlite-inprocess", "postgres-arq"]
+
+
+@dataclass
+class Backend:
+    name: str
+    database_url: str
+    redis_url: str | None
+
+
+def _backend(request: pytest.FixtureRequest) -> Backend:
+    database_fixture, uses_arq = BACKENDS[request.param]
+    database_url = request.getfixturevalue(database_fixture)
+    redis = request.getfixturevalue("redis_url") if uses_arq else None
+    return Backend(request.param, database_url, redis)
+
+
+@pytest.fixture(params=DEPLOYMENTS)
+def backend(request: pytest.FixtureRequest) -> Backend:
+    """The embedded default and the production deployment."""
+    return _backend(request)
+
+
+@pytest.fixture(params=list(BACKENDS))
+def backend_all(request: pytest.FixtureRequest) -> Backend:
+    """Both databases with both runners."""
+    return _backend(request)
+
+
+@pytest.fixture
+async def make_env(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Any]:
+    """Factory: `await make_env(backend, **UserIOConfig overrides)`; closed at the end of the test."""
+    envs: list[Env] = []
+
+    async def factory(backend: Backend, **overrides: Any) -> Env:
+        route_handlers = overrides.pop("route_handlers", [])
+        clock = overrides.pop("clock", None) or FrozenClock()
+        queue_overrides = overrides.pop("queue", {})
+        if "hooks" in overrides:
+            overrides["hooks"] = HookConfig(**overrides["hooks"])
+        if "imports" in overrides:
+            overrides["imports"] = ImportConfig(**overrides["imports"])
+        exports = overrides.pop("exports", {})
+        if "storage" not in exports:
+            exports["storage"] = LocalStorageConfig(directory=tmp_path_factory.mktemp("exports"))
+        overrides["exports"] = ExportConfig(**exports)
+        queue = QueueConfig(
+            redis_url=backend.redis_url, queue_name=f"userio:test:{uuid.uuid4().hex[:8]}", **queue_overrides
+        )
+        config = UserIOConfig(database_url=backend.database_url, queue=queue, clock=clock, **overrides)
+        app = Litestar(route_handlers=route_handlers, plugins=[UserIOPlugin(config)])
+        services = await Services.start(config)
+        app.state["userio"] = services
+        client = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="https://testserver")
+        env = Env(backend.name, config, app, services, client, clock)
+        envs.append(env)
+        return env
+
+    yield factory
+    for env in envs:
+        await env.client.aclose()
+        await env.services.close()
+
+
+@pytest.fixture
+async def env(backend: Backend, make_env: Any) -> Env:
+    """The plugin on one deployment, with default settings."""
+    return await make_env(backend)
+
+
+@pytest.fixture
+async def env_all(backend_all: Backend, make_env: Any) -> Env:
+    """The plugin on each database with each runner."""
+    return await make_env(backend_all)
+
+
+@pytest.fixture
+async def project(env: Env) -> Project:
+    """A fresh project on `env`."""
+    return await env.make_project()
+
+
+def wait(coro: Any, timeout: float = 30) -> Any:
+    return asyncio.wait_for(coro, timeout)

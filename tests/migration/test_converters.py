@@ -1,0 +1,224 @@
+"""`--from auth0` and `--from cognito-csv`: conversion of real-format exports, and imports from them end to end."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+
+import bcrypt
+import msgspec
+import pytest
+
+from litestar_userio.imports.schemas import UserRecord
+from litestar_userio.transfer.converters import COGNITO_HEADER, ConversionError, auth0_record, cognito_record
+from litestar_userio.transfer.reader import CSVRows
+from tests.migration.conftest import FIXTURES, Deployment, read_report
+
+AUTH0 = FIXTURES / "auth0_users.ndjson"
+COGNITO = FIXTURES / "cognito_users.csv"
+
+
+def auth0_users() -> list[dict]:
+    return [json.loads(line) for line in AUTH0.read_text().splitlines()]
+
+
+def cognito_rows() -> list[dict[str, str]]:
+    return [row.values for row in CSVRows(io.BytesIO(COGNITO.read_bytes()))]
+
+
+def accepted(record: dict) -> UserRecord:
+    """Decode as the server does (unknown keys refused): the converter keeps only what our API accepts."""
+    return msgspec.json.decode(msgspec.json.encode(record), type=UserRecord)
+
+
+def test_auth0_export_converts_to_records_the_api_accepts():
+    users = auth0_users()
+    assert len(users) >= 10
+    for user in users:
+        accepted(auth0_record(user))
+        accepted(auth0_record(user, upsert=True))
+
+
+def test_auth0_mapping():
+    users = {u.get("email") or u.get("phone_number"): u for u in auth0_users()}
+    assert auth0_record(users["jose.garcia@example.es"]) == {
+        "email": "jose.garcia@example.es",
+        "email_verified": True,
+        "preferred_username": "jgarcia",
+        "name": "José García",
+        "given_name": "José",
+        "family_name": "García",
+        "nickname": "pepe",
+        "picture": "https://cdn.example.es/avatars/jose.png",
+        "custom_attributes": {
+            "plan": "team",
+            "company": "Ñandú S.L.",
+            "auth0_user_id": "auth0|64a1f0c2e8b7a3d2c1f00003",
+        },
+        "roles": ["editor"],
+        "groups": ["staff"],
+        "password": {"type": "bcrypt", "password_hash": "$2b$10$Mxi3d56HFjl/pXGsh8CzzugxlwNAbIFTk6FZ8wdyh8WqT/BytLsga"},
+    }
+    blocked = auth0_record(users["blocked.user@example.com"])
+    assert blocked["disabled"] is True
+    unverified = users["zoe.muller@example.de"]
+    assert "email_verified" not in auth0_record(unverified)  # false is the insert default: no warning per record
+    assert auth0_record(unverified, upsert=True)["email_verified"] is False
+    assert auth0_record(users["+14155550104"])["phone_number_verified"] is True
+    # The support password export: Mongo-style id, passwordHash.
+    ken = auth0_record(users["ken.thompson@example.com"])
+    assert ken["custom_attributes"] == {"auth0_user_id": "auth0|64a1f0c2e8b7a3d2c1f00012"}
+    assert ken["password"]["password_hash"].startswith("$2b$10$")
+    # What our API does not take stays out: timestamps, identities, counters, MFA enrolments, app_metadata.
+    soren = auth0_record(users["soren.overgaard@example.dk"])
+    assert set(soren) == {
+        "email", "email_verified", "preferred_username", "name", "given_name", "family_name", "nickname", "picture",
+        "custom_attributes", "roles", "password",
+    }  # fmt: skip
+    assert soren["custom_attributes"] == {"plan": "pro", "seats": 12, "auth0_user_id": "auth0|64a1f0c2e8b7a3d2c1f00008"}
+
+
+def test_a_non_bcrypt_hash_is_dropped():
+    record = auth0_record({"email": "a@x.com", "custom_password_hash": {"algorithm": "md5", "hash": {"value": "x"}}})
+    assert "password" not in record
+
+
+def test_cognito_header_is_the_real_one():
+    assert CSVRows(io.BytesIO(COGNITO.read_bytes())).header[: len(COGNITO_HEADER)] == list(COGNITO_HEADER)
+
+
+def test_cognito_export_converts_to_records_the_api_accepts():
+    rows = cognito_rows()
+    assert len(rows) >= 10
+    for row in rows:
+        accepted(cognito_record(row))
+
+
+def test_cognito_mapping():
+    rows = {row["email"]: row for row in cognito_rows()}
+    assert cognito_record(rows["ada@example.com"]) == {
+        "name": "Ada Lovelace",
+        "given_name": "Ada",
+        "family_name": "Lovelace",
+        "nickname": "ada",
+        "preferred_username": "ada",
+        "picture": "https://cdn.example.com/ada.png",
+        "website": "https://ada.example.com",
+        "email": "ada@example.com",
+        "gender": "female",
+        "birthdate": "1815-12-10",
+        "zoneinfo": "Europe/London",
+        "locale": "en-GB",
+        "phone_number": "+447911123456",
+        "email_verified": True,
+        "phone_number_verified": True,
+        "address": {"formatted": "12 St James's Square\nLondon SW1Y 4JH\nUnited Kingdom"},
+        "custom_attributes": {
+            "plan": "pro",
+            "company": "Analytical Engines Ltd",
+            "tenant_id": "t-001",
+            "cognito_username": "3f9c2a4e-5b1d-4e8f-9a7c-0d1e2f3a4b5c",
+        },
+    }
+    zoe = cognito_record(rows["zoe.mueller@example.de"])  # empty cells are absent
+    assert zoe == {
+        "name": "Zoë Müller",
+        "given_name": "Zoë",
+        "family_name": "Müller",
+        "email": "zoe.mueller@example.de",
+        "zoneinfo": "Europe/Berlin",
+        "locale": "de-DE",
+        "custom_attributes": {
+            "plan": "free",
+            "tenant_id": "t-002",
+            "cognito_username": "8a7b6c5d-4e3f-4a1b-9c8d-7e6f5a4b3c2d",
+        },
+    }
+    assert cognito_record(rows["zoe.mueller@example.de"], upsert=True)["email_verified"] is False
+
+
+def test_cognito_boolean_must_be_true_or_false():
+    with pytest.raises(ConversionError, match="TRUE or FALSE"):
+        cognito_record({"email": "a@x.com", "email_verified": "yes"})
+
+
+async def test_import_from_auth0(deployment: Deployment, tmp_path):
+    project = await deployment.make_project()
+    args = ("--from", "auth0", *project.args(deployment))
+
+    first = deployment.cli("import", str(AUTH0), *args, cwd=tmp_path)
+
+    # The one SMS user has no email, the identifier: it fails, and comes back as Auth0 wrote it.
+    assert first.returncode == 1, first.stderr
+    report = read_report(tmp_path / "report.ndjson")
+    assert [d["outcome"] for _, d in sorted(report.details.items())].count("inserted") == 11
+    sms_line = [line for line in AUTH0.read_bytes().splitlines(keepends=True) if b'"sms|' in line]
+    assert (tmp_path / "failed.ndjson").read_bytes() == sms_line[0]
+
+    # Resubmitted as is, with the identifier it has.
+    second = deployment.cli(
+        "import", "failed.ndjson", *args, "--identifier", "phone_number", "--report", "r2.ndjson", "--failed", "f2.ndjson",
+        cwd=tmp_path,
+    )  # fmt: skip
+
+    assert second.returncode == 0, second.stderr
+    assert await deployment.user_count(project) == 12
+    rows = await deployment.fetch(
+        "SELECT u.id, u.is_disabled, u.custom_attributes FROM userio_user u JOIN userio_identity i ON i.user_id = u.id"
+        " WHERE u.project_id = $1 AND i.login_id_key = 'email' AND i.original_value = $2",
+        project.id,
+        "ada.lovelace@example.com",
+    )
+    ada = rows[0]
+    assert json.loads(ada["custom_attributes"]) == {
+        "plan": "pro",
+        "newsletter": True,
+        "auth0_user_id": "auth0|64a1f0c2e8b7a3d2c1f00001",
+    }
+    hashes = await deployment.fetch(
+        "SELECT password_hash FROM userio_authenticator WHERE user_id = $1 AND type = 'password'", ada["id"]
+    )
+    assert bcrypt.checkpw(b"correct horse battery staple", hashes[0]["password_hash"].encode())
+    roles = await deployment.fetch("SELECT role_id FROM userio_user_role WHERE user_id = $1", ada["id"])
+    assert len(roles) == 1
+    blocked = await deployment.fetch(
+        "SELECT u.is_disabled FROM userio_user u JOIN userio_identity i ON i.user_id = u.id"
+        " WHERE u.project_id = $1 AND i.original_value = 'blocked.user@example.com'",
+        project.id,
+    )
+    assert bool(blocked[0]["is_disabled"]) is True
+
+
+async def test_import_from_cognito_csv(deployment: Deployment, tmp_path):
+    project = await deployment.make_project()
+    source = tmp_path / "cognito.csv"
+    shutil.copy(COGNITO, source)
+    broken = "Bad Phone,Bad,Phone,,,,,,,bad.phone@example.com,TRUE,,,,,+1 (415) 555,TRUE,,1700002000,FALSE,x-1,,,\n"
+    with source.open("a") as file:
+        file.write(broken)
+
+    result = deployment.cli("import", "cognito.csv", "--from", "cognito-csv", *project.args(deployment), cwd=tmp_path)
+
+    assert result.returncode == 1, result.stderr
+    report = read_report(tmp_path / "report.ndjson")
+    outcomes = [d["outcome"] for _, d in sorted(report.details.items())]
+    assert outcomes == ["inserted"] * 12 + ["failed"]
+    # The failed file is a Cognito CSV again (header + the row as read): fix it and resubmit with --from.
+    header = COGNITO.read_bytes().split(b"\n", 1)[0] + b"\n"
+    assert (tmp_path / "failed.csv").read_bytes() == header + broken.encode()
+    assert await deployment.user_count(project) == 12
+    rows = await deployment.fetch(
+        "SELECT u.standard_attributes, u.custom_attributes FROM userio_user u JOIN userio_identity i"
+        " ON i.user_id = u.id WHERE u.project_id = $1 AND i.original_value = 'jose.garcia@example.es'",
+        project.id,
+    )
+    standard = json.loads(rows[0]["standard_attributes"])
+    assert standard["address"] == {"formatted": "Calle Mayor 1, 28013 Madrid, España"}
+    assert standard["middle_name"] == "Luis"
+    assert json.loads(rows[0]["custom_attributes"]) == {
+        "plan": "team",
+        "company": "Ñandú, S.L.",
+        "tenant_id": "t-001",
+        "cognito_username": "jgarcia",
+    }

@@ -1,0 +1,148 @@
+"""`litestar userio export` against a live example app, on both deployments.
+
+Download URLs point at the test's storage host (another origin, plain HTTP, see conftest.DownloadProxy), which
+records what reaches it and can refuse or corrupt a download.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+
+import pytest
+
+from tests.migration.conftest import Deployment, Project, make_workload
+
+_PROJECTS: dict[str, tuple[Project, int]] = {}
+
+
+@pytest.fixture
+async def populated(deployment: Deployment, tmp_path_factory) -> tuple[Project, int]:
+    """A project with 300 imported users, made once per deployment."""
+    if deployment.name not in _PROJECTS:
+        folder = tmp_path_factory.mktemp("export-users")
+        workload = make_workload(folder / "users.ndjson", 300, tag="exp.")
+        project = await deployment.make_project()
+        result = deployment.cli("import", "users.ndjson", *project.args(deployment), "--quiet", cwd=folder)
+        assert result.returncode == 1, result.stderr
+        _PROJECTS[deployment.name] = (project, workload.inserted)
+    return _PROJECTS[deployment.name]
+
+
+def export(deployment: Deployment, project: Project, tmp_path, *args: str):
+    return deployment.cli("export", *args, *project.args(deployment), "--quiet", cwd=tmp_path)
+
+
+def assert_verified(result, path) -> None:
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    assert f"sha256 {digest[:16]}... verified" in result.stderr
+    assert not list(path.parent.glob(".*.part"))
+
+
+async def test_export_csv_with_every_field(deployment: Deployment, populated, tmp_path):
+    project, count = populated
+    seen_before = len(deployment.proxy.seen)
+
+    result = export(deployment, project, tmp_path, "--format", "csv", "-o", "out/users.csv")
+
+    assert result.returncode == 0, result.stderr
+    path = tmp_path / "out" / "users.csv"
+    rows = list(csv.reader(io.StringIO(path.read_text())))
+    assert rows[0][:4] == ["sub", "preferred_username", "email", "phone_number"]
+    assert len(rows) == count + 1
+    assert f"{count} users" in result.stderr
+    assert_verified(result, path)
+    # The file came from the storage host, and the admin token never went there.
+    downloads = deployment.proxy.seen[seen_before:]
+    assert downloads and not any("authorization" in headers for headers in downloads)
+
+
+async def test_export_csv_with_chosen_fields(deployment: Deployment, populated, tmp_path):
+    project, count = populated
+
+    result = export(
+        deployment,
+        project,
+        tmp_path,
+        "--format",
+        "csv",
+        "--field",
+        "/email",
+        "--field",
+        "/custom_attributes/plan=plan",
+        "--field",
+        "/name=display name",
+        "-o",
+        "users.csv",
+    )
+
+    assert result.returncode == 0, result.stderr
+    rows = list(csv.DictReader(io.StringIO((tmp_path / "users.csv").read_text())))
+    assert list(rows[0]) == ["email", "plan", "display name"]
+    assert len(rows) == count
+    assert {row["plan"] for row in rows} <= {"free", "pro", "team"}
+    assert all(row["email"].endswith("@example.com") and row["display name"] for row in rows)
+    assert_verified(result, tmp_path / "users.csv")
+
+
+async def test_export_ndjson(deployment: Deployment, populated, tmp_path):
+    project, count = populated
+
+    result = export(deployment, project, tmp_path, "--format", "ndjson", "-o", "users.ndjson")
+
+    assert result.returncode == 0, result.stderr
+    users = [json.loads(line) for line in (tmp_path / "users.ndjson").read_text().splitlines()]
+    assert len(users) == count
+    rows = await deployment.fetch("SELECT id FROM userio_user WHERE project_id = $1", project.id)
+    assert {u["sub"] for u in users} == {str(r["id"]) for r in rows}
+    assert_verified(result, tmp_path / "users.ndjson")
+
+
+async def test_a_refused_download_url_is_replaced_by_a_fresh_one(deployment: Deployment, populated, tmp_path):
+    project, _ = populated
+    deployment.proxy.actions.append("refuse")  # as an expired URL would be
+
+    result = export(deployment, project, tmp_path, "--format", "ndjson", "-o", "users.ndjson")
+
+    assert result.returncode == 0, result.stderr
+    assert "asking the server for a fresh one" in result.stderr
+    assert_verified(result, tmp_path / "users.ndjson")
+
+
+async def test_a_download_that_does_not_match_is_deleted(deployment: Deployment, populated, tmp_path):
+    project, _ = populated
+    deployment.proxy.actions.append("corrupt")
+
+    result = export(deployment, project, tmp_path, "--format", "csv", "-o", "users.csv")
+
+    assert result.returncode == 1
+    assert "is not the server's" in result.stderr and "deleted it" in result.stderr
+    assert list(tmp_path.iterdir()) == []  # neither the file nor a partial one
+
+
+async def test_export_usage_and_server_errors(embedded: Deployment, tmp_path):
+    project = await embedded.make_project()
+
+    def fails(*args: str, message: str) -> None:
+        result = export(embedded, project, tmp_path, *args)
+        assert result.returncode == 2, result.stderr
+        assert message in result.stderr
+        assert not (tmp_path / "x").exists()
+
+    fails("--format", "ndjson", "--field", "/email", "-o", "x", message="--field applies to --format csv")
+    fails("--format", "csv", "--field", "email", "-o", "x", message="expected a JSON pointer")
+    fails(
+        "--format",
+        "csv",
+        "--field",
+        "/email",
+        "--field",
+        "/name=email",
+        "-o",
+        "x",
+        message="the server refused to start an export (400): field names are not unique: email",
+    )
+    fails("--format", "csv", "--field", "/nope", "-o", "x", message="(400)")
+    fails("--format", "csv", "-o", "x", "--token", "bad", message="the server refused the admin token (403)")

@@ -1,0 +1,237 @@
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+from collections.abc import AsyncIterator
+from datetime import timedelta
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import httpx
+import pytest
+
+from litestar_userio.clock import FrozenClock
+from litestar_userio.config import S3StorageConfig
+from litestar_userio.storage import S3Storage, StoredFile, build_storage
+
+KEY = "proj_1/userexport_ABC/proj_1-userexport_ABC-20261103093000Z.csv"
+FILENAME = "proj_1-userexport_ABC-20261103093000Z.csv"
+MIB = 1024 * 1024
+WRITE = 64 * 1024
+
+
+@pytest.fixture
+async def s3_storage(s3_config: S3StorageConfig) -> AsyncIterator[S3Storage]:
+    storage = build_storage(dataclasses.replace(s3_config, part_size=5 * MIB), FrozenClock())
+    assert isinstance(storage, S3Storage)
+    yield storage
+    await storage.close()
+
+
+async def write_all(writer: Any, data: bytes) -> None:
+    for start in range(0, len(data), WRITE):
+        await writer.write(data[start : start + WRITE])
+
+
+def object_key(config: S3StorageConfig, key: str = KEY) -> str:
+    return config.prefix + key
+
+
+def pending_uploads(s3_client: Any, bucket: str) -> list[dict[str, Any]]:
+    return s3_client.list_multipart_uploads(Bucket=bucket).get("Uploads", [])
+
+
+def stored_keys(s3_client: Any, bucket: str) -> list[str]:
+    return [item["Key"] for item in s3_client.list_objects_v2(Bucket=bucket).get("Contents", [])]
+
+
+async def test_large_file_goes_up_in_parts(s3_storage: S3Storage, s3_config: S3StorageConfig, s3_client: Any):
+    data = os.urandom(12 * MIB + 12_345)
+    writer = await s3_storage.open_writer(KEY, content_type="text/csv", filename=FILENAME)
+    await write_all(writer, data)
+
+    assert len(pending_uploads(s3_client, s3_config.bucket)) == 1
+    assert stored_keys(s3_client, s3_config.bucket) == []
+    assert not await s3_storage.exists(KEY)
+
+    stored = await writer.complete()
+
+    assert stored == StoredFile(key=KEY, size=len(data), sha256=hashlib.sha256(data).hexdigest())
+    obj = s3_client.get_object(Bucket=s3_config.bucket, Key=object_key(s3_config))
+    assert obj["Body"].read() == data
+    assert obj["ContentType"] == "text/csv"
+    assert obj["ContentDisposition"] == f'attachment; filename="{FILENAME}"'
+    assert obj["ETag"].endswith('-3"')
+    assert pending_uploads(s3_client, s3_config.bucket) == []
+    assert await s3_storage.exists(KEY)
+
+
+async def test_exact_multiple_of_the_part_size_has_no_empty_last_part(
+    s3_storage: S3Storage, s3_config: S3StorageConfig, s3_client: Any
+):
+    data = os.urandom(10 * MIB)
+    writer = await s3_storage.open_writer(KEY, content_type="text/csv", filename=FILENAME)
+    await write_all(writer, data)
+    await writer.complete()
+
+    obj = s3_client.get_object(Bucket=s3_config.bucket, Key=object_key(s3_config))
+    assert obj["Body"].read() == data
+    assert obj["ETag"].endswith('-2"')
+
+
+async def test_small_file_goes_up_in_one_put(s3_storage: S3Storage, s3_config: S3StorageConfig, s3_client: Any):
+    data = b"sub,email\nuser_1,a@example.com\n"
+    writer = await s3_storage.open_writer(KEY, content_type="application/x-ndjson", filename="exporté.ndjson")
+    await writer.write(data[:10])
+
+    assert pending_uploads(s3_client, s3_config.bucket) == []
+    assert stored_keys(s3_client, s3_config.bucket) == []
+
+    await writer.write(data[10:])
+    stored = await writer.complete()
+
+    assert stored == StoredFile(key=KEY, size=len(data), sha256=hashlib.sha256(data).hexdigest())
+    obj = s3_client.get_object(Bucket=s3_config.bucket, Key=object_key(s3_config))
+    assert obj["Body"].read() == data
+    assert obj["ContentType"] == "application/x-ndjson"
+    assert obj["ContentDisposition"] == "attachment; filename=\"export_.ndjson\"; filename*=UTF-8''export%C3%A9.ndjson"
+    assert "-" not in obj["ETag"]
+    assert pending_uploads(s3_client, s3_config.bucket) == []
+
+
+async def test_empty_file_is_stored(s3_storage: S3Storage, s3_config: S3StorageConfig, s3_client: Any):
+    writer = await s3_storage.open_writer(KEY, content_type="text/csv", filename=FILENAME)
+
+    stored = await writer.complete()
+
+    assert stored.size == 0
+    assert s3_client.get_object(Bucket=s3_config.bucket, Key=object_key(s3_config))["Body"].read() == b""
+
+
+async def test_abort_removes_the_multipart_upload(s3_storage: S3Storage, s3_config: S3StorageConfig, s3_client: Any):
+    writer = await s3_storage.open_writer(KEY, content_type="text/csv", filename=FILENAME)
+    await write_all(writer, os.urandom(12 * MIB))
+    assert len(pending_uploads(s3_client, s3_config.bucket)) == 1
+
+    await writer.abort()
+    await writer.abort()
+
+    assert pending_uploads(s3_client, s3_config.bucket) == []
+    assert stored_keys(s3_client, s3_config.bucket) == []
+    assert not await s3_storage.exists(KEY)
+    with pytest.raises(RuntimeError):
+        await writer.write(b"more")
+    with pytest.raises(RuntimeError):
+        await writer.complete()
+
+
+async def test_abort_before_any_part_leaves_nothing(s3_storage: S3Storage, s3_config: S3StorageConfig, s3_client: Any):
+    writer = await s3_storage.open_writer(KEY, content_type="text/csv", filename=FILENAME)
+    await writer.write(b"a,b\n")
+
+    await writer.abort()
+
+    assert pending_uploads(s3_client, s3_config.bucket) == []
+    assert stored_keys(s3_client, s3_config.bucket) == []
+
+
+async def test_abort_after_complete_keeps_the_object(s3_storage: S3Storage, s3_config: S3StorageConfig, s3_client: Any):
+    writer = await s3_storage.open_writer(KEY, content_type="text/csv", filename=FILENAME)
+    await writer.write(b"a,b\n")
+    await writer.complete()
+
+    await writer.abort()
+
+    assert stored_keys(s3_client, s3_config.bucket) == [object_key(s3_config)]
+
+
+async def test_failed_complete_discards_the_upload(s3_config: S3StorageConfig, s3_client: Any):
+    config = dataclasses.replace(s3_config, part_size=5 * MIB)
+    storage = S3Storage(config)
+    # Parts under S3's 5 MiB minimum make CompleteMultipartUpload itself fail (EntityTooSmall).
+    config.part_size = MIB
+    try:
+        writer = await storage.open_writer(KEY, content_type="text/csv", filename=FILENAME)
+        await write_all(writer, os.urandom(3 * MIB))
+        assert len(pending_uploads(s3_client, s3_config.bucket)) == 1
+
+        with pytest.raises(Exception, match="EntityTooSmall"):
+            await writer.complete()
+
+        await writer.abort()
+        assert pending_uploads(s3_client, s3_config.bucket) == []
+        assert stored_keys(s3_client, s3_config.bucket) == []
+    finally:
+        await storage.close()
+
+
+async def test_presigned_url_points_at_the_storage_and_serves_the_file(
+    s3_storage: S3Storage, s3_config: S3StorageConfig, moto_endpoint: str
+):
+    data = b"sub,email\nuser_1,a@example.com\n"
+    writer = await s3_storage.open_writer(KEY, content_type="text/csv", filename=FILENAME)
+    await writer.write(data)
+    await writer.complete()
+
+    url = await s3_storage.signed_url(
+        KEY, expires_in=timedelta(seconds=60), request_base_url="https://auth.example.com"
+    )
+
+    parts = urlsplit(url)
+    query = parse_qs(parts.query)
+    assert f"{parts.scheme}://{parts.netloc}" == moto_endpoint
+    assert parts.path == f"/{s3_config.bucket}/{object_key(s3_config)}"
+    assert query["X-Amz-Algorithm"] == ["AWS4-HMAC-SHA256"]
+    assert query["X-Amz-Expires"] == ["60"]
+    assert query["X-Amz-Signature"][0]
+    assert query["X-Amz-Credential"][0].startswith("testing/")
+    async with httpx.AsyncClient() as client:
+        response = await client.get(url)
+    assert response.status_code == 200
+    assert response.content == data
+    assert response.headers["content-type"] == "text/csv"
+    assert response.headers["content-disposition"] == f'attachment; filename="{FILENAME}"'
+
+
+async def test_each_signed_url_is_fresh(s3_storage: S3Storage):
+    first = await s3_storage.signed_url(KEY, expires_in=timedelta(seconds=60))
+    second = await s3_storage.signed_url(KEY, expires_in=timedelta(seconds=120))
+
+    assert parse_qs(urlsplit(first).query)["X-Amz-Signature"] != parse_qs(urlsplit(second).query)["X-Amz-Signature"]
+
+
+async def test_delete_and_exists(s3_storage: S3Storage, s3_config: S3StorageConfig, s3_client: Any):
+    writer = await s3_storage.open_writer(KEY, content_type="text/csv", filename=FILENAME)
+    await writer.write(b"a\n")
+    await writer.complete()
+    assert await s3_storage.exists(KEY)
+
+    await s3_storage.delete(KEY)
+    await s3_storage.delete(KEY)
+
+    assert not await s3_storage.exists(KEY)
+    assert stored_keys(s3_client, s3_config.bucket) == []
+
+
+async def test_storage_can_be_used_again_after_close(s3_storage: S3Storage):
+    await s3_storage.close()
+
+    assert not await s3_storage.exists(KEY)
+
+
+@pytest.mark.parametrize("key", ["", "/abs.csv", "proj/../x.csv", "proj\\x.csv", "proj/x\x00.csv", "proj//x.csv"])
+async def test_invalid_keys_raise_value_error(s3_storage: S3Storage, key: str):
+    with pytest.raises(ValueError, match="storage key"):
+        await s3_storage.open_writer(key, content_type="text/csv", filename=FILENAME)
+    with pytest.raises(ValueError, match="storage key"):
+        await s3_storage.signed_url(key, expires_in=timedelta(seconds=60))
+    with pytest.raises(ValueError, match="storage key"):
+        await s3_storage.exists(key)
+    with pytest.raises(ValueError, match="storage key"):
+        await s3_storage.delete(key)
+
+
+def test_part_size_below_the_s3_minimum_is_refused(s3_config: S3StorageConfig):
+    with pytest.raises(ValueError, match="part_size"):
+        S3Storage(dataclasses.replace(s3_config, part_size=5 * MIB - 1))

@@ -1,0 +1,145 @@
+"""`litestar userio ...` run as users run it: a subprocess on the example app, state in USERIO_HOME."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import jwt
+import pytest
+from litestar import Litestar
+
+from litestar_userio import UserIOConfig, UserIOPlugin
+from litestar_userio.services import Services
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def cli_env(request, tmp_path) -> dict[str, str]:
+    home = tmp_path / "home"
+    if request.param == "postgres":
+        database_url = request.getfixturevalue("postgres_url")
+    else:
+        database_url = f"sqlite:///{tmp_path / 'cli.sqlite3'}"
+    return {**os.environ, "USERIO_HOME": str(home), "USERIO_DATABASE_URL": database_url, "USERIO_REDIS_URL": ""}
+
+
+def userio(env: dict[str, str], *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run(
+        [sys.executable, "-m", "litestar", "--app", "example_app.app:app", "userio", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    if check:
+        assert result.returncode == 0, result.stderr
+    return result
+
+
+def project_id(tmp_path: Path) -> str:
+    return f"cli{abs(hash(tmp_path)) % 10**8}"
+
+
+async def test_create_project_sign_token_and_call_the_api(cli_env, tmp_path):
+    pid = project_id(tmp_path)
+    key_file = tmp_path / "admin.pem"
+
+    userio(cli_env, "migrate")
+    created = userio(
+        cli_env, "project", "create", "--id", pid, "--domain", f"{pid}.example.test", "--key-out", str(key_file)
+    )
+    kid = created.stdout.strip()
+    token = userio(cli_env, "admin-token", "--project", pid, "--key", str(key_file), "--ttl", "120").stdout
+
+    assert kid
+    assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
+    assert token.count("\n") == 1
+    assert len(token.strip().split(".")) == 3
+    header = jwt.get_unverified_header(token.strip())
+    claims = jwt.decode(token.strip(), options={"verify_signature": False})
+    assert (header["alg"], header["kid"], claims["aud"], claims["exp"] - claims["iat"]) == ("RS256", kid, pid, 120)
+
+    config = UserIOConfig(database_url=cli_env["USERIO_DATABASE_URL"])
+    app = Litestar(plugins=[UserIOPlugin(config)])
+    services = await Services.start(config, run_jobs=False)
+    app.state["userio"] = services
+    try:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="https://x") as client:
+            response = await client.post(
+                "/_api/admin/users/import",
+                json={"identifier": "email", "records": [{"email": "a@example.com"}]},
+                headers={"Authorization": f"Bearer {token.strip()}", "Host": f"{pid}.example.test"},
+            )
+    finally:
+        await services.close()
+    assert response.status_code == 202
+
+
+def test_project_key_defaults_to_userio_home(cli_env, tmp_path):
+    pid = project_id(tmp_path)
+    userio(cli_env, "project", "create", "--id", pid, "--domain", f"{pid}.example.test")
+
+    token = userio(cli_env, "admin-token", "--project", pid).stdout.strip()
+
+    assert (Path(cli_env["USERIO_HOME"]) / f"{pid}-admin-key.pem").exists()
+    assert jwt.decode(token, options={"verify_signature": False})["aud"] == pid
+
+
+def test_duplicate_project_is_refused(cli_env, tmp_path):
+    pid = project_id(tmp_path)
+    userio(cli_env, "project", "create", "--id", pid, "--domain", f"{pid}.example.test")
+
+    again = userio(cli_env, "project", "create", "--id", pid, "--domain", "other.example.test", check=False)
+
+    assert again.returncode == 1
+    assert f"project '{pid}' already exists" in again.stderr
+
+
+def test_roles_and_groups_add_print_the_new_keys(cli_env, tmp_path):
+    pid = project_id(tmp_path)
+    userio(cli_env, "project", "create", "--id", pid, "--domain", f"{pid}.example.test")
+
+    first = userio(cli_env, "roles", "add", "--project", pid, "admin", "editor")
+    second = userio(cli_env, "roles", "add", "--project", pid, "editor", "viewer")
+    groups = userio(cli_env, "groups", "add", "--project", pid, "staff")
+
+    assert first.stdout.split() == ["admin", "editor"]
+    assert second.stdout.split() == ["viewer"]
+    assert groups.stdout.split() == ["staff"]
+
+
+def test_admin_token_without_key_file_fails_clearly(cli_env):
+    result = userio(cli_env, "admin-token", "--project", "nope", check=False)
+
+    assert result.returncode == 1
+    assert "cannot read the admin key" in result.stderr
+    assert result.stdout == ""
+
+
+def test_worker_needs_redis(cli_env):
+    result = userio(cli_env, "worker", "--burst", check=False)
+
+    assert result.returncode == 1
+    assert "no Redis configured" in result.stderr
+
+
+def test_worker_burst_runs_queued_jobs(cli_env, redis_url, tmp_path):
+    env = {**cli_env, "USERIO_REDIS_URL": redis_url, "USERIO_QUEUE_NAME": f"userio:cli:{tmp_path.name}"}
+
+    result = userio(env, "worker", "--burst")
+
+    assert "Starting worker" in result.stderr
+
+
+def test_token_ttl_is_bounded(cli_env):
+    result = userio(cli_env, "admin-token", "--project", "x", "--ttl", "0", check=False)
+
+    assert result.returncode == 2
+    assert "--ttl" in result.stderr

@@ -1,0 +1,142 @@
+"""Formats of standard attributes and login-id normalization (DECISIONS 3 "Formats")."""
+
+from __future__ import annotations
+
+import email_validator
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from litestar_userio.users.formats import (
+    _is_plain_email,
+    is_bcp47,
+    is_birthdate,
+    is_e164,
+    is_email,
+    is_http_url,
+    is_timezone,
+    normalize_login_id,
+)
+
+ATOM = st.text(
+    alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789!#$%&'*+/=?^_`{|}~-",
+    min_size=1,
+    max_size=20,
+)
+LABEL = st.from_regex(r"[A-Za-z0-9]([A-Za-z0-9-]{0,8}[A-Za-z0-9])?", fullmatch=True)
+TLD = st.from_regex(r"[A-Za-z]{2,6}", fullmatch=True)
+
+
+def library_accepts(value: str) -> bool:
+    try:
+        email_validator.validate_email(value, check_deliverability=False)
+    except email_validator.EmailNotValidError:
+        return False
+    return True
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(ATOM, min_size=1, max_size=3), st.lists(LABEL, min_size=1, max_size=3), TLD)
+def test_plain_email_fast_path_never_accepts_what_email_validator_refuses(local, labels, tld):
+    value = ".".join(local) + "@" + ".".join([*labels, tld])
+    if _is_plain_email(value):
+        assert library_accepts(value), value
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=40))
+def test_is_email_agrees_with_email_validator_on_anything(value):
+    assert is_email(value) == library_accepts(value)
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["a@b.test", "x@localhost", "a..b@x.com", "a@-x.com", "a@x.123", "é@x.com", "a@xn--zz.com", "a" * 65 + "@x.com"],
+)
+def test_edge_emails_match_the_library(value):
+    assert is_email(value) == library_accepts(value)
+
+
+@pytest.mark.parametrize(
+    ("value", "ok"),
+    [
+        ("+14155550123", True),
+        ("+447911123456", True),
+        ("+15555550100", False),
+        ("14155550123", False),
+        ("+1 415 555 0123", False),
+        ("+1415555012a", False),
+    ],
+)
+def test_phone_numbers_must_be_valid_e164(value, ok):
+    assert is_e164(value) is ok
+
+
+@pytest.mark.parametrize(
+    ("value", "ok"),
+    [
+        ("2000-02-29", True),
+        ("1900-02-29", False),
+        ("0000-02-29", True),
+        ("--02-29", True),
+        ("--13-01", False),
+        ("1987", True),
+        ("87", False),
+        ("2000-1-1", False),
+    ],
+)
+def test_birthdate(value, ok):
+    assert is_birthdate(value) is ok
+
+
+@pytest.mark.parametrize(
+    ("value", "ok"), [("Europe/Paris", True), ("UTC", True), ("europe/paris", False), ("GMT+1", False)]
+)
+def test_timezone(value, ok):
+    assert is_timezone(value) is ok
+
+
+@pytest.mark.parametrize(
+    ("value", "ok"),
+    [
+        ("en", True),
+        ("en-US", True),
+        ("zh-Hant-TW", True),
+        ("en-us", False),
+        ("eng", False),
+        ("en_US", False),
+        ("x", False),
+        ("", False),
+    ],
+)
+def test_locale_is_canonical_bcp47(value, ok):
+    assert is_bcp47(value) is ok
+
+
+@pytest.mark.parametrize(
+    ("value", "ok"),
+    [
+        ("https://a.example/x", True),
+        ("http://a", True),
+        ("ftp://a", False),
+        ("//a.example", False),
+        ("https://", False),
+        ("https://a b", False),
+    ],
+)
+def test_http_url(value, ok):
+    assert is_http_url(value) is ok
+
+
+@pytest.mark.parametrize(
+    ("attribute", "value", "normalized"),
+    [
+        ("email", "Ada@Example.COM", "ada@example.com"),
+        ("email", "\uff3aoë@Bücher.de", "zoë@xn--bcher-kva.de"),  # fullwidth Z folds to z (NFKC)
+        ("phone_number", "+14155550123", "+14155550123"),
+        ("preferred_username", "Straße", "strasse"),
+        ("preferred_username", "ADA", "ada"),
+    ],
+)
+def test_login_ids_are_matched_on_a_normalized_value(attribute, value, normalized):
+    assert normalize_login_id(attribute, value) == normalized

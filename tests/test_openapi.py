@@ -1,0 +1,67 @@
+"""Every admin endpoint is in the OpenAPI schema with its body, answers and error envelopes; the docs render."""
+
+from __future__ import annotations
+
+import pytest
+
+ENDPOINTS = {
+    ("post", "/_api/admin/users/import"): ("202", {"400", "403", "413", "415"}, "ImportErrorBody"),
+    ("get", "/_api/admin/users/import/{task_id}"): ("200", {"403", "404"}, "ImportErrorBody"),
+    ("post", "/_api/admin/users/export"): ("202", {"400", "403", "415", "429", "500"}, "ExportErrorBody"),
+    ("get", "/_api/admin/users/export/{task_id}"): ("200", {"403", "404", "500"}, "ExportErrorBody"),
+    ("get", "/_api/admin/hooks"): ("200", {"403"}, "ExportErrorBody"),
+    ("put", "/_api/admin/hooks"): ("200", {"400", "403", "415"}, "ExportErrorBody"),
+    ("delete", "/_api/admin/hooks"): ("200", {"403"}, "ExportErrorBody"),
+    ("post", "/_api/admin/hooks/test"): ("200", {"400", "403", "404"}, "ExportErrorBody"),
+}
+WITH_BODY = {
+    ("post", "/_api/admin/users/import"),
+    ("post", "/_api/admin/users/export"),
+    ("put", "/_api/admin/hooks"),
+    ("post", "/_api/admin/hooks/test"),
+}
+
+
+@pytest.fixture
+async def schema(env):
+    response = await env.client.get("/schema/openapi.json")
+    assert response.status_code == 200
+    return response.json()
+
+
+@pytest.mark.parametrize(("method", "path"), list(ENDPOINTS))
+async def test_each_admin_endpoint_is_documented(schema, method, path):
+    success, errors, envelope = ENDPOINTS[(method, path)]
+    operation = schema["paths"][path][method]
+
+    assert success in operation["responses"]
+    assert errors <= set(operation["responses"])
+    for code in errors:
+        ref = operation["responses"][code]["content"]["application/json"]["schema"]["$ref"]
+        assert ref.endswith(envelope)
+    if (method, path) in WITH_BODY:
+        assert operation["requestBody"]["required"] is True
+        assert "properties" in operation["requestBody"]["content"]["application/json"]["schema"]
+
+
+async def test_import_body_documents_every_record_member_and_an_example(schema):
+    body = schema["paths"]["/_api/admin/users/import"]["post"]["requestBody"]["content"]["application/json"]
+    record = body["schema"]["properties"]["records"]["items"]["properties"]
+
+    assert {"email", "password", "mfa", "custom_attributes", "roles", "address", "disabled"} <= set(record)
+    assert body["schema"]["required"] == ["identifier", "records"]
+    assert body["examples"]["bcrypt users"]["value"]["identifier"] == "email"
+
+
+async def test_envelopes_are_described(schema):
+    components = schema["components"]["schemas"]
+
+    assert components["ImportErrorBody"]["properties"]["error"]["type"] == "string"
+    assert "error" in components["ExportErrorBody"]["properties"]
+
+
+async def test_the_docs_page_renders(env):
+    response = await env.client.get("/schema/swagger")
+
+    assert response.status_code == 200
+    assert "swagger" in response.text.lower()

@@ -1,0 +1,79 @@
+"""A token endpoint like the example app's, on each deployment, with an imported user and two clients."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import jwt
+import pytest
+
+from example_app.oauth import jwks, token
+from tests.helpers import HASH_2B, PASSWORD, import_one
+
+PLUGINS = Path(__file__).resolve().parents[2] / "plugins"
+HOOKS = "/_api/admin/hooks"
+
+
+@dataclass
+class TokenWorld:
+    env: object
+    project: object
+    user_id: str
+
+    async def put_hooks(self, *hooks):
+        response = await self.project.env.client.put(
+            HOOKS, json={"hooks": [{"event": e, "source": s} for e, s in hooks]}, headers=self.project.headers()
+        )
+        assert response.status_code == 200, response.text
+        return response
+
+    async def sign_in(self, client_id="jwt-app", password=PASSWORD, username="ada@example.com", scope="openid"):
+        return await self.project.env.client.post(
+            "/oauth2/token",
+            data={
+                "grant_type": "password",
+                "username": username,
+                "password": password,
+                "client_id": client_id,
+                "scope": scope,
+            },
+            headers={"Host": self.project.host},
+        )
+
+    async def jwks(self):
+        response = await self.project.env.client.get("/.well-known/jwks.json", headers={"Host": self.project.host})
+        assert response.status_code == 200
+        return response.json()
+
+    async def verify(self, token_text, audience):
+        keys = jwt.PyJWKSet.from_dict(await self.jwks())
+        kid = jwt.get_unverified_header(token_text)["kid"]
+        key = next(k for k in keys.keys if k.key_id == kid)
+        return jwt.decode(token_text, key.key, algorithms=["RS256"], audience=audience, options={"verify_exp": False})
+
+
+@pytest.fixture
+async def world(backend, make_env) -> TokenWorld:
+    env = await make_env(
+        backend, route_handlers=[token, jwks], hooks={"hook_timeout": __import__("datetime").timedelta(seconds=1)}
+    )
+    project = await env.make_project(roles=("admin", "editor"))
+    detail = await import_one(
+        project,
+        {
+            "email": "ada@example.com",
+            "email_verified": True,
+            "name": "Ada",
+            "roles": ["admin"],
+            "custom_attributes": {"tier": "gold", "score": 7},
+            "password": {"type": "bcrypt", "password_hash": HASH_2B},
+        },
+    )
+    await env.services.tokens.applications.create(project.id, "jwt-app", issue_jwt_access_token=True)
+    await env.services.tokens.applications.create(project.id, "opaque-app", issue_jwt_access_token=False)
+    return TokenWorld(env, project, detail["user_id"])
+
+
+def plugin_hook(name: str) -> str:
+    return (PLUGINS / name).read_text()

@@ -1,0 +1,132 @@
+"""The hooks admin API: the ordered hook list, compile errors with positions, the test runner."""
+
+from __future__ import annotations
+
+from tests.tokens.conftest import HOOKS
+
+OK_HOOK = "export default async function (e: any): Promise<any> {\n  return { is_allowed: true, mutations: { jwt: { payload: { ...e.payload.jwt.payload, hello: 'world' } } } };\n}\n"
+ID_HOOK = "export default (e: any) => ({ is_allowed: true, mutations: { id_token: { payload: { ...e.payload.id_token.payload, custom_attributes: e.payload.user.custom_attributes } } } });\n"
+
+
+async def test_put_get_delete_the_hook_list(world):
+    hooks = [
+        {"event": "oidc.jwt.pre_create", "source": OK_HOOK},
+        {"event": "oidc.id_token.pre_create", "source": ID_HOOK},
+    ]
+
+    put = await world.project.env.client.put(HOOKS, json={"hooks": hooks}, headers=world.project.headers())
+    listed = await world.project.get(HOOKS)
+    deleted = await world.project.env.client.delete(HOOKS, headers=world.project.headers())
+    after = await world.project.get(HOOKS)
+
+    assert put.status_code == 200
+    assert put.json() == {"result": {"hooks": hooks}}
+    assert listed.json() == {"result": {"hooks": hooks}}
+    assert deleted.status_code == 200
+    assert deleted.json() == {"result": {"hooks": []}}
+    assert after.json() == {"result": {"hooks": []}}
+
+
+async def test_a_hook_that_does_not_compile_changes_nothing_and_says_where(world):
+    await world.put_hooks(("oidc.jwt.pre_create", OK_HOOK))
+    broken = "export default function (e: any) {\n  enum Color { Red }\n  return { is_allowed: true };\n}\n"
+
+    response = await world.project.env.client.put(
+        HOOKS,
+        json={
+            "hooks": [
+                {"event": "oidc.jwt.pre_create", "source": OK_HOOK},
+                {"event": "oidc.jwt.pre_create", "source": broken},
+            ]
+        },
+        headers=world.project.headers(),
+    )
+
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert (error["name"], error["reason"]) == ("Invalid", "HookCompileFailed")
+    assert (error["info"]["index"], error["info"]["line"], error["info"]["column"]) == (1, 2, 3)
+    assert "enum" in error["info"]["message"]
+    assert (await world.project.get(HOOKS)).json()["result"]["hooks"] == [
+        {"event": "oidc.jwt.pre_create", "source": OK_HOOK}
+    ]
+
+
+async def test_unknown_event_fails_validation(world):
+    response = await world.project.env.client.put(
+        HOOKS, json={"hooks": [{"event": "user.created", "source": OK_HOOK}]}, headers=world.project.headers()
+    )
+
+    assert response.status_code == 400
+    assert response.json()["error"]["reason"] == "ValidationFailed"
+
+
+async def test_the_test_runner_shows_payload_added_claims_console_and_durations(world):
+    source = "export default function (e: any) {\n  console.log('user', e.payload.user.id);\n  console.warn({ n: 1 });\n  return { is_allowed: true, mutations: { jwt: { payload: { ...e.payload.jwt.payload, tier: e.payload.user.custom_attributes.tier } } } };\n}\n"
+
+    response = await world.project.post(
+        f"{HOOKS}/test",
+        {
+            "event": "oidc.jwt.pre_create",
+            "user_id": world.user_id,
+            "client_id": "jwt-app",
+            "hooks": [{"event": "oidc.jwt.pre_create", "source": source}],
+        },
+    )
+
+    assert response.status_code == 200, response.text
+    result = response.json()["result"]
+    assert result["added_claims"] == {"tier": "gold"}
+    assert result["payload"]["sub"] == world.user_id
+    (run,) = result["hooks"]
+    assert run["console"][0] == {"level": "log", "message": f"user {world.user_id}"}
+    assert run["console"][1]["level"] == "warn"
+    assert run["duration_ms"] >= 0
+    assert "error" not in result
+    assert (await world.project.get(HOOKS)).json()["result"]["hooks"] == [], "the test saves nothing"
+
+
+async def test_the_test_runner_reports_a_failure_with_its_position(world):
+    source = "export default function (e: any) {\n  const x: any = null;\n  return x.boom;\n}\n"
+
+    response = await world.project.post(
+        f"{HOOKS}/test",
+        {
+            "event": "oidc.jwt.pre_create",
+            "user_id": world.user_id,
+            "client_id": "jwt-app",
+            "hooks": [{"event": "oidc.jwt.pre_create", "source": source}],
+        },
+    )
+
+    result = response.json()["result"]
+    assert result["error"]["reason"] == "HookInvalidResponse"
+    assert ":3:" in result["error"]["message"]
+    assert result["hooks"][0]["error"]["reason"] == "HookInvalidResponse"
+
+
+async def test_the_test_runner_uses_the_saved_hooks_by_default(world):
+    await world.put_hooks(("oidc.jwt.pre_create", OK_HOOK))
+
+    response = await world.project.post(
+        f"{HOOKS}/test", {"event": "oidc.jwt.pre_create", "user_id": world.user_id, "client_id": "jwt-app"}
+    )
+
+    assert response.json()["result"]["added_claims"] == {"hello": "world"}
+
+
+async def test_hooks_of_one_project_never_see_another_projects_users(world):
+    other = await world.env.make_project()
+
+    response = await other.post(
+        f"{HOOKS}/test", {"event": "oidc.jwt.pre_create", "user_id": world.user_id, "client_id": "jwt-app"}
+    )
+
+    assert response.status_code in (400, 404)
+
+
+async def test_hooks_api_requires_the_admin_token(world):
+    response = await world.project.env.client.get(HOOKS, headers={"Host": world.project.host})
+
+    assert response.status_code == 403
+    assert response.json()["error"]["name"] == "Forbidden"
