@@ -8,6 +8,7 @@ rows through Piccolo model instances took 88 ms, through COPY 7 ms.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import re
@@ -34,6 +35,9 @@ Row = Mapping[str, Any]
 
 _PLACEHOLDER = re.compile(r"\$(\d+)")
 _IDLE_SQLITE_READERS = 4
+_POOL_CLOSE_TIMEOUT = 10.0
+
+logger = logging.getLogger("litestar_userio.db")
 
 
 _CONFLICT_SQLSTATES = {"23505", "40001", "40P01"}
@@ -175,11 +179,16 @@ class Database:
             await self.engine.run_ddl("PRAGMA journal_mode=WAL")
 
     async def close(self) -> None:
-        """Close the pool."""
+        """Close the pool: connections still in use get a few seconds to come back, then are closed."""
         while self._idle_readers:
             await self._idle_readers.pop().close()
-        if isinstance(self.engine, PostgresEngine):
-            await self.engine.close_connection_pool()
+        if isinstance(self.engine, PostgresEngine) and self.engine.pool is not None:
+            pool, self.engine.pool = self.engine.pool, None
+            try:
+                await asyncio.wait_for(pool.close(), _POOL_CLOSE_TIMEOUT)
+            except TimeoutError:
+                logger.warning("database connections still busy after %.0f s; closing them", _POOL_CLOSE_TIMEOUT)
+                pool.terminate()
 
     @asynccontextmanager
     async def reader(self) -> AsyncIterator[Tx]:
@@ -233,5 +242,10 @@ class Database:
             async with self.engine.transaction(transaction_type=TransactionType.immediate) as txn:
                 yield Tx("sqlite", txn.connection)
         else:
-            async with self.engine.transaction() as txn:
-                yield Tx("postgres", txn.connection)
+            # Not Piccolo's transaction: when the server drops the connection its rollback raises before the
+            # connection goes back to the pool, and the pool then waits forever on close. asyncpg's own
+            # `acquire` context releases a broken connection too.
+            assert isinstance(self.engine, PostgresEngine)
+            assert self.engine.pool is not None
+            async with self.engine.pool.acquire() as connection, connection.transaction():
+                yield Tx("postgres", connection)

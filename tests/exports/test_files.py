@@ -241,12 +241,34 @@ async def test_empty_project_exports_a_header_only_csv_and_an_empty_ndjson(env):
 async def test_formula_injection_escaping_is_opt_in(backend, make_env):
     env = await make_env(backend, clock=FrozenClock(START))
     project = await env.make_project()
-    await run_import(project, [{"email": "a@example.com", "name": "=HYPERLINK(\"http://x\")", "nickname": "-5", "custom_attributes": {"n": -5, "s": "@SUM(A1)", "t": "\tx"}}])
-    fields = [{"pointer": p} for p in ("/name", "/nickname", "/custom_attributes/n", "/custom_attributes/s", "/custom_attributes/t", "/email")]
+    await run_import(
+        project,
+        [
+            {
+                "email": "a@example.com",
+                "name": '=HYPERLINK("http://x")',
+                "nickname": "-5",
+                "custom_attributes": {"n": -5, "s": "@SUM(A1)", "t": "\tx"},
+            }
+        ],
+    )
+    fields = [
+        {"pointer": p}
+        for p in (
+            "/name",
+            "/nickname",
+            "/custom_attributes/n",
+            "/custom_attributes/s",
+            "/custom_attributes/t",
+            "/email",
+        )
+    ]
 
     exact = (await exported_bytes(project, {"format": "csv", "csv": {"fields": fields}})).decode()
     env.clock.advance(__import__("datetime").timedelta(days=1))
-    escaped = (await exported_bytes(project, {"format": "csv", "csv": {"fields": fields, "escape_formulas": True}})).decode()
+    escaped = (
+        await exported_bytes(project, {"format": "csv", "csv": {"fields": fields, "escape_formulas": True}})
+    ).decode()
 
     assert exact.splitlines()[1] == '"=HYPERLINK(""http://x"")",-5,-5,@SUM(A1),"\tx",a@example.com'
     assert escaped.splitlines()[1] == '"\'=HYPERLINK(""http://x"")",\'-5,-5,\'@SUM(A1),\'\tx,a@example.com'

@@ -185,9 +185,13 @@ async def test_a_replayed_request_with_its_idempotency_key_answers_the_same_task
 
 
 async def test_an_idempotency_key_reused_with_another_body_is_409(project):
-    await project.post(IMPORT, {"identifier": "email", "records": [{"email": "a@example.com"}]}, headers={"Idempotency-Key": "k"})
+    await project.post(
+        IMPORT, {"identifier": "email", "records": [{"email": "a@example.com"}]}, headers={"Idempotency-Key": "k"}
+    )
 
-    response = await project.post(IMPORT, {"identifier": "email", "records": [{"email": "b@example.com"}]}, headers={"Idempotency-Key": "k"})
+    response = await project.post(
+        IMPORT, {"identifier": "email", "records": [{"email": "b@example.com"}]}, headers={"Idempotency-Key": "k"}
+    )
 
     assert response.status_code == 409
     assert response.json() == {"error": "this Idempotency-Key was used for a different request"}
@@ -195,6 +199,8 @@ async def test_an_idempotency_key_reused_with_another_body_is_409(project):
 
 
 async def test_an_invalid_idempotency_key_is_400(project):
-    response = await project.post(IMPORT, {"identifier": "email", "records": [{}]}, headers={"Idempotency-Key": "has space"})
+    response = await project.post(
+        IMPORT, {"identifier": "email", "records": [{}]}, headers={"Idempotency-Key": "has space"}
+    )
 
     assert response.status_code == 400
