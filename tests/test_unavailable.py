@@ -42,34 +42,3 @@ async def test_queue_down_keeps_the_import_and_refuses_exports_with_503(postgres
     assert rows[0]["status"] == "pending"
     assert exported.status_code == 503
     assert exported.json()["error"]["info"] == {"dependency": "queue"}
-
-
-async def test_a_connection_dropped_inside_a_transaction_goes_back_to_the_pool(postgres_url):
-    """A worker shuts down promptly after PostgreSQL dropped one of its transactions (it used to hang on close)."""
-    import asyncio
-
-    import asyncpg
-    import pytest
-
-    from litestar_userio.db.engine import Database
-    from litestar_userio.errors import unavailable_dependency
-
-    db = Database(postgres_url, pool_size=2)
-    await db.start()
-    admin = await asyncpg.connect(postgres_url)
-
-    async def dropped_in_the_middle() -> None:
-        async with db.transaction() as tx:
-            pid = (await tx.fetchrow("SELECT pg_backend_pid() AS pid"))["pid"]
-            await admin.execute("SELECT pg_terminate_backend($1)", pid)
-            await tx.execute("SELECT 1")
-
-    try:
-        with pytest.raises(Exception) as dropped:  # noqa: PT011 (asyncpg raises one of several classes here)
-            await dropped_in_the_middle()
-        assert unavailable_dependency(dropped.value) == "database", "the job is retried, not failed"
-        async with db.transaction() as tx:
-            assert (await tx.fetchrow("SELECT 1 AS one"))["one"] == 1
-    finally:
-        await admin.close()
-    await asyncio.wait_for(db.close(), timeout=5)

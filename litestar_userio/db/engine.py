@@ -138,6 +138,15 @@ class Tx:
             await self.execute(f"DELETE FROM {table} WHERE {self.any(column, 1)}", self.array(values))
 
 
+async def _reset_connection(connection: Any) -> None:
+    """Nothing beyond asyncpg's own release step, which already rolls back a transaction left open.
+
+    asyncpg's default reset also runs `pg_advisory_unlock_all(); CLOSE ALL; UNLISTEN *; RESET ALL` on every
+    release: a round trip each time (measured: 246 against 145 us per acquire, query and release). The
+    plugin takes no session locks, cursors, listeners or settings (its one advisory lock is per transaction).
+    """
+
+
 class Database:
     """The plugin's database, chosen by URL: `postgresql://...` or `sqlite:///path`."""
 
@@ -174,7 +183,7 @@ class Database:
     async def start(self) -> None:
         """Open the connection pool. Queries go through `Tx`; only migrations use Piccolo's bound tables."""
         if isinstance(self.engine, PostgresEngine):
-            await self.engine.start_connection_pool(min_size=1, max_size=self.pool_size)
+            await self.engine.start_connection_pool(min_size=1, max_size=self.pool_size, reset=_reset_connection)
         else:
             await self.engine.run_ddl("PRAGMA journal_mode=WAL")
 
