@@ -1,7 +1,9 @@
 """The plugin's Piccolo tables. Every row belongs to a project (DECISIONS 1: multi-project).
 
 Uniqueness that spans several columns (a login id per project, a role key per project) is declared
-by raw SQL in the migrations, which Piccolo's column options cannot express.
+by raw SQL in the initial migration, which Piccolo's column options cannot express. The schema is the same
+on both engines; the one engine-specific storage option (lz4 compression of the import chunks' JSON on
+PostgreSQL) is declared in that migration's `POSTGRES_STORAGE`.
 """
 
 from __future__ import annotations
@@ -84,13 +86,11 @@ class User(Table, tablename="userio_user"):
 
 
 class Identity(Table, tablename="userio_identity"):
-    """A login id (email, phone, username); unique per project and key on the normalized value.
-
-    On PostgreSQL `project_id` carries no foreign key (migration 2026-11-22T00:40): the user's row does.
-    """
+    """A login id (email, phone, username); unique per project and key on the normalized value."""
 
     id = Varchar(length=36, primary_key=True)
-    project = ForeignKey(Project, db_column_name="project_id", on_delete=OnDelete.cascade, null=False)
+    project_id = Varchar(length=64)
+    """No foreign key: the user's row carries the project's (a direct check cost 8 us per imported row)."""
     user = ForeignKey(User, db_column_name="user_id", on_delete=OnDelete.cascade, null=False, index=True)
     login_id_key = Varchar(length=32)
     login_id_type = Varchar(length=32)
@@ -100,13 +100,11 @@ class Identity(Table, tablename="userio_identity"):
 
 
 class Authenticator(Table, tablename="userio_authenticator"):
-    """A primary password, or a second factor: password, TOTP, OOB email, OOB phone.
-
-    On PostgreSQL `project_id` carries no foreign key (migration 2026-11-22T00:40): the user's row does.
-    """
+    """A primary password, or a second factor: password, TOTP, OOB email, OOB phone."""
 
     id = Varchar(length=36, primary_key=True)
-    project = ForeignKey(Project, db_column_name="project_id", on_delete=OnDelete.cascade, null=False)
+    project_id = Varchar(length=64)
+    """No foreign key: the user's row carries the project's (as `Identity.project_id`)."""
     user = ForeignKey(User, db_column_name="user_id", on_delete=OnDelete.cascade, null=False, index=True)
     kind = Varchar(length=16)
     """`primary` or `secondary`."""
