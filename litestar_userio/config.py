@@ -118,6 +118,36 @@ class HookConfig:
     """A longer chain is refused at save time."""
     cache_ttl: timedelta = timedelta(seconds=2)
     """How long a process reuses a project's hook list before reading it again (other processes' saves)."""
+    max_pool_size: int = 8
+    """The worker pool grows up to this many processes (about 77 MB each) while runs wait; extra idle ones stop."""
+    tenant_share: int = 3
+    """Workers one project may hold at once (production and test runs): its hooks cannot take the whole pool."""
+    test_share: int = 1
+    """Workers the test endpoint's runs of all projects may hold at once; the rest is kept for issuance."""
+    queue_timeout: timedelta = timedelta(seconds=2)
+    """How long a run may wait for a worker, apart from the hook's own time limit (error kind `no_worker`)."""
+    idle_timeout: timedelta = timedelta(seconds=30)
+    """An idle worker above `pool_size` is stopped after this long."""
+    secrets_key: str | None = None
+    """base64 of 32 random bytes (`SecretBox.generate_key()`): encrypts hook secrets at rest. Without it the
+    secrets endpoints answer `HookSecretsDisabled`; changing it makes the stored secrets unreadable."""
+    max_secrets: int = 50
+    """Secrets per project."""
+    max_secret_bytes: int = 8192
+    """Largest secret value (UTF-8)."""
+    fetch_max_calls: int = 10
+    """`fetch` calls per hook run; the next one is refused."""
+    fetch_max_body_bytes: int = 1 << 20
+    """Largest response (and request) body a hook's fetch may move."""
+    fetch_ca_file: str | None = None
+    """CA bundle for the hooks' https fetches (default: the system's)."""
+    run_log_retention: timedelta = timedelta(days=7)
+    """How long the run log keeps an entry."""
+    run_log_per_second: int = 20
+    """Allowed runs logged per project and second by each process; above it they are sampled (refusals and
+    errors are always logged)."""
+    run_log_flush_interval: timedelta = timedelta(seconds=1)
+    """How often each process writes its buffered run log entries."""
 
 
 @dataclass

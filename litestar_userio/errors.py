@@ -28,7 +28,11 @@ __all__ = [
     "HookDisallowed",
     "HookError",
     "HookInvalidResponse",
+    "HookSecretNotFound",
+    "HookSecretsDisabled",
     "HookTimeout",
+    "HookVersionNotFound",
+    "HookWorkerUnavailable",
     "IdempotencyKeyReused",
     "InternalError",
     "Invalid",
@@ -484,3 +488,31 @@ def export_error_handler(_: Request[Any, Any, Any], exc: Exception) -> Response[
     """DECISIONS 4: the export envelope `{"error": {"name", "reason", "message", "code", "info"?}}`."""
     error = _as_userio_error(exc)
     return Response({"error": error.to_object()}, status_code=error.status_code, headers=error.headers)
+
+
+class HookWorkerUnavailable(HookError):
+    """No hook worker was free within the queue timeout (the pool was busy); the hook itself never ran."""
+
+    reason = "HookWorkerUnavailable"
+    default_message = "no hook worker was free in time"
+
+
+class HookSecretsDisabled(InternalError):
+    """Hook secrets need `HookConfig.secrets_key`, which this deployment does not set."""
+
+    reason = "HookSecretsDisabled"
+    default_message = "hook secrets are disabled: no secrets key is configured"
+
+
+class HookSecretNotFound(NotFound):
+    """No hook secret of that name in this project."""
+
+    reason = "HookSecretNotFound"
+    default_message = "no such hook secret"
+
+
+class HookVersionNotFound(NotFound):
+    """No saved version of this project's hooks with that number."""
+
+    reason = "HookVersionNotFound"
+    default_message = "no such hook version"

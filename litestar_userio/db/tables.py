@@ -12,6 +12,7 @@ from piccolo.columns import (
     JSONB,
     BigInt,
     Boolean,
+    DoublePrecision,
     ForeignKey,
     Integer,
     OnDelete,
@@ -31,6 +32,10 @@ __all__ = [
     "ExportTask",
     "Group",
     "Hook",
+    "HookRunRecord",
+    "HookSecret",
+    "HookSettings",
+    "HookVersion",
     "Identity",
     "ImportChunk",
     "ImportTask",
@@ -277,6 +282,66 @@ class Hook(Table, tablename="userio_hook"):
     source_id = Varchar(length=64)
     """SHA-256 of the JavaScript: the runtime's cache key."""
     created_at = Timestamptz()
+    on_error = Varchar(length=16, default="deny")
+    """`deny` (fail closed, DECISIONS 5) or `continue` (issue without this hook's changes)."""
+
+
+class HookSettings(Table, tablename="userio_hook_settings"):
+    """A project's hook settings beside the hooks: the fetch allowlist and the current version number."""
+
+    id = Serial(primary_key=True)
+    project = ForeignKey(Project, db_column_name="project_id", on_delete=OnDelete.cascade, null=False, unique=True)
+    fetch_allowlist = Text(default="[]")
+    """JSON array of origins (`https://api.example.com`)."""
+    version = Integer(default=0)
+    """The latest saved version of the project's hooks."""
+    updated_at = Timestamptz()
+
+
+class HookVersion(Table, tablename="userio_hook_version"):
+    """Every save of a project's hooks: who saved it, when, and the saved body (unique per project and version)."""
+
+    id = Serial(primary_key=True)
+    project = ForeignKey(Project, db_column_name="project_id", on_delete=OnDelete.cascade, null=False)
+    version = Integer()
+    created_at = Timestamptz()
+    actor_kid = Varchar(length=255, null=True)
+    """The admin token's key id."""
+    actor_sub = Varchar(length=255, null=True)
+    """The admin token's subject."""
+    body = Text()
+    """The saved body as JSON: `{"hooks": [...], "fetch_allowlist": [...]}`."""
+
+
+class HookSecret(Table, tablename="userio_hook_secret"):
+    """A project's hook secret, encrypted (AES-GCM, key from the configuration); unique per project and name."""
+
+    id = Serial(primary_key=True)
+    project = ForeignKey(Project, db_column_name="project_id", on_delete=OnDelete.cascade, null=False)
+    name = Varchar(length=128)
+    ciphertext = Text()
+    """base64 of nonce + ciphertext; the project id and the name are its associated data."""
+    updated_at = Timestamptz()
+
+
+class HookRunRecord(Table, tablename="userio_hook_run"):
+    """The outcome of one production hook run (the run log), kept for `HookConfig.run_log_retention`."""
+
+    id = Serial(primary_key=True)
+    project = ForeignKey(Project, db_column_name="project_id", on_delete=OnDelete.cascade, null=False)
+    event = Varchar(length=64)
+    hook_index = Integer()
+    started_at = Timestamptz()
+    duration_ms = DoublePrecision()
+    outcome = Varchar(length=16)
+    """`allowed`, `refused` or `error`."""
+    error_kind = Varchar(length=32, null=True)
+    console = Text(default="[]")
+    """JSON: the run's console, truncated, secrets masked."""
+    claims_added = Text(default="[]")
+    """JSON: the names of the claims the run added, never their values."""
+    sampled_rate = DoublePrecision(default=1.0)
+    """The share of runs logged when this one was (1.0: every run)."""
 
 
 TABLES: tuple[type[Table], ...] = (
@@ -298,5 +363,9 @@ TABLES: tuple[type[Table], ...] = (
     SigningKey,
     Application,
     Hook,
+    HookSettings,
+    HookVersion,
+    HookSecret,
+    HookRunRecord,
 )
 """In dependency order: a table only references tables before it."""

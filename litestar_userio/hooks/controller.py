@@ -1,18 +1,42 @@
-"""`GET/PUT/DELETE /_api/admin/hooks` and `POST /_api/admin/hooks/test` (DECISIONS 5; export-style envelope)."""
+"""The hooks admin API (DECISIONS 5, issue 14; export-style envelope).
+
+`GET/PUT/DELETE /hooks`, `POST /hooks/test`, `GET /hooks/secrets`, `PUT/DELETE /hooks/secrets/{name}`,
+`GET /hooks/versions`, `GET /hooks/versions/{version}`, `POST /hooks/versions/{version}/rollback`, `GET /hooks/runs`.
+"""
 
 from __future__ import annotations
 
 from typing import Any, TypeVar
 
+import jwt
 import msgspec
 from litestar import Controller, Request, delete, get, post, put
 from litestar.di import NamedDependency, Provide
+from litestar.params import Parameter
 
 from litestar_userio.config import UserIOConfig
 from litestar_userio.dependencies import provide_admin_project
 from litestar_userio.errors import Cause, UnsupportedMediaType, ValidationFailed, export_error_handler
-from litestar_userio.hooks.schemas import HookList, HookListResult, HookTestRequest, HookTestResult
-from litestar_userio.hooks.service import HookSpec
+from litestar_userio.hooks.repository import VersionRow
+from litestar_userio.hooks.schemas import (
+    HookList,
+    HookListResult,
+    HookRunEntry,
+    HookRunPage,
+    HookRunPageResult,
+    HookSecretInfo,
+    HookSecretList,
+    HookSecretListResult,
+    HookSecretResult,
+    HookSecretValue,
+    HookTestRequest,
+    HookTestResult,
+    HookVersion,
+    HookVersionActor,
+    HookVersionList,
+    HookVersionListResult,
+    HookVersionResult,
+)
 from litestar_userio.imports.validation import cause_from_msgspec
 from litestar_userio.openapi import ExportErrorBody, error_responses, json_body
 from litestar_userio.projects.service import ProjectRecord
@@ -38,6 +62,26 @@ def _origin(request: Request[Any, Any, Any]) -> str:
     return str(request.base_url).rstrip("/")
 
 
+def _actor(request: Request[Any, Any, Any]) -> tuple[str | None, str | None]:
+    """The key id and subject of the admin token (already verified by the project dependency)."""
+    token = request.headers.get("authorization", "").partition(" ")[2].strip()
+    try:
+        kid = jwt.get_unverified_header(token).get("kid")
+        sub = jwt.decode(token, options={"verify_signature": False}).get("sub")
+    except jwt.PyJWTError:
+        return None, None
+    return (str(kid) if kid is not None else None), (str(sub) if sub is not None else None)
+
+
+def _version(row: VersionRow, *, with_body: bool = False) -> HookVersion:
+    return HookVersion(
+        row.version,
+        row.created_at,
+        HookVersionActor(row.actor_kid, row.actor_sub),
+        row.body if with_body else msgspec.UNSET,
+    )
+
+
 def build_hooks_controller(config: UserIOConfig) -> type[Controller]:
     """The hooks admin controller for this config."""
 
@@ -51,17 +95,19 @@ def build_hooks_controller(config: UserIOConfig) -> type[Controller]:
         request_max_body_size = 2 * 1024 * 1024
 
         @get(
-            "/", summary="The project's blocking hooks, in order", responses=error_responses(ExportErrorBody, 403, 503)
+            "/",
+            summary="The project's blocking hooks, in order, and its fetch allowlist",
+            responses=error_responses(ExportErrorBody, 403, 503),
         )
         async def list_hooks(
             self, project: NamedDependency[ProjectRecord], userio: NamedDependency[Services]
         ) -> HookListResult:
-            hooks = await userio.hooks.list(project.id)
-            return HookListResult(HookList([HookSpec(h.event, h.source) for h in hooks]))  # type: ignore[arg-type]
+            hooks, allowlist = await userio.hooks.settings(project.id)
+            return HookListResult(HookList([h.spec() for h in hooks], allowlist))
 
         @put(
             "/",
-            summary="Replace the hooks; every hook must compile or nothing changes",
+            summary="Replace the hooks (a new version); every hook must compile or nothing changes",
             operation_class=json_body(HookList),
             responses=error_responses(ExportErrorBody, 400, 403, 415, 503),
         )
@@ -72,15 +118,134 @@ def build_hooks_controller(config: UserIOConfig) -> type[Controller]:
             userio: NamedDependency[Services],
         ) -> HookListResult:
             body = await _body(request, HookList)
-            await userio.hooks.replace(project.id, body.hooks)
-            return HookListResult(body)
+            allowlist = None if body.fetch_allowlist is msgspec.UNSET else body.fetch_allowlist
+            await userio.hooks.replace(project.id, body.hooks, allowlist, _actor(request))
+            hooks, saved_allowlist = await userio.hooks.settings(project.id)
+            return HookListResult(HookList([h.spec() for h in hooks], saved_allowlist))
 
-        @delete("/", status_code=200, summary="Remove every hook", responses=error_responses(ExportErrorBody, 403, 503))
+        @delete(
+            "/",
+            status_code=200,
+            summary="Remove every hook (a new version; the allowlist stays)",
+            responses=error_responses(ExportErrorBody, 403, 503),
+        )
         async def delete_hooks(
-            self, project: NamedDependency[ProjectRecord], userio: NamedDependency[Services]
+            self,
+            request: Request[Any, Any, Any],
+            project: NamedDependency[ProjectRecord],
+            userio: NamedDependency[Services],
         ) -> HookListResult:
-            await userio.hooks.replace(project.id, [])
-            return HookListResult(HookList([]))
+            await userio.hooks.replace(project.id, [], None, _actor(request))
+            _, allowlist = await userio.hooks.settings(project.id)
+            return HookListResult(HookList([], allowlist))
+
+        @get(
+            "/secrets",
+            summary="Names and update times of the project's hook secrets (never their values)",
+            responses=error_responses(ExportErrorBody, 403, 503),
+        )
+        async def list_secrets(
+            self, project: NamedDependency[ProjectRecord], userio: NamedDependency[Services]
+        ) -> HookSecretListResult:
+            names = await userio.hooks.secret_names(project.id)
+            return HookSecretListResult(HookSecretList([HookSecretInfo(n, t) for n, t in names]))
+
+        @put(
+            "/secrets/{name:str}",
+            summary="Set a hook secret (encrypted at rest; hooks read it as ctx.secrets.NAME)",
+            operation_class=json_body(HookSecretValue),
+            responses=error_responses(ExportErrorBody, 400, 403, 415, 500, 503),
+        )
+        async def put_secret(
+            self,
+            request: Request[Any, Any, Any],
+            name: str,
+            project: NamedDependency[ProjectRecord],
+            userio: NamedDependency[Services],
+        ) -> HookSecretResult:
+            body = await _body(request, HookSecretValue)
+            updated = await userio.hooks.put_secret(project.id, name, body.value)
+            return HookSecretResult(HookSecretInfo(name, updated))
+
+        @delete(
+            "/secrets/{name:str}",
+            status_code=200,
+            summary="Delete a hook secret",
+            responses=error_responses(ExportErrorBody, 403, 404, 500, 503),
+        )
+        async def delete_secret(
+            self, name: str, project: NamedDependency[ProjectRecord], userio: NamedDependency[Services]
+        ) -> HookSecretListResult:
+            await userio.hooks.delete_secret(project.id, name)
+            names = await userio.hooks.secret_names(project.id)
+            return HookSecretListResult(HookSecretList([HookSecretInfo(n, t) for n, t in names]))
+
+        @get(
+            "/versions",
+            summary="Every saved version of the hooks, newest first",
+            responses=error_responses(ExportErrorBody, 403, 503),
+        )
+        async def list_versions(
+            self, project: NamedDependency[ProjectRecord], userio: NamedDependency[Services]
+        ) -> HookVersionListResult:
+            rows = await userio.hooks.versions(project.id)
+            return HookVersionListResult(HookVersionList([_version(r) for r in rows]))
+
+        @get(
+            "/versions/{version:int}",
+            summary="One saved version with its body",
+            responses=error_responses(ExportErrorBody, 403, 404, 503),
+        )
+        async def get_version(
+            self, version: int, project: NamedDependency[ProjectRecord], userio: NamedDependency[Services]
+        ) -> HookVersionResult:
+            return HookVersionResult(_version(await userio.hooks.version(project.id, version), with_body=True))
+
+        @post(
+            "/versions/{version:int}/rollback",
+            status_code=200,
+            summary="Save a version's body again, as a new version",
+            responses=error_responses(ExportErrorBody, 400, 403, 404, 503),
+        )
+        async def rollback(
+            self,
+            request: Request[Any, Any, Any],
+            version: int,
+            project: NamedDependency[ProjectRecord],
+            userio: NamedDependency[Services],
+        ) -> HookVersionResult:
+            new_version = await userio.hooks.rollback(project.id, version, _actor(request))
+            return HookVersionResult(_version(await userio.hooks.version(project.id, new_version), with_body=True))
+
+        @get(
+            "/runs",
+            summary="The run log of production hook runs, newest first, paged",
+            responses=error_responses(ExportErrorBody, 400, 403, 503),
+        )
+        async def list_runs(
+            self,
+            project: NamedDependency[ProjectRecord],
+            userio: NamedDependency[Services],
+            limit: int = Parameter(default=50, ge=1, le=500),
+            cursor: str | None = Parameter(default=None, pattern=r"^[0-9]{1,18}$"),
+        ) -> HookRunPageResult:
+            rows, more = await userio.hooks.runs(project.id, limit, int(cursor) if cursor else None)
+            entries = [
+                HookRunEntry(
+                    r.event,
+                    r.hook_index,
+                    r.started_at,
+                    r.duration_ms,
+                    r.outcome,  # type: ignore[arg-type]
+                    r.error_kind,
+                    r.console,
+                    r.claims_added,
+                    r.sampled_rate,
+                )
+                for _, r in rows
+            ]
+            next_cursor = str(rows[-1][0]) if more and rows else None
+            return HookRunPageResult(HookRunPage(entries, next_cursor))
 
         @post(
             "/test",

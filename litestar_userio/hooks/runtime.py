@@ -9,6 +9,10 @@ closed. A child also confines memory: its heap limit ends the run, anything wors
 Inside a worker every object a hook can reach is frozen, timers and the other ways to run code later are removed,
 and each run evaluates the hook's module scope afresh, so no run can see or change what another run sees. Why child
 processes, the IPC chosen and the measured costs: docs/hooks-runtime.md.
+
+Tenants are isolated: a project holds at most `tenant_share` workers at once, test runs together at most
+`test_share`, and the pool grows up to `max_pool_size` for whoever may still run. Waiting for a worker is bounded
+by `queue_timeout`, apart from the hook's own time, and ends in the error kind `no_worker`.
 """
 
 from __future__ import annotations
@@ -21,21 +25,25 @@ import signal
 import struct
 import sys
 import time
-from collections import OrderedDict, deque
+from collections import Counter, OrderedDict, deque
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 import msgspec
 
-__all__ = ["ErrorKind", "HookRunResult", "HookRuntime", "HookSource", "RuntimeLimits"]
+__all__ = ["ErrorKind", "Fetcher", "HookRunResult", "HookRuntime", "HookSource", "PoolState", "RuntimeLimits"]
 
 logger = logging.getLogger(__name__)
 
-ErrorKind = Literal["exception", "timeout", "memory", "invalid_json", "crashed"]
+ErrorKind = Literal["exception", "timeout", "memory", "invalid_json", "crashed", "no_worker"]
+
+Fetcher = Callable[[list[dict[str, Any]]], Awaitable[list[dict[str, Any]]]]
+"""Performs a run's `fetch` requests for it (`hooks.fetch`); one per run, so it can count the run's calls."""
 
 _WORKER = str(Path(__file__).with_name("_worker.py"))
-_HEADER = struct.Struct("<III")
+_HEADER = struct.Struct("<cIIII")  # kind (b"R" run, b"F" fetch answers), four lengths
 _LENGTH = struct.Struct("<I")
 _START_TIMEOUT = 30.0
 _STOP_GRACE = 1.0
@@ -69,7 +77,17 @@ class RuntimeLimits:
     console_limit_bytes: int = 16_384
     """Console text kept per run (UTF-8), then a truncation marker."""
     pool_size: int = 2
-    """Warm workers (child processes), each running one hook at a time."""
+    """Warm workers (child processes), each running one hook at a time; the pool never shrinks below it."""
+    max_pool_size: int = 8
+    """The pool grows up to this many workers while runs that may start wait; idle extra ones are stopped."""
+    tenant_share: int = 3
+    """Workers one tenant (project) may hold at once, production and test runs together."""
+    test_share: int = 1
+    """Workers test runs of all tenants may hold at once, so they never take what token issuance needs."""
+    queue_timeout: float = 2.0
+    """Seconds a run may wait for a worker, apart from the hook's own time; then it fails with `no_worker`."""
+    idle_timeout: float = 30.0
+    """An idle worker above `pool_size` is stopped after this many seconds."""
 
 
 class HookRunResult(msgspec.Struct):
@@ -84,7 +102,25 @@ class HookRunResult(msgspec.Struct):
     console: list[dict[str, str]]
     """`{"level": "log" | "info" | "warn" | "error", "message": ...}` in order, bounded by `console_limit_bytes`."""
     duration_ms: float
-    """Wall time of the call, from `run()` to its answer."""
+    """Wall time of the call, from `run()` to its answer (waiting for a worker included)."""
+    queued_ms: float = 0.0
+    """Of which waiting for a worker."""
+
+
+@dataclass(frozen=True)
+class PoolState:
+    """A snapshot of the pool, for tests, metrics and benchmarks."""
+
+    workers: frozenset[int]
+    """Process ids of the live workers."""
+    idle: int
+    """Live workers waiting for a run."""
+    starting: int
+    """Workers being started."""
+    busy: Mapping[str, int]
+    """Workers in use per tenant."""
+    waiting: int
+    """Runs waiting for a worker."""
 
 
 class _Reply(msgspec.Struct, omit_defaults=True):
@@ -98,6 +134,7 @@ class _Reply(msgspec.Struct, omit_defaults=True):
     retire: bool = False
     missing: bool = False
     loaded: bool = True
+    fetch: list[dict[str, Any]] | None = None
 
 
 class _Pipes(asyncio.SubprocessProtocol):
@@ -176,6 +213,7 @@ class _Worker:
         self.pid: int = transport.get_pid()
         self.known: OrderedDict[str, None] = OrderedDict()
         self.retired = False
+        self.idle_timer: asyncio.TimerHandle | None = None
 
     def remember(self, hook_id: str) -> None:
         """The worker holds this hook now; the oldest are forgotten, as the worker forgets them."""
@@ -184,13 +222,21 @@ class _Worker:
         if len(self.known) > _KNOWN_HOOKS:
             self.known.popitem(last=False)
 
-    def request(self, hook: HookSource, event: bytes, *, load: bool) -> asyncio.Future[bytes | None]:
+    def request(self, hook: HookSource, event: bytes, context: bytes, *, load: bool) -> asyncio.Future[bytes | None]:
         """Send one run; the future is its reply."""
         waiter = self.pipes.next_frame()
         if not waiter.done():
             hook_id = hook.id.encode()
             javascript = hook.javascript.encode() if load else b""
-            self.stdin.write(_HEADER.pack(len(hook_id), len(javascript), len(event)) + hook_id + javascript + event)
+            header = _HEADER.pack(b"R", len(hook_id), len(javascript), len(event), len(context))
+            self.stdin.write(header + hook_id + javascript + event + context)
+        return waiter
+
+    def answer_fetches(self, answers: bytes) -> asyncio.Future[bytes | None]:
+        """Send the answers to a run's fetch requests; the future is the run's next frame."""
+        waiter = self.pipes.next_frame()
+        if not waiter.done():
+            self.stdin.write(_HEADER.pack(b"F", 0, 0, len(answers), 0) + answers)
         return waiter
 
     def kill(self) -> None:
@@ -208,15 +254,27 @@ class _Worker:
         return "memory" if "out of memory" in text else "crashed"
 
 
+@dataclass(eq=False)
+class _Waiter:
+    """A run waiting for a worker."""
+
+    tenant: str
+    test: bool
+    future: asyncio.Future[_Worker | None]
+
+
 class HookRuntime:
     """A pool of warm V8 workers that runs hooks with hard limits; one instance per process, started once."""
 
     def __init__(self, limits: RuntimeLimits = RuntimeLimits()) -> None:
         self.limits = limits
         self._idle: deque[_Worker] = deque()
-        self._waiting: deque[asyncio.Future[_Worker | None]] = deque()
+        self._waiting: deque[_Waiter] = deque()
         self._workers: set[_Worker] = set()
         self._spawning: set[asyncio.Task[None]] = set()
+        self._reaping: set[asyncio.Task[None]] = set()
+        self._busy: Counter[str] = Counter()
+        self._test_busy = 0
         self._start_lock = asyncio.Lock()
         self._started = False
         self._closed = False
@@ -241,14 +299,40 @@ class HookRuntime:
                     self._workers.discard(worker)
                 raise RuntimeError("the hook workers did not start") from failure
             for worker in workers:
-                self._release(worker)
+                self._idle.append(worker)
             self._started = True
+            self._dispatch()
 
-    async def run(self, hook: HookSource, event_json: str, *, timeout: float | None = None) -> HookRunResult:
+    def state(self) -> PoolState:
+        """What the pool holds now."""
+        live = [w for w in self._workers if not w.retired]
+        return PoolState(
+            workers=frozenset(w.pid for w in live),
+            idle=sum(1 for w in self._idle if not w.retired),
+            starting=len(self._spawning),
+            busy={tenant: n for tenant, n in self._busy.items() if n},
+            waiting=sum(1 for w in self._waiting if not w.future.done()),
+        )
+
+    async def run(
+        self,
+        hook: HookSource,
+        event_json: str,
+        *,
+        timeout: float | None = None,
+        tenant: str = "",
+        test: bool = False,
+        queue_timeout: float | None = None,
+        secrets: Mapping[str, str] | None = None,
+        fetcher: Fetcher | None = None,
+    ) -> HookRunResult:
         """Call the hook's default export with the event and return its JSON answer, or why there is none.
 
-        `timeout` (seconds) shortens the run's limit, e.g. to what is left of a token's total budget; it never
-        lengthens `hook_timeout`. Waiting for a free worker counts against it.
+        `timeout` (seconds) shortens the hook's own limit, e.g. to what is left of a token's total budget; it never
+        lengthens `hook_timeout`. It starts once a worker is found: waiting for one is bounded apart, by
+        `queue_timeout` (at most `limits.queue_timeout`), and ends in `no_worker`. `tenant` (the project) and `test`
+        (a test run) decide which share of the pool the run may use. `secrets` reach the hook as `ctx.secrets`;
+        `fetcher` performs its `fetch` calls (without one, every call is refused).
         """
         if not self._started:
             await self.start()
@@ -258,54 +342,55 @@ class HookRuntime:
         budget = self.limits.hook_timeout if timeout is None else min(timeout, self.limits.hook_timeout)
         if budget <= 0:
             return _failure("timeout", "no time was left for the hook", started)
-        deadline = asyncio.get_running_loop().time() + budget
-        worker = await self._acquire(deadline)
+        wait = self.limits.queue_timeout if queue_timeout is None else min(queue_timeout, self.limits.queue_timeout)
+        loop = asyncio.get_running_loop()
+        worker = await self._acquire(tenant, test, loop.time() + max(wait, 0.0))
         if worker is None:
             if self._closed:
                 return _failure("crashed", "the hook runtime was closed", started)
-            return _failure("timeout", f"no hook worker was free within {budget:g} s", started)
+            return _failure("no_worker", f"no hook worker was free within {wait:g} s", started, queued=True)
+        queued = (time.perf_counter() - started) * 1000
+        deadline = loop.time() + budget
         event = event_json.encode()
+        context = msgspec.json.encode({"secrets": dict(secrets or {})})
+        keep = False
         try:
-            reply = await self._exchange(worker, hook, event, hook.id not in worker.known, deadline)
+            reply = await self._exchange(worker, hook, event, context, hook.id not in worker.known, deadline, fetcher)
             if reply is not None and reply.missing:  # the worker had dropped the hook from its cache
-                reply = await self._exchange(worker, hook, event, True, deadline)
-        except BaseException:
-            self._retire(worker)  # cancelled mid-run: the worker's state is unknown
-            raise
+                reply = await self._exchange(worker, hook, event, context, True, deadline, fetcher)
+            keep = reply is not None and not reply.retire
+        finally:
+            self._done(worker, tenant, test, keep=keep)  # cancelled mid-run: the worker's state is unknown
         if reply is None:
-            exited = worker.pipes.exited.done()
-            self._retire(worker)
             if self._closed:
                 return _failure("crashed", "the hook runtime was closed", started)
-            if not exited:
-                return _failure("timeout", f"the hook did not finish within {budget:g} s", started)
+            if not worker.pipes.exited.done():
+                return _failure("timeout", f"the hook did not finish within {budget:g} s", started, queued)
             kind = worker.crash_kind()
             logger.warning("hook worker %d died during a run: %s", worker.pid, worker.stderr_tail())
-            return _failure(kind, f"the hook worker died during the run ({kind})", started)
-        if reply.retire:
-            self._retire(worker)
-        else:
-            if reply.loaded:
-                worker.remember(hook.id)
-            self._release(worker)
+            return _failure(kind, f"the hook worker died during the run ({kind})", started, queued)
+        if keep and reply.loaded:
+            worker.remember(hook.id)
         duration = (time.perf_counter() - started) * 1000
         if reply.ok:
-            return HookRunResult(True, reply.r, None, None, reply.c, duration)
-        return HookRunResult(False, None, reply.k or "crashed", reply.m, reply.c, duration)
+            return HookRunResult(True, reply.r, None, None, reply.c, duration, queued)
+        return HookRunResult(False, None, reply.k or "crashed", reply.m, reply.c, duration, queued)
 
     async def close(self) -> None:
         """Stop every worker: EOF and SIGTERM, SIGKILL after a grace period; returns once each has exited."""
         self._closed = True
         while self._waiting:
             waiter = self._waiting.popleft()
-            if not waiter.done():
-                waiter.set_result(None)
+            if not waiter.future.done():
+                waiter.future.set_result(None)
         for task in list(self._spawning):
             task.cancel()
         await asyncio.gather(*self._spawning, return_exceptions=True)
         workers = list(self._workers)
         for worker in workers:
             worker.retired = True
+            if worker.idle_timer is not None:
+                worker.idle_timer.cancel()
             with contextlib.suppress(Exception):
                 worker.stdin.close()
                 worker.transport.send_signal(signal.SIGTERM)
@@ -314,6 +399,7 @@ class HookRuntime:
             for worker in workers:
                 worker.kill()
             await asyncio.gather(*(asyncio.shield(w.pipes.exited) for w in workers))
+        await asyncio.gather(*self._reaping, return_exceptions=True)
         for worker in workers:
             worker.transport.close()
         self._workers.clear()
@@ -357,76 +443,186 @@ class HookRuntime:
         pipes.exited.add_done_callback(lambda _: self._retire(worker))  # died while idle: replace it
         return worker
 
-    def _release(self, worker: _Worker) -> None:
-        while self._waiting:
-            waiter = self._waiting.popleft()
-            if not waiter.done():
-                waiter.set_result(worker)
-                return
-        self._idle.append(worker)
+    def _may_run(self, tenant: str, test: bool, busy: Counter[str], test_busy: int) -> bool:
+        limits = self.limits
+        return busy[tenant] < limits.tenant_share and (not test or test_busy < limits.test_share)
 
-    async def _acquire(self, deadline: float) -> _Worker | None:
-        """A living idle worker, first come first served; None when none frees up before the deadline."""
-        loop = asyncio.get_running_loop()
-        while not self._closed:
-            while self._idle:
-                worker = self._idle.popleft()
-                if not worker.retired:
-                    return worker
-            waiter: asyncio.Future[_Worker | None] = loop.create_future()
-            self._waiting.append(waiter)
-            timer = loop.call_at(deadline, _expire, waiter)
-            try:
-                got = await waiter
-            except asyncio.CancelledError:
-                handed = waiter.result() if waiter.done() and not waiter.cancelled() else None
-                if handed is not None:
-                    self._release(handed)  # handed over just as the caller gave up
-                raise
-            finally:
-                timer.cancel()
-            if got is None:
-                return None
-            if not got.retired:
-                return got
+    def _claim(self, tenant: str, test: bool) -> None:
+        self._busy[tenant] += 1
+        if test:
+            self._test_busy += 1
+
+    def _done(self, worker: _Worker, tenant: str, test: bool, *, keep: bool) -> None:
+        """A run is over: its share comes back, and its worker goes back to the pool (or is replaced)."""
+        self._busy[tenant] -= 1
+        if not self._busy[tenant]:
+            del self._busy[tenant]
+        if test:
+            self._test_busy -= 1
+        if keep and not worker.retired and not self._closed:
+            self._idle.append(worker)
+        else:
+            self._retire(worker)
+        self._dispatch()
+
+    def _dispatch(self) -> None:
+        """Hand idle workers to the first waiting runs allowed to start, then grow the pool for the rest."""
+        if self._closed:
+            return
+        while self._waiting and self._waiting[0].future.done():
+            self._waiting.popleft()
+        busy, test_busy, wanted = Counter(self._busy), self._test_busy, 0
+        for waiter in list(self._waiting):
+            if waiter.future.done() or not self._may_run(waiter.tenant, waiter.test, busy, test_busy):
+                continue
+            worker = self._take_idle()
+            if worker is not None:
+                self._waiting.remove(waiter)
+                self._claim(waiter.tenant, waiter.test)
+                waiter.future.set_result(worker)
+            else:
+                wanted += 1
+            busy[waiter.tenant] += 1
+            test_busy += waiter.test
+        live = sum(1 for w in self._workers if not w.retired)
+        starting = len(self._spawning)
+        target = max(self.limits.pool_size - live - starting, wanted - starting)
+        for _ in range(min(target, self.limits.max_pool_size - live - starting)):
+            self._background(self._spawning, self._add_worker())
+        if live > self.limits.pool_size:
+            for worker in self._idle:
+                self._watch_idle(worker)
+
+    def _background(self, tasks: set[asyncio.Task[None]], coroutine: Coroutine[Any, Any, None]) -> None:
+        """Start a task of the pool's; the pool looks again at what it needs once the task is over."""
+        task = asyncio.get_running_loop().create_task(coroutine)
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)
+        task.add_done_callback(lambda _: self._dispatch())
+
+    def _take_idle(self) -> _Worker | None:
+        while self._idle:
+            worker = self._idle.popleft()
+            if not worker.retired:
+                if worker.idle_timer is not None:
+                    worker.idle_timer.cancel()
+                    worker.idle_timer = None
+                return worker
         return None
 
-    async def _exchange(
-        self, worker: _Worker, hook: HookSource, event: bytes, load: bool, deadline: float
-    ) -> _Reply | None:
-        """Send one run and wait for its reply until the deadline; None when it did not come."""
-        waiter = worker.request(hook, event, load=load)
-        timer = asyncio.get_running_loop().call_at(deadline, _expire, waiter)
+    def _watch_idle(self, worker: _Worker) -> None:
+        """Stop a worker above `pool_size` that stays idle for `idle_timeout`."""
+        if worker.idle_timer is None and not worker.retired:
+            worker.idle_timer = asyncio.get_running_loop().call_later(self.limits.idle_timeout, self._shrink, worker)
+
+    def _shrink(self, worker: _Worker) -> None:
+        worker.idle_timer = None
+        live = sum(1 for w in self._workers if not w.retired)
+        if worker in self._idle and not worker.retired and live > self.limits.pool_size:
+            self._idle.remove(worker)
+            worker.kill()
+            self._background(self._reaping, self._reap(worker))
+
+    async def _acquire(self, tenant: str, test: bool, deadline: float) -> _Worker | None:
+        """A living idle worker this tenant may use; None when none frees up before the deadline."""
+        loop = asyncio.get_running_loop()
+        if self._may_run(tenant, test, self._busy, self._test_busy) and not any(
+            w.tenant == tenant and not w.future.done() for w in self._waiting
+        ):
+            worker = self._take_idle()
+            if worker is not None:
+                self._claim(tenant, test)
+                return worker
+        waiter = _Waiter(tenant, test, loop.create_future())
+        self._waiting.append(waiter)
+        timer = loop.call_at(deadline, _expire, waiter.future)
+        self._dispatch()
         try:
-            frame = await waiter
+            return await waiter.future
+        except asyncio.CancelledError:
+            handed = waiter.future.result() if waiter.future.done() and not waiter.future.cancelled() else None
+            if handed is not None:
+                self._done(handed, tenant, test, keep=True)  # handed over just as the caller gave up
+            raise
         finally:
             timer.cancel()
-        return None if frame is None else msgspec.json.decode(frame, type=_Reply)
+            if waiter in self._waiting:
+                self._waiting.remove(waiter)
+
+    async def _exchange(
+        self,
+        worker: _Worker,
+        hook: HookSource,
+        event: bytes,
+        context: bytes,
+        load: bool,
+        deadline: float,
+        fetcher: Fetcher | None,
+    ) -> _Reply | None:
+        """Send one run, perform the fetches it asks for, and wait for its reply until the deadline; None if none."""
+        loop = asyncio.get_running_loop()
+        waiter = worker.request(hook, event, context, load=load)
+        while True:
+            timer = loop.call_at(deadline, _expire, waiter)
+            try:
+                frame = await waiter
+            finally:
+                timer.cancel()
+            if frame is None:
+                return None
+            reply = msgspec.json.decode(frame, type=_Reply)
+            if reply.fetch is None:
+                return reply
+            answers = await _fetch_until(deadline, reply.fetch, fetcher)
+            if answers is None:
+                return None
+            waiter = worker.answer_fetches(msgspec.json.encode(answers))
 
     def _retire(self, worker: _Worker) -> None:
-        """Kill a worker whose context is spent or in doubt and start its replacement in the background."""
+        """Kill a worker whose context is spent or in doubt; the pool starts another if it needs one."""
         if worker.retired:
             return
         worker.kill()
+        if worker.idle_timer is not None:
+            worker.idle_timer.cancel()
+            worker.idle_timer = None
         if self._closed:
             return
-        task = asyncio.get_running_loop().create_task(self._replace(worker))
-        self._spawning.add(task)
-        task.add_done_callback(self._spawning.discard)
+        self._background(self._reaping, self._reap(worker))
 
-    async def _replace(self, worker: _Worker) -> None:
+    async def _reap(self, worker: _Worker) -> None:
         await asyncio.shield(worker.pipes.exited)  # cancelling this task must not cancel the exit others wait for
         worker.transport.close()
         self._workers.discard(worker)
+
+    async def _add_worker(self) -> None:
         delay = 0.1
         while not self._closed:
             try:
-                self._release(await self._spawn())
-                return
+                worker = await self._spawn()
             except Exception:
                 logger.exception("a hook worker did not start; retrying in %.1f s", delay)
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 5.0)
+                continue
+            self._idle.append(worker)  # handed out by the dispatch that follows this task
+            return
+
+
+async def _fetch_until(
+    deadline: float, requests: list[dict[str, Any]], fetcher: Fetcher | None
+) -> list[dict[str, Any]] | None:
+    """The answers to a run's fetch requests, or None when the run's deadline comes first."""
+    if fetcher is None:
+        return [{"i": r.get("i"), "ok": False, "error": "fetch is not available to this hook"} for r in requests]
+    loop = asyncio.get_running_loop()
+    try:
+        async with asyncio.timeout_at(deadline):
+            return await fetcher(requests)
+    except TimeoutError:
+        if loop.time() >= deadline:
+            return None
+        raise
 
 
 def _expire(waiter: asyncio.Future[Any]) -> None:
@@ -434,5 +630,6 @@ def _expire(waiter: asyncio.Future[Any]) -> None:
         waiter.set_result(None)
 
 
-def _failure(kind: ErrorKind, message: str, started: float) -> HookRunResult:
-    return HookRunResult(False, None, kind, message, [], (time.perf_counter() - started) * 1000)
+def _failure(kind: ErrorKind, message: str, started: float, queued: float | bool = 0.0) -> HookRunResult:
+    duration = (time.perf_counter() - started) * 1000
+    return HookRunResult(False, None, kind, message, [], duration, duration if queued is True else float(queued))

@@ -1,15 +1,20 @@
-"""A project's blocking hooks: saving them (compiled, all or nothing) and running them in order (SPEC 6.1).
+"""A project's blocking hooks: saving them (compiled, all or nothing, each save a version) and running them in order.
 
-Several hooks on one event run in order, each seeing the previous one's payload (DECISIONS 5). Every
-failure stops issuance (fail closed, no retries); the whole chain shares one time budget per token.
+Several hooks on one event run in order, each seeing the previous one's payload (DECISIONS 5). A failure stops
+issuance (fail closed, no retries) unless that hook opted in to `on_error: "continue"`; the whole chain shares one
+time budget per token. Hooks get the project's secrets as `ctx.secrets` and `fetch` to its allowlisted origins;
+production runs go to the run log.
 """
 
 from __future__ import annotations
 
+import builtins
 import hashlib
+import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Literal
 
 import msgspec
@@ -19,25 +24,40 @@ from litestar_userio.config import HookConfig
 from litestar_userio.db.engine import Database
 from litestar_userio.errors import (
     HookCompileFailed,
+    HookDisallowed,
     HookError,
     HookInvalidResponse,
+    HookSecretNotFound,
+    HookSecretsDisabled,
     HookTimeout,
+    HookVersionNotFound,
+    HookWorkerUnavailable,
     Invalid,
+    InvalidJWTMutations,
 )
 from litestar_userio.hooks.compiler import MAX_SOURCE_BYTES, HookCompileError, compile_hook
 from litestar_userio.hooks.events import EventContext, apply_response, build_event
+from litestar_userio.hooks.fetch import FetchClient, FetchLimits, FetchSession, parse_allowlist
+from litestar_userio.hooks.repository import HookRepository, HookRow, RunRow, VersionRow
+from litestar_userio.hooks.runlog import RunLog
 from litestar_userio.hooks.runtime import HookRuntime, HookSource, RuntimeLimits
+from litestar_userio.hooks.secrets import SECRET_NAME, SecretBox, mask, mask_console
 from litestar_userio.hooks.syntax import v8_syntax_problem
 from litestar_userio.users.model import UserState
 
 __all__ = ["ChainResult", "HookRun", "HookService", "HookSpec", "SavedHook"]
 
+logger = logging.getLogger(__name__)
+
 
 class HookSpec(msgspec.Struct, forbid_unknown_fields=True):
-    """A hook as an admin writes it: the event it blocks and its TypeScript."""
+    """A hook as an admin writes it: the event it blocks, its TypeScript, and what a failure does."""
 
     event: Literal["oidc.jwt.pre_create", "oidc.id_token.pre_create"]
     source: str
+    on_error: Literal["deny", "continue"] = "deny"
+    """`deny`: a failure stops issuance (DECISIONS 5). `continue`: the token is issued without this hook's changes
+    and the error is recorded (for enrichment hooks)."""
 
 
 @dataclass(frozen=True)
@@ -48,19 +68,26 @@ class SavedHook:
     source: str
     javascript: str
     source_id: str
+    on_error: str = "deny"
 
     def runnable(self) -> HookSource:
         """What the runtime loads."""
         return HookSource(id=self.source_id, javascript=self.javascript)
 
+    def spec(self) -> HookSpec:
+        """The hook as the API shows it."""
+        return HookSpec(self.event, self.source, self.on_error)  # type: ignore[arg-type]
+
 
 class HookRun(msgspec.Struct, omit_defaults=True):
-    """One hook's run: how long it took, what it printed, and its error if it stopped issuance."""
+    """One hook's run: how long it took, what it printed, and its error if it failed."""
 
     index: int
     duration_ms: float
     console: list[dict[str, Any]]
     error: dict[str, Any] | msgspec.UnsetType = msgspec.UNSET
+    continued: bool = False
+    """The hook failed and, with `on_error: "continue"`, issuance went on without its changes."""
 
 
 @dataclass
@@ -72,6 +99,15 @@ class ChainResult:
     error: HookError | None = None
 
 
+@dataclass(frozen=True)
+class ProjectHooks:
+    """What runs need of a project, cached for `cache_ttl`: hooks, allowlist, opened secrets."""
+
+    hooks: list[SavedHook]
+    allowlist: list[str]
+    secrets: dict[str, str]
+
+
 def _compile(index: int, spec: HookSpec) -> SavedHook:
     if len(spec.source.encode()) > MAX_SOURCE_BYTES:
         raise HookCompileFailed(index, 1, 1, f"the source is over {MAX_SOURCE_BYTES // 1024} KiB")
@@ -80,7 +116,17 @@ def _compile(index: int, spec: HookSpec) -> SavedHook:
     except HookCompileError as exc:
         raise HookCompileFailed(index, exc.line, exc.column, exc.message) from exc
     source_id = hashlib.sha256(compiled.javascript.encode()).hexdigest()
-    return SavedHook(spec.event, spec.source, compiled.javascript, source_id)
+    return SavedHook(spec.event, spec.source, compiled.javascript, source_id, spec.on_error)
+
+
+def _error_kind(error: HookError, runtime_kind: str | None) -> str:
+    if runtime_kind is not None:
+        return runtime_kind
+    if isinstance(error, InvalidJWTMutations):
+        return "invalid_mutations"
+    if isinstance(error, HookTimeout):
+        return "total_timeout"
+    return "invalid_response"
 
 
 class HookService:
@@ -96,16 +142,28 @@ class HookService:
                 heap_limit_mb=config.heap_limit_mb,
                 console_limit_bytes=config.console_limit_bytes,
                 pool_size=config.pool_size,
+                max_pool_size=max(config.max_pool_size, config.pool_size),
+                tenant_share=config.tenant_share,
+                test_share=config.test_share,
+                queue_timeout=config.queue_timeout.total_seconds(),
+                idle_timeout=config.idle_timeout.total_seconds(),
             )
         )
+        self.repository = HookRepository()
+        self.run_log = RunLog(db, config, clock)
+        self.secret_box = SecretBox(config.secrets_key) if config.secrets_key else None
+        self.fetch_limits = FetchLimits(max_calls=config.fetch_max_calls, max_body_bytes=config.fetch_max_body_bytes)
+        self.fetch_client = FetchClient(timeout=config.hook_timeout.total_seconds(), ca_file=config.fetch_ca_file)
         self._started = False
-        self._cache: dict[str, tuple[float, list[SavedHook]]] = {}
+        self._cache: dict[str, tuple[float, ProjectHooks]] = {}
 
     async def close(self) -> None:
-        """Stop the V8 workers."""
+        """Stop the V8 workers, write the run log's buffer, close the fetch client."""
         if self._started:
             await self.runtime.close()
             self._started = False
+        await self.run_log.close()
+        await self.fetch_client.close()
 
     # Saving (the admin API).
 
@@ -125,38 +183,134 @@ class HookService:
                 raise HookCompileFailed(index, problem.line, problem.column, problem.message)
         return compiled
 
-    async def replace(self, project_id: str, specs: Sequence[HookSpec]) -> list[SavedHook]:
-        """Save the project's ordered hook list; nothing changes unless every hook compiles."""
+    async def replace(
+        self,
+        project_id: str,
+        specs: Sequence[HookSpec],
+        fetch_allowlist: Sequence[str] | None = None,
+        actor: tuple[str | None, str | None] = (None, None),
+    ) -> int:
+        """Save the project's ordered hook list (and allowlist, when given) as a new version; returns its number.
+
+        Nothing changes unless every hook compiles and every allowlist entry is an origin.
+        """
         saved = await self.compile_all(specs)
         now = self.clock.now()
         async with self.db.transaction() as tx:
-            await tx.execute("DELETE FROM userio_hook WHERE project_id = $1", project_id)
-            await tx.insert_many(
-                "userio_hook",
-                ("project_id", "position", "event", "source", "javascript", "source_id", "created_at"),
-                [
-                    (project_id, position, hook.event, hook.source, hook.javascript, hook.source_id, now)
-                    for position, hook in enumerate(saved)
-                ],
-            )
+            if fetch_allowlist is None:
+                allowlist = await self.repository.allowlist(tx, project_id)
+            else:
+                try:
+                    allowlist = parse_allowlist(fetch_allowlist)
+                except ValueError as exc:
+                    raise Invalid(f"fetch_allowlist: {exc}") from exc
+            rows = [HookRow(h.event, h.source, h.javascript, h.source_id, h.on_error) for h in saved]
+            await self.repository.replace_hooks(tx, project_id, rows, now)
+            body = {"hooks": [msgspec.to_builtins(h.spec()) for h in saved], "fetch_allowlist": allowlist}
+            version = await self.repository.add_version(tx, project_id, body, allowlist, actor, now)
         self._cache.pop(project_id, None)
-        return saved
+        return version
+
+    async def settings(self, project_id: str) -> tuple[list[SavedHook], list[str]]:
+        """The hooks and the fetch allowlist, as stored now."""
+        async with self.db.reader() as tx:
+            rows = await self.repository.hooks(tx, project_id)
+            allowlist = await self.repository.allowlist(tx, project_id)
+        return [SavedHook(r.event, r.source, r.javascript, r.source_id, r.on_error) for r in rows], allowlist
 
     async def list(self, project_id: str) -> list[SavedHook]:
         """The project's hooks in order; cached for `cache_ttl` (a save in this process clears it)."""
+        return (await self._project(project_id)).hooks
+
+    async def versions(self, project_id: str) -> builtins.list[VersionRow]:
+        """Every saved version, newest first (without bodies)."""
+        async with self.db.reader() as tx:
+            return await self.repository.versions(tx, project_id)
+
+    async def version(self, project_id: str, version: int) -> VersionRow:
+        """One saved version with its body; `HookVersionNotFound` otherwise."""
+        async with self.db.reader() as tx:
+            row = await self.repository.version(tx, project_id, version)
+        if row is None:
+            raise HookVersionNotFound(f"no version {version} of this project's hooks")
+        return row
+
+    async def rollback(self, project_id: str, version: int, actor: tuple[str | None, str | None]) -> int:
+        """Save the body of `version` again, as a new version; returns the new number."""
+        body = (await self.version(project_id, version)).body
+        specs = msgspec.convert(body.get("hooks", []), list[HookSpec])
+        return await self.replace(project_id, specs, body.get("fetch_allowlist", []), actor)
+
+    # Secrets (never returned, never logged).
+
+    def _box(self) -> SecretBox:
+        if self.secret_box is None:
+            raise HookSecretsDisabled()
+        return self.secret_box
+
+    async def put_secret(self, project_id: str, name: str, value: str) -> datetime:
+        """Set (or replace) a secret; returns its update time."""
+        box = self._box()
+        if not SECRET_NAME.fullmatch(name):
+            raise Invalid("a secret name is a JavaScript identifier: letters, digits and _, at most 128 characters")
+        if len(value.encode()) > self.config.max_secret_bytes:
+            raise Invalid(f"a secret value is at most {self.config.max_secret_bytes} bytes")
+        now = self.clock.now()
+        async with self.db.transaction() as tx:
+            names = {r["name"] for r in await self.repository.secrets(tx, project_id)}
+            if name not in names and len(names) >= self.config.max_secrets:
+                raise Invalid(f"at most {self.config.max_secrets} secrets per project")
+            await self.repository.put_secret(tx, project_id, name, box.seal(project_id, name, value), now)
+        self._cache.pop(project_id, None)
+        return now
+
+    async def delete_secret(self, project_id: str, name: str) -> None:
+        """Delete a secret; `HookSecretNotFound` when there is none of that name."""
+        self._box()
+        async with self.db.transaction() as tx:
+            deleted = await self.repository.delete_secret(tx, project_id, name)
+        if not deleted:
+            raise HookSecretNotFound()
+        self._cache.pop(project_id, None)
+
+    async def secret_names(self, project_id: str) -> builtins.list[tuple[str, datetime]]:
+        """Names and update times, by name."""
+        async with self.db.reader() as tx:
+            rows = await self.repository.secrets(tx, project_id)
+        return [(r["name"], r["updated_at"]) for r in rows]
+
+    # The run log.
+
+    async def runs(
+        self, project_id: str, limit: int, cursor: int | None
+    ) -> tuple[builtins.list[tuple[int, RunRow]], bool]:
+        """A page of the run log, newest first, entries older than the `cursor` id; and whether more follow."""
+        return await self.run_log.page(project_id, limit, cursor)
+
+    # Running (the token service and the test endpoint).
+
+    async def _project(self, project_id: str) -> ProjectHooks:
         cached = self._cache.get(project_id)
         if cached is not None and time.monotonic() - cached[0] < self.config.cache_ttl.total_seconds():
             return cached[1]
         async with self.db.reader() as tx:
-            rows = await tx.fetch(
-                "SELECT event, source, javascript, source_id FROM userio_hook WHERE project_id = $1 ORDER BY position",
-                project_id,
-            )
-        hooks = [SavedHook(r["event"], r["source"], r["javascript"], r["source_id"]) for r in rows]
-        self._cache[project_id] = (time.monotonic(), hooks)
-        return hooks
-
-    # Running (the token service and the test endpoint).
+            rows = await self.repository.hooks(tx, project_id)
+            allowlist = await self.repository.allowlist(tx, project_id)
+            sealed = await self.repository.secrets(tx, project_id) if self.secret_box is not None else []
+        secrets: dict[str, str] = {}
+        for row in sealed:
+            assert self.secret_box is not None
+            value = self.secret_box.open(project_id, row["name"], row["ciphertext"])
+            if value is None:
+                logger.warning(
+                    "hook secret %r of project %s does not open with the configured key", row["name"], project_id
+                )
+            else:
+                secrets[row["name"]] = value
+        hooks = [SavedHook(r.event, r.source, r.javascript, r.source_id, r.on_error) for r in rows]
+        project = ProjectHooks(hooks, allowlist, secrets)
+        self._cache[project_id] = (time.monotonic(), project)
+        return project
 
     async def run_chain(
         self,
@@ -167,8 +321,13 @@ class HookService:
         context: EventContext,
         *,
         raise_errors: bool = True,
+        test: bool = False,
     ) -> ChainResult:
-        """Run the hooks of `event_type` in order on `payload`; the result is what the token will carry."""
+        """Run the hooks of `event_type` in order on `payload`; the result is what the token will carry.
+
+        The project is `context.app_id`. `test` runs (the test endpoint) use the pool's test share and are not
+        logged.
+        """
         result = ChainResult(payload=payload)
         chain = [h for h in hooks if h.event == event_type]
         if not chain:
@@ -176,12 +335,18 @@ class HookService:
         if not self._started:
             await self.runtime.start()
             self._started = True
+        project_id = context.app_id
+        project = await self._project(project_id)
         protected = dict(payload)
-        deadline = time.monotonic() + self.config.total_timeout.total_seconds()
+        total = self.config.total_timeout.total_seconds()
+        deadline = time.monotonic() + total
         for index, hook in enumerate(chain):
             remaining = deadline - time.monotonic()
             run = HookRun(index=index, duration_ms=0.0, console=[])
             result.runs.append(run)
+            started_at = self.clock.now()
+            before = result.payload
+            runtime_kind: str | None = None
             try:
                 if remaining <= 0:
                     raise HookTimeout("the hooks of this token ran out of their total time")
@@ -190,18 +355,55 @@ class HookService:
                     hook.runnable(),
                     msgspec.json.encode(event).decode(),
                     timeout=min(remaining, self.config.hook_timeout.total_seconds()),
+                    tenant=project_id,
+                    test=test,
+                    queue_timeout=remaining,
+                    secrets=project.secrets,
+                    fetcher=FetchSession(self.fetch_client, project.allowlist, self.fetch_limits),
                 )
                 run.duration_ms = round(outcome.duration_ms, 3)
-                run.console = list(outcome.console)
+                run.console = mask_console(list(outcome.console), project.secrets)
                 if not outcome.ok:
+                    runtime_kind = outcome.error_kind
+                    message = mask(outcome.error_message or "", project.secrets.values())
                     if outcome.error_kind == "timeout":
                         raise HookTimeout(f"hook {index} did not answer in time")
-                    raise HookInvalidResponse(f"hook {index} failed: {outcome.error_message}")
+                    if outcome.error_kind == "no_worker":
+                        raise HookWorkerUnavailable(f"hook {index} did not run: {message}")
+                    raise HookInvalidResponse(f"hook {index} failed: {message}")
                 result.payload = apply_response(event_type, outcome.response, result.payload, protected)
+                if not test:
+                    self._log(project_id, event_type, index, started_at, run, "allowed", None, before, result.payload)
             except HookError as error:
+                refused = isinstance(error, HookDisallowed)
                 run.error = msgspec.to_builtins(error.to_object())
+                if not test:
+                    kind = None if refused else _error_kind(error, runtime_kind)
+                    self._log(project_id, event_type, index, started_at, run, "refused" if refused else "error", kind)
+                if hook.on_error == "continue" and not refused:
+                    run.continued = True
+                    continue
                 result.error = error
                 if raise_errors:
                     raise
                 return result
         return result
+
+    def _log(
+        self,
+        project_id: str,
+        event_type: str,
+        index: int,
+        started_at: datetime,
+        run: HookRun,
+        outcome: str,
+        error_kind: str | None,
+        before: Mapping[str, Any] | None = None,
+        after: Mapping[str, Any] | None = None,
+    ) -> None:
+        rate = self.run_log.keep(project_id, outcome)
+        if rate is None:
+            return
+        added = [k for k in after if k not in before] if before is not None and after is not None else []
+        entry = RunRow(event_type, index, started_at, run.duration_ms, outcome, error_kind, run.console, added, rate)
+        self.run_log.record(project_id, entry)

@@ -177,7 +177,9 @@ class TokenService:
             claims = self.id_token_claims(user, application, issuer, None, now)
         chain = hooks if hooks is not None else await self.hooks.list(project_id)
         context = EventContext(client_id=client_id, app_id=project_id, triggered_by="admin_api")
-        result = await self.hooks.run_chain(event_type, chain, user, dict(claims), context, raise_errors=False)
+        result = await self.hooks.run_chain(
+            event_type, chain, user, dict(claims), context, raise_errors=False, test=True
+        )
         added = {k: v for k, v in result.payload.items() if k not in claims}
         return HookPreview(
             payload=result.payload,

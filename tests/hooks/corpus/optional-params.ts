@@ -16,7 +16,7 @@ class Options {
   }
 }
 
-export default async function (e: EventOIDCJWTPreCreate, extra?: unknown) {
+export default async function (e: EventOIDCJWTPreCreate, ctx?: unknown, extra?: unknown) {
   const given = e.payload.user.standard_attributes.given_name!;
   return {
     is_allowed: true,

@@ -1,0 +1,292 @@
+"""`fetch` for hooks, performed by the server on a hook's behalf, never from inside V8 (issue 14).
+
+Only origins on the project's allowlist (scheme, host and port exactly as listed; `http` only where an origin says
+so). Names are resolved here and refused when any address is not global (private, loopback, link-local, shared,
+multicast...); the connection then goes to the address that was checked, so a second DNS answer cannot point it
+elsewhere (DNS rebinding). An address literal is reached only through an allowlist entry naming that literal.
+Redirects are followed only to allowlisted origins, bodies are capped, calls per run are capped, and the runtime
+stops everything at the hook's deadline. A refusal reaches the hook as a `TypeError` naming the reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import logging
+import socket
+import ssl
+import typing
+from collections.abc import AsyncIterator, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+import httpcore
+import httpx
+
+__all__ = ["FetchClient", "FetchLimits", "FetchRefused", "FetchSession", "Origin", "parse_allowlist"]
+
+logger = logging.getLogger(__name__)
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
+_DROPPED_REQUEST_HEADERS = frozenset(
+    {"host", "content-length", "transfer-encoding", "connection", "keep-alive", "upgrade", "te", "trailer"}
+    | {"accept-encoding"}  # bodies come uncompressed, so the cap counts what the hook gets (no zip bombs)
+)
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+class FetchRefused(Exception):
+    """A fetch the policy does not allow; its message reaches the hook in a `TypeError`."""
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Scheme, host and port, as an allowlist entry names them."""
+
+    scheme: str
+    host: str
+    """Lower case; an IPv6 literal without brackets."""
+    port: int
+
+    @classmethod
+    def parse(cls, text: str, *, entry: bool = False) -> Origin:
+        """The origin of a URL (or, with `entry`, of an allowlist entry, which must be only an origin)."""
+        try:
+            parts = urlsplit(text)
+            port = parts.port
+        except ValueError as exc:
+            raise ValueError(f"{text!r} is not a URL: {exc}") from None
+        scheme = parts.scheme.lower()
+        if scheme not in _DEFAULT_PORTS:
+            raise ValueError(f"{text!r}: only http and https URLs")
+        if not parts.hostname:
+            raise ValueError(f"{text!r} has no host")
+        if parts.username is not None or parts.password is not None:
+            raise ValueError(f"{text!r}: credentials in a URL are not allowed")
+        if entry and (parts.path not in ("", "/") or parts.query or parts.fragment):
+            raise ValueError(f"{text!r}: an allowlist entry is an origin (scheme, host, port), without a path")
+        host = parts.hostname.lower()
+        address = _address(host)
+        if address is not None:
+            host = str(address)
+        return cls(scheme, host, port if port is not None else _DEFAULT_PORTS[scheme])
+
+    def __str__(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        default = _DEFAULT_PORTS[self.scheme] == self.port
+        return f"{self.scheme}://{host}" + ("" if default else f":{self.port}")
+
+
+def parse_allowlist(entries: Iterable[str]) -> list[str]:
+    """The entries as canonical origins, in order, without duplicates; `ValueError` names a bad one."""
+    seen: dict[str, None] = {}
+    for text in entries:
+        seen[str(Origin.parse(text, entry=True))] = None
+    return list(seen)
+
+
+def _address(host: str) -> IPAddress | None:
+    try:
+        return ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return None
+
+
+def _is_public(address: IPAddress) -> bool:
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    return address.is_global and not address.is_multicast
+
+
+@dataclass(frozen=True)
+class FetchLimits:
+    """Bounds of a hook's fetches."""
+
+    max_calls: int = 10
+    """Calls per run; the next one is refused."""
+    max_body_bytes: int = 1 << 20
+    """Response bodies larger than this are refused (and so are request bodies)."""
+    max_redirects: int = 5
+    """Redirects followed per call (each within the allowlist)."""
+
+
+class _PinnedBackend(httpcore.AsyncNetworkBackend):
+    """Resolves names itself, refuses addresses that are not global, and connects to the address it checked."""
+
+    def __init__(self) -> None:
+        self._inner = httpcore.AnyIOBackend()
+
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: typing.Iterable[httpcore.SOCKET_OPTION] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        # A literal was let through by the allowlist check (its entry names that very literal).
+        if _address(host) is None:
+            infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+            addresses = [ipaddress.ip_address(info[4][0]) for info in infos]
+            refused = [a for a in addresses if not _is_public(a)]
+            if not addresses or refused:
+                raise FetchRefused(f"{host} resolves to a private address ({refused[0] if refused else 'none'})")
+            host = str(addresses[0])
+        return await self._inner.connect_tcp(host, port, timeout, local_address, socket_options)
+
+    async def connect_unix_socket(
+        self,
+        path: str,
+        timeout: float | None = None,
+        socket_options: typing.Iterable[httpcore.SOCKET_OPTION] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        raise FetchRefused("unix sockets are not reachable")
+
+    async def sleep(self, seconds: float) -> None:
+        await self._inner.sleep(seconds)
+
+
+class _Body(httpx.AsyncByteStream):
+    def __init__(self, stream: typing.AsyncIterable[bytes]) -> None:
+        self._stream = stream
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        async for chunk in self._stream:
+            yield chunk
+
+    async def aclose(self) -> None:
+        closer = getattr(self._stream, "aclose", None)
+        if closer is not None:
+            await closer()
+
+
+class _PinnedTransport(httpx.AsyncBaseTransport):
+    """httpx over an httpcore pool whose connections go only to checked addresses."""
+
+    def __init__(self, verify: ssl.SSLContext) -> None:
+        self._pool = httpcore.AsyncConnectionPool(
+            ssl_context=verify, max_connections=100, keepalive_expiry=30.0, network_backend=_PinnedBackend()
+        )
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        assert isinstance(request.stream, httpx.AsyncByteStream)
+        core = httpcore.Request(
+            method=request.method,
+            url=httpcore.URL(
+                scheme=request.url.raw_scheme,
+                host=request.url.raw_host,
+                port=request.url.port,
+                target=request.url.raw_path,
+            ),
+            headers=request.headers.raw,
+            content=request.stream,
+            extensions=request.extensions,
+        )
+        response = await self._pool.handle_async_request(core)
+        assert not isinstance(response.stream, typing.Iterable)
+        return httpx.Response(
+            status_code=response.status,
+            headers=response.headers,
+            stream=_Body(response.stream),
+            extensions=response.extensions,
+        )
+
+    async def aclose(self) -> None:
+        await self._pool.aclose()
+
+
+class FetchClient:
+    """One pooled HTTP client per process for every hook's fetches."""
+
+    def __init__(self, *, timeout: float, ca_file: str | None = None) -> None:
+        context = ssl.create_default_context(cafile=ca_file)
+        self._client = httpx.AsyncClient(
+            transport=_PinnedTransport(context), timeout=timeout, follow_redirects=False, trust_env=False
+        )
+
+    async def close(self) -> None:
+        """Close the pooled connections."""
+        await self._client.aclose()
+
+    async def perform(
+        self, request: dict[str, Any], allowlist: frozenset[Origin], limits: FetchLimits
+    ) -> dict[str, Any]:
+        """One request of a hook, redirects within the allowlist followed; `FetchRefused` when not allowed."""
+        url, method = str(request.get("url")), str(request.get("method") or "GET").upper()
+        body = request.get("body")
+        content = None if body is None else str(body).encode()
+        if content is not None and len(content) > limits.max_body_bytes:
+            raise FetchRefused(f"the request body is too large (over {limits.max_body_bytes} bytes)")
+        headers = [
+            (str(name), str(value))
+            for name, value in request.get("headers") or []
+            if str(name).lower() not in _DROPPED_REQUEST_HEADERS
+        ]
+        headers.append(("accept-encoding", "identity"))
+        for hop in range(limits.max_redirects + 1):
+            try:
+                origin = Origin.parse(url)
+            except ValueError as exc:
+                raise FetchRefused(str(exc)) from None
+            if origin not in allowlist:
+                raise FetchRefused(f"{origin} is not on the project's fetch allowlist")
+            outgoing = self._client.build_request(method, url, headers=headers, content=content)
+            response = await self._client.send(outgoing, stream=True)
+            try:
+                location = response.headers.get("location")
+                if response.status_code in _REDIRECTS and location:
+                    url = urljoin(url, location)
+                    if response.status_code == 303 or (response.status_code in (301, 302) and method == "POST"):
+                        method, content = "GET", None
+                        headers = [(k, v) for k, v in headers if k.lower() != "content-type"]
+                    continue
+                data = bytearray()
+                async for chunk in response.aiter_raw():
+                    data += chunk
+                    if len(data) > limits.max_body_bytes:
+                        raise FetchRefused(f"the response body is too large (over {limits.max_body_bytes} bytes)")
+                return {
+                    "i": request.get("i"),
+                    "ok": True,
+                    "status": response.status_code,
+                    "statusText": response.reason_phrase,
+                    "headers": [[k.lower(), v] for k, v in response.headers.multi_items()],
+                    "url": url,
+                    "redirected": hop > 0,
+                    "body": data.decode("utf-8", errors="replace"),
+                }
+            finally:
+                await response.aclose()
+        raise FetchRefused(f"more than {limits.max_redirects} redirects")
+
+
+class FetchSession:
+    """The fetches of one run: the project's allowlist and the cap on calls (a `hooks.runtime.Fetcher`)."""
+
+    def __init__(self, client: FetchClient, allowlist: Sequence[str], limits: FetchLimits) -> None:
+        self.client = client
+        self.allowlist = frozenset(Origin.parse(entry, entry=True) for entry in allowlist)
+        self.limits = limits
+        self.calls = 0
+
+    async def __call__(self, requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Perform a batch of the run's requests at once; each answer is a response or a refusal."""
+        return list(await asyncio.gather(*(self._one(request) for request in requests)))
+
+    async def _one(self, request: dict[str, Any]) -> dict[str, Any]:
+        self.calls += 1
+        try:
+            if self.calls > self.limits.max_calls:
+                raise FetchRefused(f"too many fetch calls in one run (at most {self.limits.max_calls})")
+            return await self.client.perform(request, self.allowlist, self.limits)
+        except FetchRefused as exc:
+            return {"i": request.get("i"), "ok": False, "error": f"fetch refused: {exc}"}
+        except (httpx.HTTPError, httpcore.NetworkError, httpcore.TimeoutException, httpcore.ProtocolError) as exc:
+            return {"i": request.get("i"), "ok": False, "error": f"fetch failed: {type(exc).__name__}: {exc}"}
+        except OSError as exc:
+            return {"i": request.get("i"), "ok": False, "error": f"fetch failed: {exc.strerror or exc}"}
+        except Exception:
+            logger.exception("a hook's fetch failed unexpectedly")
+            return {"i": request.get("i"), "ok": False, "error": "fetch failed"}
