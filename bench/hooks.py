@@ -7,13 +7,17 @@ On the same hook (the reference's add-claims hook) and the same 2.4 KB event, in
   2. the reference's way: a fresh `deno run` per call (Deno from its PyPI package, a dev dependency);
   3. a warm Deno HTTP server on loopback, called per token (keep-alive client);
   4. whole token issuance through `TokenService.issue_access_token` (user load, claims, hook, RS256 signing)
-     per second, with the hook and without it (SQLite file, the embedded default).
+     per second, with the hook and without it (SQLite file, the embedded default);
+  5. tenant isolation (issue 9): project A's issuance p50/p99 quiet, then while project B floods endless hooks
+     (`while (true) {}`) from 16 concurrent clients (12 through the test runner, 4 through B's own issuance);
+  6. a hook that makes one `fetch` to a local server: its run's p50/p99 against the bare request (httpx, keep-alive).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import shutil
@@ -191,6 +195,171 @@ async def issuance(folder: Path, seconds: float) -> dict[str, float]:
         await services.close()
 
 
+async def make_user(services: Services, project: str, email: str) -> str:
+    from litestar_userio.imports.schemas import ImportRequest
+
+    request = ImportRequest(
+        identifier="email", records=[msgspec_raw({"email": email, "custom_attributes": {"tier": 3}})]
+    )
+    task = await services.imports.create_task(await services.projects.get(project), request)  # type: ignore[arg-type]
+    await services.imports.process_chunk(task.id, 0)
+    return json.loads(await services.imports.status(project, task.id))["details"][0]["user_id"]
+
+
+ENDLESS = "export default function (e: any): any { while (true) {} }"
+
+
+async def isolation(folder: Path, calls: int) -> dict[str, dict[str, float]]:
+    """Project A's issuance latency, quiet and while project B floods endless hooks from 16 clients."""
+    from litestar_userio.hooks.events import EventContext
+
+    config = UserIOConfig(database_url=f"sqlite:///{folder / 'isolation.sqlite3'}", migrate_on_startup=True)
+    services = await Services.start(config, run_jobs=False)
+    try:
+        for project in ("a", "b"):
+            await services.projects.create(project, [f"{project}.local"])
+            await services.tokens.applications.create(project, "app", issue_jwt_access_token=True)
+        user_a = await make_user(services, "a", "ada@example.com")
+        user_b = await make_user(services, "b", "bob@example.com")
+        await services.hooks.replace("a", [HookSpec("oidc.jwt.pre_create", HOOK)])
+        await services.hooks.replace("b", [HookSpec("oidc.jwt.pre_create", ENDLESS)])
+        endless = await services.hooks.compile_all([HookSpec("oidc.jwt.pre_create", ENDLESS)])
+
+        async def issue_a() -> float:
+            started = time.perf_counter()
+            await services.tokens.issue_access_token("a", "app", user_a, issuer="https://a.local")
+            return time.perf_counter() - started
+
+        for _ in range(100):
+            await issue_a()
+        quiet = [await issue_a() for _ in range(calls)]
+        stop = asyncio.Event()
+        flood_runs = 0
+
+        async def test_client() -> None:
+            nonlocal flood_runs
+            while not stop.is_set():
+                await services.tokens.preview("b", "oidc.jwt.pre_create", "app", user_b, issuer="x", hooks=endless)
+                flood_runs += 1
+
+        async def token_client() -> None:
+            nonlocal flood_runs
+            context = EventContext(client_id="app", app_id="b")
+            while not stop.is_set():
+                with contextlib.suppress(Exception):
+                    await services.tokens.issue_access_token("b", "app", user_b, issuer="x", context=context)
+                flood_runs += 1
+
+        flood = [asyncio.create_task(test_client()) for _ in range(12)]
+        flood += [asyncio.create_task(token_client()) for _ in range(4)]
+        await asyncio.sleep(1.0)  # let B's workers get stuck first
+        flooded, failures = [], 0
+        for _ in range(calls):
+            try:
+                flooded.append(await issue_a())
+            except Exception:
+                failures += 1
+        stop.set()
+        await asyncio.gather(*flood)
+        under_flood = percentiles(flooded) if flooded else {"calls": 0}
+        return {
+            "quiet": percentiles(quiet),
+            "b_flooding_16_clients": {**under_flood, "failures": failures, "b_runs_meanwhile": flood_runs},
+        }
+    finally:
+        await services.close()
+
+
+ENTITLEMENTS_SERVER = """
+import json, sys
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def do_GET(self):
+        body = json.dumps({"plan": "gold", "seats": 12}).encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+server = ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Handler)
+print("ready", flush=True)
+server.serve_forever()
+"""
+
+FETCH_HOOK = """
+export default async function (e: any, ctx: any) {
+  const response = await fetch("ORIGIN/entitlements", { headers: { authorization: `Bearer ${ctx.secrets.KEY}` } });
+  const body = await response.json();
+  return { is_allowed: true, mutations: { jwt: { payload: { ...e.payload.jwt.payload, plan: body.plan } } } };
+}
+"""
+
+
+async def fetching(calls: int) -> dict[str, object]:
+    """A hook making one fetch to a local server, against the bare request and the same hook without fetch."""
+    from litestar_userio.hooks.fetch import FetchClient, FetchLimits, FetchSession
+
+    port = free_port()
+    origin = f"http://127.0.0.1:{port}"
+    server = subprocess.Popen([sys.executable, "-c", ENTITLEMENTS_SERVER, str(port)], stdout=subprocess.PIPE)
+    runtime = HookRuntime()
+    client = FetchClient(timeout=5.0)
+    try:
+        assert server.stdout is not None and server.stdout.readline().strip() == b"ready"
+        event = event_json()
+        with_fetch = HookSource("fetch", compile_hook(FETCH_HOOK.replace("ORIGIN", origin)).javascript)
+        without = HookSource("plain", compile_hook(HOOK).javascript)
+        secrets = {"KEY": "bench-key"}
+
+        async def run(hook: HookSource) -> float:
+            session = FetchSession(client, [origin], FetchLimits())
+            started = time.perf_counter()
+            result = await runtime.run(hook, event, secrets=secrets, fetcher=session)
+            elapsed = time.perf_counter() - started
+            assert result.ok, result
+            return elapsed
+
+        async with httpx.AsyncClient() as bare_client:
+
+            async def bare() -> float:
+                started = time.perf_counter()
+                (await bare_client.get(f"{origin}/entitlements")).raise_for_status()
+                return time.perf_counter() - started
+
+            figures: dict[str, list[float]] = {"bare_request": [], "hook_with_fetch": [], "hook_without_fetch": []}
+            for _ in range(200):
+                await bare()
+                await run(with_fetch)
+                await run(without)
+            for _ in range(calls):  # interleaved, so load on the machine hits all three alike
+                figures["bare_request"].append(await bare())
+                figures["hook_with_fetch"].append(await run(with_fetch))
+                figures["hook_without_fetch"].append(await run(without))
+        stats = {name: percentiles(samples) for name, samples in figures.items()}
+        overhead = {
+            f"{q}_ms": round(
+                stats["hook_with_fetch"][f"{q}_ms"]
+                - stats["bare_request"][f"{q}_ms"]
+                - stats["hook_without_fetch"][f"{q}_ms"],
+                3,
+            )
+            for q in ("p50", "p99")
+        }
+        return {**stats, "fetch_overhead_over_bare_request": overhead}
+    finally:
+        await runtime.close()
+        await client.close()
+        server.terminate()
+        server.wait(timeout=10)
+
+
 def msgspec_raw(value: dict) -> object:
     import msgspec
 
@@ -202,10 +371,21 @@ async def main() -> None:
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--deno-calls", type=int, default=30)
     parser.add_argument("--issuance-seconds", type=float, default=5.0)
+    parser.add_argument("--isolation-calls", type=int, default=300)
+    parser.add_argument("--only", choices=["isolation", "fetch"], help="run only this part")
     args = parser.parse_args()
 
     event = event_json()
     folder = Path(tempfile.mkdtemp(prefix="userio-hooks-bench-"))
+    if args.only is not None:
+        try:
+            part = await (isolation(folder, args.isolation_calls) if args.only == "isolation" else fetching(args.calls))
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+        OUT.mkdir(parents=True, exist_ok=True)
+        (OUT / f"hooks_{args.only}.json").write_text(json.dumps(part, indent=2))
+        print(json.dumps(part, indent=2))
+        return
     try:
         (folder / "hook.ts").write_text(HOOK)
         shutil.copy(ROOT / "plugins" / "hooks.d.ts", folder / "hooks.d.ts")
@@ -220,6 +400,10 @@ async def main() -> None:
         print("warm deno server", served, flush=True)
         rates = await issuance(folder, args.issuance_seconds)
         print("issuance", rates, flush=True)
+        isolated = await isolation(folder, args.isolation_calls)
+        print("isolation", isolated, flush=True)
+        fetched = await fetching(args.calls)
+        print("fetch", fetched, flush=True)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
@@ -232,6 +416,8 @@ async def main() -> None:
         "speedup_vs_warm_deno_server_p50": round(served["p50_ms"] / ours_stats["p50_ms"], 2),
         "token_issuance_per_second": rates,
         "issuance_with_hook_ratio": round(rates["with_hook"] / rates["without_hook"], 3),
+        "tenant_isolation_issuance_a": isolated,
+        "hook_fetch": fetched,
     }
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "hooks.json").write_text(json.dumps(figures, indent=2))

@@ -124,7 +124,7 @@ class HookConfig:
     """Workers one project may hold at once (production and test runs): its hooks cannot take the whole pool."""
     test_share: int = 1
     """Workers the test endpoint's runs of all projects may hold at once; the rest is kept for issuance."""
-    queue_timeout: timedelta = timedelta(seconds=2)
+    queue_timeout: timedelta = timedelta(seconds=5)
     """How long a run may wait for a worker, apart from the hook's own time limit (error kind `no_worker`)."""
     idle_timeout: timedelta = timedelta(seconds=30)
     """An idle worker above `pool_size` is stopped after this long."""

@@ -12,7 +12,7 @@ import jwt
 import msgspec
 from litestar import Controller, Request, delete, get, post, put
 from litestar.di import NamedDependency, Provide
-from litestar.params import Parameter
+from litestar.params import FromPath, Parameter
 
 from litestar_userio.config import UserIOConfig
 from litestar_userio.dependencies import provide_admin_project
@@ -159,7 +159,7 @@ def build_hooks_controller(config: UserIOConfig) -> type[Controller]:
         async def put_secret(
             self,
             request: Request[Any, Any, Any],
-            name: str,
+            name: FromPath[str],
             project: NamedDependency[ProjectRecord],
             userio: NamedDependency[Services],
         ) -> HookSecretResult:
@@ -174,7 +174,7 @@ def build_hooks_controller(config: UserIOConfig) -> type[Controller]:
             responses=error_responses(ExportErrorBody, 403, 404, 500, 503),
         )
         async def delete_secret(
-            self, name: str, project: NamedDependency[ProjectRecord], userio: NamedDependency[Services]
+            self, name: FromPath[str], project: NamedDependency[ProjectRecord], userio: NamedDependency[Services]
         ) -> HookSecretListResult:
             await userio.hooks.delete_secret(project.id, name)
             names = await userio.hooks.secret_names(project.id)
@@ -197,7 +197,7 @@ def build_hooks_controller(config: UserIOConfig) -> type[Controller]:
             responses=error_responses(ExportErrorBody, 403, 404, 503),
         )
         async def get_version(
-            self, version: int, project: NamedDependency[ProjectRecord], userio: NamedDependency[Services]
+            self, version: FromPath[int], project: NamedDependency[ProjectRecord], userio: NamedDependency[Services]
         ) -> HookVersionResult:
             return HookVersionResult(_version(await userio.hooks.version(project.id, version), with_body=True))
 
@@ -210,7 +210,7 @@ def build_hooks_controller(config: UserIOConfig) -> type[Controller]:
         async def rollback(
             self,
             request: Request[Any, Any, Any],
-            version: int,
+            version: FromPath[int],
             project: NamedDependency[ProjectRecord],
             userio: NamedDependency[Services],
         ) -> HookVersionResult:

@@ -84,7 +84,7 @@ class RuntimeLimits:
     """Workers one tenant (project) may hold at once, production and test runs together."""
     test_share: int = 1
     """Workers test runs of all tenants may hold at once, so they never take what token issuance needs."""
-    queue_timeout: float = 2.0
+    queue_timeout: float = 5.0
     """Seconds a run may wait for a worker, apart from the hook's own time; then it fails with `no_worker`."""
     idle_timeout: float = 30.0
     """An idle worker above `pool_size` is stopped after this many seconds."""

@@ -19,12 +19,13 @@ async def test_put_get_delete_the_hook_list(world):
     deleted = await world.project.env.client.delete(HOOKS, headers=world.project.headers())
     after = await world.project.get(HOOKS)
 
+    saved = [{**hook, "on_error": "deny"} for hook in hooks]
     assert put.status_code == 200
-    assert put.json() == {"result": {"hooks": hooks}}
-    assert listed.json() == {"result": {"hooks": hooks}}
+    assert put.json() == {"result": {"hooks": saved, "fetch_allowlist": []}}
+    assert listed.json() == {"result": {"hooks": saved, "fetch_allowlist": []}}
     assert deleted.status_code == 200
-    assert deleted.json() == {"result": {"hooks": []}}
-    assert after.json() == {"result": {"hooks": []}}
+    assert deleted.json() == {"result": {"hooks": [], "fetch_allowlist": []}}
+    assert after.json() == {"result": {"hooks": [], "fetch_allowlist": []}}
 
 
 async def test_a_hook_that_does_not_compile_changes_nothing_and_says_where(world):
@@ -48,7 +49,7 @@ async def test_a_hook_that_does_not_compile_changes_nothing_and_says_where(world
     assert (error["info"]["index"], error["info"]["line"], error["info"]["column"]) == (1, 2, 3)
     assert "enum" in error["info"]["message"]
     assert (await world.project.get(HOOKS)).json()["result"]["hooks"] == [
-        {"event": "oidc.jwt.pre_create", "source": OK_HOOK}
+        {"event": "oidc.jwt.pre_create", "source": OK_HOOK, "on_error": "deny"}
     ]
 
 
