@@ -33,6 +33,7 @@ class Servers:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            wbufsize = 65536  # one write per answer
 
             def _answer(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
                 self.send_response(status)
@@ -58,7 +59,12 @@ class Servers:
                 elif self.path == "/huge":
                     self._answer(200, b"x" * ((1 << 20) + 1), {"content-type": "text/plain"})
                 else:
-                    echo = {"method": self.command, "path": self.path, "body": body, "auth": self.headers["authorization"]}
+                    echo = {
+                        "method": self.command,
+                        "path": self.path,
+                        "body": body,
+                        "auth": self.headers["authorization"],
+                    }
                     self._answer(200, json.dumps(echo).encode(), {"x-served-by": "allowed"})
 
             do_GET = do_POST = do_PUT = _handle
@@ -152,7 +158,9 @@ async def test_hook_posts_json_with_a_secret_header_and_reads_the_answer(runtime
     assert result.response["served"] == "allowed" and result.response["redirected"] is False
     body = result.response["body"]
     assert body["method"] == "POST" and body["auth"] == "Bearer k-123456"
-    assert json.loads(body["body"]) == {"email": json.loads(EVENT_JSON)["payload"]["user"]["standard_attributes"]["email"]}
+    assert json.loads(body["body"]) == {
+        "email": json.loads(EVENT_JSON)["payload"]["user"]["standard_attributes"]["email"]
+    }
 
 
 async def test_origin_not_on_the_allowlist_is_a_type_error_the_hook_can_catch(runtime, client, servers) -> None:

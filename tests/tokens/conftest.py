@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 
 import jwt
 import pytest
 
 from example_app.oauth import jwks, token
+from litestar_userio.hooks.secrets import SecretBox
 from tests.helpers import HASH_2B, PASSWORD, import_one
 
 PLUGINS = Path(__file__).resolve().parents[2] / "plugins"
 HOOKS = "/_api/admin/hooks"
+SECRETS_KEY = SecretBox.generate_key()
 
 
 @dataclass
@@ -56,7 +59,9 @@ class TokenWorld:
 @pytest.fixture
 async def world(backend, make_env) -> TokenWorld:
     env = await make_env(
-        backend, route_handlers=[token, jwks], hooks={"hook_timeout": __import__("datetime").timedelta(seconds=1)}
+        backend,
+        route_handlers=[token, jwks],
+        hooks={"hook_timeout": timedelta(seconds=1), "secrets_key": SECRETS_KEY, "fetch_max_calls": 3},
     )
     project = await env.make_project(roles=("admin", "editor"))
     detail = await import_one(
