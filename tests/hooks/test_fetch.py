@@ -116,11 +116,11 @@ async def run_with_fetch(
     source: str,
     allowlist: list[str],
     *,
-    limits: FetchLimits = FetchLimits(),
+    limits: FetchLimits | None = None,
     timeout: float | None = None,
     secrets: dict[str, str] | None = None,
 ) -> HookRunResult:
-    session = FetchSession(client, allowlist, limits)
+    session = FetchSession(client, allowlist, limits or FetchLimits())
     return await runtime.run(hook(source), EVENT_JSON, timeout=timeout, secrets=secrets, fetcher=session)
 
 
@@ -288,6 +288,12 @@ def test_allowlist_entries_are_canonical_origins() -> None:
         "http://127.0.0.1:8080",
         "https://[::1]:8443",
     ]
-    for bad in ["ftp://x", "https://x/path", "https://user:pw@x", "api.example.com", "https://x?q=1"]:
-        with pytest.raises(ValueError):
+    for bad, reason in [
+        ("ftp://x", "only http and https"),
+        ("https://x/path", "without a path"),
+        ("https://user:pw@x", "credentials"),
+        ("api.example.com", "only http and https"),
+        ("https://x?q=1", "without a path"),
+    ]:
+        with pytest.raises(ValueError, match=reason):
             parse_allowlist([bad])
