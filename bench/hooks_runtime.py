@@ -201,9 +201,21 @@ async def runtime_sequential(hook: HookSource, event: str, calls: int) -> dict[s
         await runtime.close()
 
 
-async def runtime_concurrent(hook: HookSource, event: str, rounds: int) -> tuple[float, dict[str, float]]:
+async def runtime_concurrent(hook: HookSource, event: str, rounds: int) -> tuple[float, dict[str, float], float]:
+    """Throughput and latency of 50 concurrent callers, and the event loop's longest lag meanwhile (ms)."""
     runtime = HookRuntime(RuntimeLimits(pool_size=2))
     await runtime.start()
+    lag = 0.0
+    done = asyncio.Event()
+
+    async def ticker() -> None:
+        nonlocal lag
+        loop = asyncio.get_running_loop()
+        while not done.is_set():
+            before = loop.time()
+            await asyncio.sleep(0.001)
+            lag = max(lag, loop.time() - before - 0.001)
+
     try:
         await runtime.run(hook, event)
         samples: list[float] = []
@@ -214,10 +226,14 @@ async def runtime_concurrent(hook: HookSource, event: str, rounds: int) -> tuple
             samples.append(time.perf_counter() - started)
             assert result.ok
 
+        tick = asyncio.create_task(ticker())
         started = time.perf_counter()
         for _ in range(rounds):
             await asyncio.gather(*(one() for _ in range(50)))
-        return rounds * 50 / (time.perf_counter() - started), percentiles(samples)
+        elapsed = time.perf_counter() - started
+        done.set()
+        await tick
+        return rounds * 50 / elapsed, percentiles(samples), lag * 1000
     finally:
         await runtime.close()
 
@@ -387,9 +403,10 @@ async def measure_all(javascript: str, event: str, calls: int, baselines: dict[s
         print(f"  p50 ratio {sequential['p50'] / stats['p50']:5.2f}x  {name}")
 
     rounds = max(1, calls // 50)
-    throughput, latency = await runtime_concurrent(hook, event, rounds)
+    throughput, latency, lag = await runtime_concurrent(hook, event, rounds)
     print(f"\nHookRuntime.run(), 50 concurrent callers x {rounds} rounds, pool of 2: {throughput:,.0f} runs/s")
     show("run() including the wait for a free worker", latency)
+    print(f"  event loop's longest lag meanwhile: {lag:.1f} ms")
 
     starts, refills = await worker_costs(hook, event)
     print("\nworkers:")

@@ -6,7 +6,16 @@ import os
 from datetime import timedelta
 from pathlib import Path
 
-from litestar_userio import ExportConfig, ImportConfig, LocalStorageConfig, QueueConfig, S3StorageConfig, UserIOConfig
+from litestar_userio import (
+    ExportConfig,
+    HookConfig,
+    ImportConfig,
+    LocalStorageConfig,
+    QueueConfig,
+    S3StorageConfig,
+    UserIOConfig,
+)
+from litestar_userio.hooks.secrets import SecretBox
 
 
 def home() -> Path:
@@ -16,6 +25,22 @@ def home() -> Path:
 
 def _seconds(name: str, default: float) -> timedelta:
     return timedelta(seconds=float(os.environ.get(name, default)))
+
+
+def hook_secrets_key(state: Path) -> str:
+    """`$USERIO_HOOK_SECRETS_KEY`, else a key generated once into `<home>/hook-secrets.key` (0600)."""
+    if key := os.environ.get("USERIO_HOOK_SECRETS_KEY"):
+        return key
+    path = state / "hook-secrets.key"
+    if not path.exists():
+        state.mkdir(parents=True, exist_ok=True)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:  # another process of this app wrote it first
+            return path.read_text().strip()
+        with os.fdopen(fd, "w") as file:
+            file.write(SecretBox.generate_key())
+    return path.read_text().strip()
 
 
 def userio_config() -> UserIOConfig:
@@ -46,5 +71,6 @@ def userio_config() -> UserIOConfig:
         queue=queue,
         imports=ImportConfig(chunk_size=int(os.environ.get("USERIO_CHUNK_SIZE", 250))),
         exports=ExportConfig(storage=storage, page_size=int(os.environ.get("USERIO_EXPORT_PAGE_SIZE", 2000))),
+        hooks=HookConfig(secrets_key=hook_secrets_key(state)),
         migrate_on_startup=True,
     )

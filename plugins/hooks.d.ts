@@ -123,3 +123,71 @@ export type EventOIDCJWTPreCreateHookResponse =
 export type EventOIDCIDTokenPreCreateHookResponse =
   | { is_allowed: true; mutations?: { id_token?: { payload: JWTPayload } } }
   | HookDisallow;
+
+/**
+ * The second argument of a hook: `export default async function (e: EventOIDCJWTPreCreate, ctx: HookContext)`.
+ * Hooks written for the reference take only `e` and run unchanged.
+ */
+export interface HookContext {
+  /**
+   * The project's hook secrets by name (`PUT /_api/admin/hooks/secrets/{name}`), frozen. Their values never appear
+   * in the test runner's or the run log's console or errors: they are masked as `[secret]`.
+   */
+  readonly secrets: Readonly<Record<string, string>>;
+}
+
+/** Headers of a hook's fetch: names are case-insensitive; `get` joins repeated values with `, `. */
+export interface HookHeaders extends Iterable<[string, string]> {
+  append(name: string, value: string): void;
+  set(name: string, value: string): void;
+  get(name: string): string | null;
+  has(name: string): boolean;
+  delete(name: string): void;
+  forEach(callback: (value: string, name: string, headers: HookHeaders) => void): void;
+  entries(): IterableIterator<[string, string]>;
+  keys(): IterableIterator<string>;
+  values(): IterableIterator<string>;
+}
+
+/** What a hook may pass to `fetch`: a body is a string (`JSON.stringify` it). */
+export interface HookRequestInit {
+  method?: string;
+  headers?: HookHeaders | Record<string, string> | [string, string][];
+  body?: string | null;
+}
+
+/** A hook's `Request`: `new Request(url, init)`, passed to `fetch` like a URL. */
+export interface HookRequest {
+  readonly url: string;
+  readonly method: string;
+  readonly headers: HookHeaders;
+  text(): Promise<string>;
+  json(): Promise<any>;
+}
+
+/** The answer to a hook's fetch. The body is read once (`clone()` first to read it twice). */
+export interface HookResponse {
+  readonly status: number;
+  readonly statusText: string;
+  readonly ok: boolean;
+  readonly headers: HookHeaders;
+  /** The final URL, after redirects (all within the allowlist). */
+  readonly url: string;
+  readonly redirected: boolean;
+  readonly bodyUsed: boolean;
+  text(): Promise<string>;
+  json(): Promise<any>;
+  clone(): HookResponse;
+}
+
+declare global {
+  /**
+   * Performed by the server for the hook, to the origins on the project's fetch allowlist only (`https` unless an
+   * `http://` origin is listed; private, loopback and link-local addresses only through an IP-literal entry).
+   * Redirects are followed within the allowlist; bodies are capped (1 MB by default); calls per run are capped
+   * (10 by default); everything ends at the hook's deadline. A refusal rejects with a `TypeError` naming why
+   * ("not on the project's fetch allowlist", "resolves to a private address", "too large", "too many fetch calls"),
+   * which the hook may catch. `Headers`, `Request` and `Response` exist as globals with the members typed above.
+   */
+  function fetch(input: string | HookRequest, init?: HookRequestInit): Promise<HookResponse>;
+}

@@ -71,7 +71,7 @@ class RuntimeLimits:
     """Bounds of every run; DECISIONS 5 defaults."""
 
     hook_timeout: float = 5.0
-    """Seconds per hook call, queueing for a free worker included."""
+    """Seconds per hook call, from the moment it has a worker (waiting for one is `queue_timeout`)."""
     heap_limit_mb: int = 64
     """V8 heap per worker; a run that goes over it fails with "memory" and the worker is replaced."""
     console_limit_bytes: int = 16_384
