@@ -27,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import timedelta
 from pathlib import Path
 
 import httpx
@@ -36,7 +37,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.harness import OUT, free_port  # noqa: E402
 from bench.hooks_runtime import event_json  # noqa: E402
-from litestar_userio import UserIOConfig  # noqa: E402
+from litestar_userio import HookConfig, UserIOConfig  # noqa: E402
 from litestar_userio.hooks.compiler import compile_hook  # noqa: E402
 from litestar_userio.hooks.runtime import HookRuntime, HookSource  # noqa: E402
 from litestar_userio.hooks.service import HookSpec  # noqa: E402
@@ -213,7 +214,12 @@ async def isolation(folder: Path, calls: int) -> dict[str, dict[str, float]]:
     """Project A's issuance latency, quiet and while project B floods endless hooks from 16 clients."""
     from litestar_userio.hooks.events import EventContext
 
-    config = UserIOConfig(database_url=f"sqlite:///{folder / 'isolation.sqlite3'}", migrate_on_startup=True)
+    # A 1 s hook limit, so that during the measurement B's workers are killed and replaced several times over.
+    config = UserIOConfig(
+        database_url=f"sqlite:///{folder / 'isolation.sqlite3'}",
+        migrate_on_startup=True,
+        hooks=HookConfig(hook_timeout=timedelta(seconds=1)),
+    )
     services = await Services.start(config, run_jobs=False)
     try:
         for project in ("a", "b"):
@@ -254,7 +260,8 @@ async def isolation(folder: Path, calls: int) -> dict[str, dict[str, float]]:
         flood += [asyncio.create_task(token_client()) for _ in range(4)]
         await asyncio.sleep(1.0)  # let B's workers get stuck first
         flooded, failures = [], 0
-        for _ in range(calls):
+        started = time.perf_counter()
+        while len(flooded) + failures < calls or time.perf_counter() - started < 6.0:
             try:
                 flooded.append(await issue_a())
             except Exception:
