@@ -64,6 +64,13 @@ def test_wheel_contains_the_migrations(wheel):
     assert [Path(n).name for n in shipped] == source
 
 
+def test_wheel_ships_the_hook_workers_javascript(wheel):
+    with zipfile.ZipFile(wheel) as archive:
+        shipped = archive.read("litestar_userio/hooks/worker_setup.js").decode()
+
+    assert shipped == (ROOT / "litestar_userio" / "hooks" / "worker_setup.js").read_text()
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("engine", ["sqlite", "postgres"])
 def test_clean_venv_migrates_an_empty_database_from_the_wheel(clean_venv, engine, tmp_path, request):
