@@ -297,3 +297,79 @@ def test_allowlist_entries_are_canonical_origins() -> None:
     ]:
         with pytest.raises(ValueError, match=reason):
             parse_allowlist([bad])
+
+
+@pytest.fixture(scope="module")
+def tls_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
+    """An HTTPS server on 127.0.0.1 with a certificate of its own; yields its origin and the CA file to trust."""
+    import datetime
+    import ipaddress
+    import ssl
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    folder = tmp_path_factory.mktemp("tls")
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.datetime.now(datetime.UTC)
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(hours=1))
+        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_file, key_file = folder / "cert.pem", folder / "key.pem"
+    cert_file.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        wbufsize = 65536
+
+        def do_GET(self) -> None:
+            body = json.dumps({"tls": True, "path": self.path}).encode()
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert_file, key_file)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"https://127.0.0.1:{server.server_address[1]}", str(cert_file)
+    server.shutdown()
+    server.server_close()
+
+
+async def test_https_origin_is_fetched_with_its_certificate_verified(runtime, tls_server) -> None:
+    origin, ca_file = tls_server
+    trusting, untrusting = FetchClient(timeout=5.0, ca_file=ca_file), FetchClient(timeout=5.0)
+    try:
+        verified = await run_with_fetch(
+            runtime, trusting, f'export default async () => (await fetch("{origin}/secure")).json()', [origin]
+        )
+        refused = await run_with_fetch(runtime, untrusting, catching(f'fetch("{origin}/secure")'), [origin])
+    finally:
+        await trusting.close()
+        await untrusting.close()
+    assert verified.response == {"tls": True, "path": "/secure"}
+    assert refused.response["error"].startswith("TypeError: fetch failed: ConnectError")
+    assert "CERTIFICATE_VERIFY_FAILED" in refused.response["error"]

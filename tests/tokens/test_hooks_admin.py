@@ -3,6 +3,7 @@ run log, `on_error: "continue"`, the fetch allowlist."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from datetime import timedelta
@@ -106,7 +107,15 @@ async def test_every_save_is_a_version_and_rollback_saves_an_old_body_again(worl
     first = {"hooks": [jwt_hook(ADD_PLAN)], "fetch_allowlist": ["https://crm.example.com"]}
     second = {"hooks": [jwt_hook("return { is_allowed: false, title: 'closed' };")]}
     assert (await put(world, first)).status_code == 200
-    assert (await put(world, second)).status_code == 200
+    now = world.env.clock.now()
+    operator = jwt.encode(
+        {"aud": world.project.id, "sub": "ops@example.com", "iat": now, "exp": now + timedelta(minutes=5)},
+        world.project.key.private_pem,
+        algorithm="RS256",
+        headers={"kid": world.project.key.kid},
+    )
+    saved = await world.project.env.client.put(HOOKS, json=second, headers=world.project.headers(operator))
+    assert saved.status_code == 200, saved.text
 
     listed = (await world.project.get(f"{HOOKS}/versions")).json()["result"]["versions"]
     one = (await world.project.get(f"{HOOKS}/versions/1")).json()["result"]
@@ -118,7 +127,8 @@ async def test_every_save_is_a_version_and_rollback_saves_an_old_body_again(worl
 
     assert [v["version"] for v in listed] == [2, 1]
     kid = world.project.key.kid
-    assert listed[0]["actor"]["kid"] == kid and listed[0]["created_at"]
+    assert listed[0]["actor"] == {"kid": kid, "sub": "ops@example.com"} and listed[0]["created_at"]
+    assert listed[1]["actor"] == {"kid": kid, "sub": None}
     assert "body" not in listed[0]
     assert one["body"] == {
         "hooks": [{**jwt_hook(ADD_PLAN), "on_error": "deny"}],
@@ -164,6 +174,33 @@ async def test_run_log_records_outcomes_and_claim_names_newest_first_in_pages(wo
     assert allowed["event"] == "oidc.jwt.pre_create" and allowed["sampled_rate"] == 1.0
     assert allowed["duration_ms"] > 0 and allowed["started_at"]
     assert rest["next_cursor"] is None
+
+
+async def test_run_log_is_sampled_when_runs_are_many_and_shows_the_rate(backend, make_env):
+    from example_app.oauth import jwks, token
+    from tests.helpers import HASH_2B, import_one
+    from tests.tokens.conftest import TokenWorld
+
+    env = await make_env(backend, route_handlers=[token, jwks], hooks={"run_log_per_second": 2})
+    project = await env.make_project()
+    detail = await import_one(
+        project, {"email": "ada@example.com", "password": {"type": "bcrypt", "password_hash": HASH_2B}}
+    )
+    await env.services.tokens.applications.create(project.id, "jwt-app", issue_jwt_access_token=True)
+    sampled = TokenWorld(env, project, detail["user_id"])
+    await env.client.put(HOOKS, json={"hooks": [jwt_hook(ADD_PLAN)]}, headers=project.headers())
+    issued, rates = 0, [1.0]
+    deadline = asyncio.get_running_loop().time() + 30
+    while min(rates) == 1.0 and asyncio.get_running_loop().time() < deadline:  # until a window was over the rate
+        for _ in range(10):
+            assert (await sampled.sign_in()).status_code == 200
+            issued += 1
+        runs = (await project.get(f"{HOOKS}/runs?limit=500")).json()["result"]["runs"]
+        rates = [r["sampled_rate"] for r in runs]
+
+    assert min(rates) < 1.0
+    assert len(runs) < issued, "fewer entries than runs"
+    assert all(0 < rate <= 1.0 for rate in rates)
 
 
 async def test_test_runs_are_not_in_the_run_log(world):
