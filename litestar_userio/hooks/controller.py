@@ -16,7 +16,13 @@ from litestar.params import FromPath, Parameter
 
 from litestar_userio.config import UserIOConfig
 from litestar_userio.dependencies import provide_admin_project
-from litestar_userio.errors import Cause, UnsupportedMediaType, ValidationFailed, export_error_handler
+from litestar_userio.errors import (
+    Cause,
+    HookVersionNotFound,
+    UnsupportedMediaType,
+    ValidationFailed,
+    export_error_handler,
+)
 from litestar_userio.hooks.repository import VersionRow
 from litestar_userio.hooks.schemas import (
     HookList,
@@ -71,6 +77,13 @@ def _actor(request: Request[Any, Any, Any]) -> tuple[str | None, str | None]:
     except jwt.PyJWTError:
         return None, None
     return (str(kid) if kid is not None else None), (str(sub) if sub is not None else None)
+
+
+def _version_number(text: str) -> int:
+    """A version number from the path; anything else names no version (404 in the API's envelope)."""
+    if not text.isascii() or not text.isdigit() or len(text) > 9:
+        raise HookVersionNotFound(f"no version {text!r} of this project's hooks")
+    return int(text)
 
 
 def _version(row: VersionRow, *, with_body: bool = False) -> HookVersion:
@@ -192,17 +205,18 @@ def build_hooks_controller(config: UserIOConfig) -> type[Controller]:
             return HookVersionListResult(HookVersionList([_version(r) for r in rows]))
 
         @get(
-            "/versions/{version:int}",
+            "/versions/{version:str}",
             summary="One saved version with its body",
             responses=error_responses(ExportErrorBody, 403, 404, 503),
         )
         async def get_version(
-            self, version: FromPath[int], project: NamedDependency[ProjectRecord], userio: NamedDependency[Services]
+            self, version: FromPath[str], project: NamedDependency[ProjectRecord], userio: NamedDependency[Services]
         ) -> HookVersionResult:
-            return HookVersionResult(_version(await userio.hooks.version(project.id, version), with_body=True))
+            number = _version_number(version)
+            return HookVersionResult(_version(await userio.hooks.version(project.id, number), with_body=True))
 
         @post(
-            "/versions/{version:int}/rollback",
+            "/versions/{version:str}/rollback",
             status_code=200,
             summary="Save a version's body again, as a new version",
             responses=error_responses(ExportErrorBody, 400, 403, 404, 503),
@@ -210,11 +224,11 @@ def build_hooks_controller(config: UserIOConfig) -> type[Controller]:
         async def rollback(
             self,
             request: Request[Any, Any, Any],
-            version: FromPath[int],
+            version: FromPath[str],
             project: NamedDependency[ProjectRecord],
             userio: NamedDependency[Services],
         ) -> HookVersionResult:
-            new_version = await userio.hooks.rollback(project.id, version, _actor(request))
+            new_version = await userio.hooks.rollback(project.id, _version_number(version), _actor(request))
             return HookVersionResult(_version(await userio.hooks.version(project.id, new_version), with_body=True))
 
         @get(

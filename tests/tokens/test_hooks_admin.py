@@ -124,6 +124,7 @@ async def test_every_save_is_a_version_and_rollback_saves_an_old_body_again(worl
     after = (await world.project.get(HOOKS)).json()["result"]
     allowed = await world.sign_in()
     missing = await world.project.get(f"{HOOKS}/versions/99")
+    not_a_number = await world.project.get(f"{HOOKS}/versions/latest")
 
     assert [v["version"] for v in listed] == [2, 1]
     kid = world.project.key.kid
@@ -140,6 +141,7 @@ async def test_every_save_is_a_version_and_rollback_saves_an_old_body_again(worl
     assert after == one["body"]
     assert jwt.decode(allowed.json()["access_token"], options={"verify_signature": False})["plan"] == "gold"
     assert missing.status_code == 404 and missing.json()["error"]["reason"] == "HookVersionNotFound"
+    assert not_a_number.status_code == 404 and not_a_number.json()["error"]["reason"] == "HookVersionNotFound"
 
 
 # -- the run log -------------------------------------------------------------------------------------------------------
