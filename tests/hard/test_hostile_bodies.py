@@ -348,4 +348,4 @@ async def test_duplicate_keys_in_a_hook_list_the_last_wins(project):
 
     assert response.status_code == 200, response.text
     saved = (await project.get(HOOKS)).json()["result"]["hooks"]
-    assert saved == [{"event": "oidc.jwt.pre_create", "source": HOOK_SOURCE}]
+    assert saved == [{"event": "oidc.jwt.pre_create", "source": HOOK_SOURCE, "on_error": "deny"}]
