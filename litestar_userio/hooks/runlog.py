@@ -48,6 +48,7 @@ class RunLog:
         self._pending: list[tuple[str, RunRow]] = []
         self._rates: dict[str, _Rate] = {}
         self._flusher: asyncio.Task[None] | None = None
+        self._flushing: set[asyncio.Task[None]] = set()
         self._lock = asyncio.Lock()
         self._purged = 0.0
 
@@ -72,7 +73,9 @@ class RunLog:
         if self._flusher is None or self._flusher.done():
             self._flusher = asyncio.get_running_loop().create_task(self._flush_later())
         elif len(self._pending) >= _BATCH:
-            asyncio.get_running_loop().create_task(self.flush())
+            task = asyncio.get_running_loop().create_task(self.flush())
+            self._flushing.add(task)
+            task.add_done_callback(self._flushing.discard)
 
     def keep(self, project_id: str, outcome: str) -> float | None:
         """The rate to record an entry with, or None when sampling drops it."""
@@ -108,6 +111,7 @@ class RunLog:
 
     async def close(self) -> None:
         """Write what is still buffered."""
+        await asyncio.gather(*self._flushing, return_exceptions=True)
         if self._flusher is not None:
             self._flusher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
