@@ -108,6 +108,15 @@ def alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
+async def until(condition: Any, timeout: float = 30.0) -> None:
+    """Poll `condition()` until it holds; fail after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("the condition never held")
+        await asyncio.sleep(0.01)
+
+
 def worker_pids(runtime: HookRuntime) -> set[int]:
     return set(runtime.state().workers)
 
@@ -463,8 +472,7 @@ async def test_waiting_for_a_worker_is_bounded_apart_and_reported_as_no_worker()
     rt = HookRuntime(RuntimeLimits(pool_size=1, max_pool_size=1, queue_timeout=0.2))
     try:
         busy = asyncio.create_task(run(rt, "export default () => { while (true) {} }", timeout=3))
-        while not rt.state().busy:
-            await asyncio.sleep(0.01)
+        await until(lambda: bool(rt.state().busy))
         result = await run(rt, "export default () => 1", timeout=3)
         assert result.error_kind == "no_worker"
         assert result.error_message == "no hook worker was free within 0.2 s"
@@ -679,7 +687,9 @@ async def test_fifty_concurrent_runs_all_answer(runtime: HookRuntime) -> None:
     add_claims = plugin("add-user-attributes-to-jwt.ts")
     results = await asyncio.gather(*(runtime.run(add_claims, EVENT_JSON) for _ in range(50)))
     assert all(r.ok for r in results)
-    assert {json.dumps(r.response, sort_keys=True) for r in results} == {json.dumps(results[0].response, sort_keys=True)}
+    assert {json.dumps(r.response, sort_keys=True) for r in results} == {
+        json.dumps(results[0].response, sort_keys=True)
+    }
 
 
 async def test_worker_killed_mid_run_reports_a_crash_and_is_replaced(single: HookRuntime) -> None:
@@ -802,8 +812,7 @@ async def test_one_tenants_endless_hooks_never_keep_another_tenant_from_a_worker
     rt = HookRuntime(RuntimeLimits(pool_size=1, max_pool_size=4, tenant_share=2, queue_timeout=5))
     try:
         flood = [asyncio.create_task(run(rt, SPIN, timeout=3, tenant="b")) for _ in range(8)]
-        while rt.state().busy.get("b", 0) < 2:
-            await asyncio.sleep(0.01)
+        await until(lambda: rt.state().busy.get("b", 0) >= 2)
         answers = [await run(rt, "export default () => 'a'", tenant="a") for _ in range(5)]
         assert [r.response for r in answers] == ["a"] * 5
         assert rt.state().busy.get("b") == 2, "b holds no more than its share"
@@ -818,8 +827,7 @@ async def test_test_runs_never_take_more_than_their_share_of_the_pool() -> None:
     rt = HookRuntime(RuntimeLimits(pool_size=2, max_pool_size=2, test_share=1, queue_timeout=0.3))
     try:
         spinning = asyncio.create_task(run(rt, SPIN, timeout=3, tenant="b", test=True))
-        while not rt.state().busy:
-            await asyncio.sleep(0.01)
+        await until(lambda: bool(rt.state().busy))
         other_test = await run(rt, "export default () => 1", tenant="c", test=True)
         production = await run(rt, "export default () => 2", tenant="c")
         assert other_test.error_kind == "no_worker"
@@ -830,19 +838,29 @@ async def test_test_runs_never_take_more_than_their_share_of_the_pool() -> None:
 
 
 async def test_pool_grows_to_its_maximum_and_shrinks_back_when_idle() -> None:
-    rt = HookRuntime(RuntimeLimits(pool_size=1, max_pool_size=3, tenant_share=1, queue_timeout=10, idle_timeout=0.2))
+    limits = RuntimeLimits(pool_size=1, max_pool_size=3, tenant_share=1, hook_timeout=60, idle_timeout=0.2)
+    rt = HookRuntime(limits)
+    release = asyncio.Event()
+
+    async def held(requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Answers the hooks' fetches once the test says so: until then each run holds its worker, idle in V8."""
+        await release.wait()
+        answer = {"ok": True, "status": 200, "statusText": "OK", "headers": [], "redirected": False, "body": "1"}
+        return [{**answer, "i": r["i"], "url": r["url"]} for r in requests]
+
+    holding = "export default async () => (await fetch('https://api.example.com/')).text()"
     try:
         await rt.start()
-        busy_for_a_while = "export default () => { const end = Date.now() + 1000; while (Date.now() < end) {} return 1; }"
-        runs = [asyncio.create_task(run(rt, busy_for_a_while, tenant=t)) for t in ("a", "b", "c")]
-        deadline = time.monotonic() + 20
+        runs = [asyncio.create_task(run(rt, holding, tenant=t, fetcher=held)) for t in ("a", "b", "c")]
+        deadline = time.monotonic() + 60
         while sum(rt.state().busy.values()) < 3 and time.monotonic() < deadline:
             await asyncio.sleep(0.01)
         state = rt.state()
         assert sum(state.busy.values()) == 3 and len(state.workers) == 3, state
         late = await run(rt, "export default () => 1", tenant="d", queue_timeout=0.05)
         assert late.error_kind == "no_worker", "never more than max_pool_size workers"
-        assert [r.response for r in await asyncio.gather(*runs)] == [1, 1, 1]
+        release.set()
+        assert [r.response for r in await asyncio.gather(*runs)] == ["1", "1", "1"]
         while (len(rt.state().workers), rt.state().starting) != (1, 0) and time.monotonic() < deadline:
             await asyncio.sleep(0.05)
         assert len(rt.state().workers) == 1

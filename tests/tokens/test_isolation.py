@@ -63,7 +63,9 @@ async def test_a_projects_endless_hooks_never_fail_another_projects_tokens(world
     flood = [asyncio.create_task(test_endpoint_client()) for _ in range(12)]
     flood += [asyncio.create_task(token_endpoint_client()) for _ in range(4)]
     try:
+        deadline = asyncio.get_running_loop().time() + 60
         while len(flood_answers) < 4:  # the flood is under way: B's workers are spinning
+            assert asyncio.get_running_loop().time() < deadline, "the flood never got going"
             await asyncio.sleep(0.05)
         answers = []
         for _ in range(5):
