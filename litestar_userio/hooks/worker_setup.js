@@ -228,21 +228,35 @@
       if (!apply(regExpTest, absoluteHttp, [request.url])) {
         throw new TypeErrorClass(`fetch: ${request.url} is not an absolute http(s) URL`);
       }
-      apply(arrayPush, run.fetches, [{ resolve, reject, request: wire(request, run.fetchCount++) }]);
+      const wired = wire(request, run.fetchCount);
+      if (wired.body !== null && wired.body.length > answerLimit) {
+        throw new TypeErrorClass(`fetch refused: the request body is too large (over ${answerLimit} characters)`);
+      }
+      run.fetchCount++;
+      apply(arrayPush, run.fetches, [{ resolve, reject, request: wired }]);
     });
   }
   for (const [name, value] of [["Headers", Headers], ["Request", Request], ["Response", Response], ["fetch", fetch]]) {
     defineProperty(G, name, { value, writable: false, enumerable: false, configurable: false });
   }
+  // At most `answerLimit` characters of request bodies per batch (the parent takes frames of a few MB at most); the
+  // rest wait for the next batch.
   function takeFetches() {
     const run = current;
     if (run === null || run.fetches.length === 0) return "";
-    const requests = [];
+    const requests = [], waiting = [];
+    let size = 0;
     for (const pending of run.fetches) {
+      const length = pending.request.body === null ? 0 : pending.request.body.length;
+      if (requests.length && size + length > answerLimit) {
+        apply(arrayPush, waiting, [pending]);
+        continue;
+      }
+      size += length;
       run.inflight.set(pending.request.i, pending);
       apply(arrayPush, requests, [pending.request]);
     }
-    run.fetches = [];
+    run.fetches = waiting;
     return stringify(requests);
   }
   function deliverFetches() {

@@ -373,3 +373,26 @@ async def test_https_origin_is_fetched_with_its_certificate_verified(runtime, tl
     assert verified.response == {"tls": True, "path": "/secure"}
     assert refused.response["error"].startswith("TypeError: fetch failed: ConnectError")
     assert "CERTIFICATE_VERIFY_FAILED" in refused.response["error"]
+
+
+async def test_large_request_bodies_go_out_in_batches_and_an_oversized_one_is_refused(runtime, client, servers) -> None:
+    allowed = Servers.origin(servers.allowed)
+    source = f"""
+    export default async () => {{
+      const big = "x".repeat(900 * 1024);
+      const sizes = await Promise.all([1, 2, 3].map(() =>
+        fetch("{allowed}/echo", {{ method: "POST", body: big }}).then((r) => r.json()).then((a: any) => a.body.length)));
+      let refused = "";
+      try {{ await fetch("{allowed}/echo", {{ method: "POST", body: "y".repeat(2 * 1024 * 1024) }}); }}
+      catch (error) {{ refused = String(error); }}
+      return {{ sizes, refused }};
+    }}
+    """
+    result = await run_with_fetch(
+        runtime, client, source, [allowed], limits=FetchLimits(max_body_bytes=4 << 20), timeout=2.0
+    )
+    assert result.ok, result.error_message
+    assert result.response == {
+        "sizes": [900 * 1024] * 3,
+        "refused": "TypeError: fetch refused: the request body is too large (over 1048576 characters)",
+    }
