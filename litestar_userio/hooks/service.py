@@ -153,7 +153,7 @@ class HookService:
         self.run_log = RunLog(db, config, clock)
         self.secret_box = SecretBox(config.secrets_key) if config.secrets_key else None
         self.fetch_limits = FetchLimits(max_calls=config.fetch_max_calls, max_body_bytes=config.fetch_max_body_bytes)
-        self.fetch_client = FetchClient(timeout=config.hook_timeout.total_seconds(), ca_file=config.fetch_ca_file)
+        self._fetch_client: FetchClient | None = None
         self._started = False
         self._cache: dict[str, tuple[float, ProjectHooks]] = {}
 
@@ -163,7 +163,17 @@ class HookService:
             await self.runtime.close()
             self._started = False
         await self.run_log.close()
-        await self.fetch_client.close()
+        if self._fetch_client is not None:
+            await self._fetch_client.close()
+            self._fetch_client = None
+
+    def fetch_client(self) -> FetchClient:
+        """The process's pooled client for hooks' fetches, made on first use (loading CA certificates takes a while)."""
+        if self._fetch_client is None:
+            self._fetch_client = FetchClient(
+                timeout=self.config.hook_timeout.total_seconds(), ca_file=self.config.fetch_ca_file
+            )
+        return self._fetch_client
 
     # Saving (the admin API).
 
@@ -359,7 +369,7 @@ class HookService:
                     test=test,
                     queue_timeout=remaining,
                     secrets=project.secrets,
-                    fetcher=FetchSession(self.fetch_client, project.allowlist, self.fetch_limits),
+                    fetcher=FetchSession(self.fetch_client(), project.allowlist, self.fetch_limits),
                 )
                 run.duration_ms = round(outcome.duration_ms, 3)
                 run.console = mask_console(list(outcome.console), project.secrets)

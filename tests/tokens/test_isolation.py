@@ -79,3 +79,37 @@ async def test_a_projects_endless_hooks_never_fail_another_projects_tokens(world
     # B's own runs fail: stopped at their deadline, or told that B's share of the pool is taken.
     assert set(flood_answers) <= {"HookTimeout", "HookWorkerUnavailable", "server_error"}
     assert {"HookTimeout", "server_error"} <= set(flood_answers)
+
+
+async def test_waiting_for_a_worker_is_bounded_apart_and_logged_as_no_worker(backend, make_env):
+    from datetime import timedelta
+
+    from example_app.oauth import jwks, token
+    from tests.tokens.conftest import TokenWorld
+
+    env = await make_env(
+        backend,
+        route_handlers=[token, jwks],
+        hooks={"tenant_share": 1, "queue_timeout": timedelta(milliseconds=300), "hook_timeout": timedelta(seconds=3)},
+    )
+    project = await env.make_project()
+    ada = await import_one(
+        project, {"email": "ada@example.com", "password": {"type": "bcrypt", "password_hash": HASH_2B}}
+    )
+    await env.services.tokens.applications.create(project.id, "jwt-app", issue_jwt_access_token=True)
+    world = TokenWorld(env, project, ada["user_id"])
+    await world.put_hooks(("oidc.jwt.pre_create", ENDLESS))
+
+    first = asyncio.create_task(world.sign_in())
+    deadline = asyncio.get_running_loop().time() + 60
+    while not env.services.hooks.runtime.state().busy:  # the first run holds the project's only share
+        assert asyncio.get_running_loop().time() < deadline
+        await asyncio.sleep(0.01)
+    second = await world.sign_in()
+    first_answer = await first
+
+    assert (first_answer.status_code, second.status_code) == (500, 500)
+    runs = (await project.get(f"{HOOKS}/runs")).json()["result"]["runs"]
+    assert sorted(r["error_kind"] for r in runs) == ["no_worker", "timeout"]
+    (waited,) = [r for r in runs if r["error_kind"] == "no_worker"]
+    assert waited["outcome"] == "error"
