@@ -16,7 +16,7 @@ import logging
 import socket
 import ssl
 import typing
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urljoin, urlsplit
@@ -24,7 +24,16 @@ from urllib.parse import urljoin, urlsplit
 import httpcore
 import httpx
 
-__all__ = ["FetchClient", "FetchLimits", "FetchRefused", "FetchSession", "Origin", "parse_allowlist"]
+__all__ = [
+    "FetchClient",
+    "FetchLimits",
+    "FetchRefused",
+    "FetchSession",
+    "Origin",
+    "Resolver",
+    "parse_allowlist",
+    "system_resolver",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -112,11 +121,22 @@ class FetchLimits:
     """Redirects followed per call (each within the allowlist)."""
 
 
+Resolver = Callable[[str, int], Awaitable[list[str]]]
+"""A host and port to the addresses it resolves to (the system resolver unless a `FetchClient` is given another)."""
+
+
+async def system_resolver(host: str, port: int) -> list[str]:
+    """The addresses the system resolver gives for `host`."""
+    infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return [str(info[4][0]) for info in infos]
+
+
 class _PinnedBackend(httpcore.AsyncNetworkBackend):
     """Resolves names itself, refuses addresses that are not global, and connects to the address it checked."""
 
-    def __init__(self) -> None:
+    def __init__(self, resolve: Resolver) -> None:
         self._inner = httpcore.AnyIOBackend()
+        self._resolve = resolve
 
     async def connect_tcp(
         self,
@@ -128,8 +148,7 @@ class _PinnedBackend(httpcore.AsyncNetworkBackend):
     ) -> httpcore.AsyncNetworkStream:
         # A literal was let through by the allowlist check (its entry names that very literal).
         if _address(host) is None:
-            infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
-            addresses = [ipaddress.ip_address(info[4][0]) for info in infos]
+            addresses = [ipaddress.ip_address(a) for a in await self._resolve(host, port)]
             refused = [a for a in addresses if not _is_public(a)]
             if not addresses or refused:
                 raise FetchRefused(f"{host} resolves to a private address ({refused[0] if refused else 'none'})")
@@ -165,9 +184,9 @@ class _Body(httpx.AsyncByteStream):
 class _PinnedTransport(httpx.AsyncBaseTransport):
     """httpx over an httpcore pool whose connections go only to checked addresses."""
 
-    def __init__(self, verify: ssl.SSLContext) -> None:
+    def __init__(self, verify: ssl.SSLContext, resolve: Resolver) -> None:
         self._pool = httpcore.AsyncConnectionPool(
-            ssl_context=verify, max_connections=100, keepalive_expiry=30.0, network_backend=_PinnedBackend()
+            ssl_context=verify, max_connections=100, keepalive_expiry=30.0, network_backend=_PinnedBackend(resolve)
         )
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
@@ -200,10 +219,10 @@ class _PinnedTransport(httpx.AsyncBaseTransport):
 class FetchClient:
     """One pooled HTTP client per process for every hook's fetches."""
 
-    def __init__(self, *, timeout: float, ca_file: str | None = None) -> None:
+    def __init__(self, *, timeout: float, ca_file: str | None = None, resolver: Resolver = system_resolver) -> None:
         context = ssl.create_default_context(cafile=ca_file)
         self._client = httpx.AsyncClient(
-            transport=_PinnedTransport(context), timeout=timeout, follow_redirects=False, trust_env=False
+            transport=_PinnedTransport(context, resolver), timeout=timeout, follow_redirects=False, trust_env=False
         )
 
     async def close(self) -> None:

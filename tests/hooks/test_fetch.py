@@ -396,3 +396,33 @@ async def test_large_request_bodies_go_out_in_batches_and_an_oversized_one_is_re
         "sizes": [900 * 1024] * 3,
         "refused": "TypeError: fetch refused: the request body is too large (over 1048576 characters)",
     }
+
+
+@pytest.mark.parametrize(
+    "addresses",
+    [
+        ["93.184.216.34", "127.0.0.1"],  # a public answer mixed with a loopback one (a rebinding attempt)
+        ["169.254.169.254"],  # link-local: a cloud metadata service
+        ["::ffff:10.0.0.1"],  # a private address written as IPv6
+        ["100.64.0.1"],  # shared address space
+    ],
+    ids=["mixed", "link-local", "ipv4-mapped", "shared"],
+)
+async def test_a_name_is_resolved_once_and_refused_if_any_address_is_not_global(runtime, addresses) -> None:
+    asked: list[str] = []
+
+    async def resolver(host: str, port: int) -> list[str]:
+        asked.append(host)
+        return addresses
+
+    client = FetchClient(timeout=5.0, resolver=resolver)
+    try:
+        result = await run_with_fetch(
+            runtime, client, catching('fetch("https://crm.example.com/v1")'), ["https://crm.example.com"]
+        )
+    finally:
+        await client.close()
+    assert result.response["error"].startswith(
+        "TypeError: fetch refused: crm.example.com resolves to a private address"
+    )
+    assert asked == ["crm.example.com"], "resolved once, by the connection that would use the answer"
