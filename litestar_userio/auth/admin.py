@@ -6,6 +6,7 @@ Failures raise errors of `litestar_userio.errors`; each controller's handler put
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import jwt
@@ -73,15 +74,30 @@ class AdminAuthenticator:
         return claims
 
     def _check_times(self, claims: dict[str, Any]) -> None:
-        """`exp`, `nbf`, `iat` against the injected clock, with the configured leeway."""
+        """`exp`, `nbf`, `iat` against the injected clock, with the configured leeway.
+
+        Each must be a finite number: PyJWT's JSON parser reads `NaN` and `Infinity`, and an `exp` of NaN
+        compares false with every time, so it would never expire.
+        """
         now = self.clock.now().timestamp()
         leeway = self.config.leeway.total_seconds()
-        times = {name: claims.get(name) for name in ("exp", "nbf", "iat")}
-        if any(v is not None and (isinstance(v, bool) or not isinstance(v, int | float)) for v in times.values()):
-            raise AdminAuthFailed("invalid Admin API JWT: exp, nbf and iat must be numbers")
+        times = {name: _finite_time(name, claims[name]) if name in claims else None for name in ("exp", "nbf", "iat")}
         if now > times["exp"] + leeway:  # type: ignore[operator]
             raise AdminAuthFailed("invalid Admin API JWT: expired")
         if times["nbf"] is not None and now < times["nbf"] - leeway:
             raise AdminAuthFailed("invalid Admin API JWT: not yet valid")
         if times["iat"] is not None and now < times["iat"] - leeway:
             raise AdminAuthFailed("invalid Admin API JWT: issued in the future")
+
+
+def _finite_time(name: str, value: Any) -> float:
+    """A time claim as seconds; anything but a finite JSON number (null included) is refused."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise AdminAuthFailed("invalid Admin API JWT: exp, nbf and iat must be numbers")
+    try:
+        seconds = float(value)
+    except OverflowError:
+        seconds = math.inf
+    if not math.isfinite(seconds):
+        raise AdminAuthFailed(f"invalid Admin API JWT: {name} must be a finite number")
+    return seconds

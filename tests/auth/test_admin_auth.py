@@ -171,3 +171,61 @@ async def test_status_endpoint_requires_auth_too(project):
 
 def test_admin_key_fixture_is_rsa():
     assert "BEGIN PUBLIC KEY" in admin_key().public_pem
+
+
+def _raw_token(project, payload_json: str) -> str:
+    """A correctly signed token whose payload is exactly `payload_json` (JSON's NaN/Infinity included)."""
+    header = _b64({"alg": "RS256", "kid": project.key.kid, "typ": "JWT"})
+    payload = base64.urlsafe_b64encode(payload_json.encode()).rstrip(b"=").decode()
+    key = serialization.load_pem_private_key(project.key.private_pem.encode(), password=None)
+    signature = jwt.algorithms.RSAAlgorithm(jwt.algorithms.RSAAlgorithm.SHA256).sign(
+        f"{header}.{payload}".encode(),
+        key,  # type: ignore[arg-type]
+    )
+    return f"{header}.{payload}.{base64.urlsafe_b64encode(signature).rstrip(b'=').decode()}"
+
+
+NON_FINITE_TIMES = {
+    "exp-nan": '"exp": NaN',
+    "exp-infinity": '"exp": Infinity',
+    "exp-huge": '"exp": 1e999',
+    "exp-bigint": '"exp": 1' + "0" * 400,
+    "exp-string": '"exp": "9999999999"',
+    "exp-true": '"exp": true',
+    "nbf-nan": '"exp": {exp}, "nbf": NaN',
+    "nbf-minus-infinity": '"exp": {exp}, "nbf": -Infinity',
+    "nbf-null": '"exp": {exp}, "nbf": null',
+    "iat-nan": '"exp": {exp}, "iat": NaN',
+    "iat-string": '"exp": {exp}, "iat": "now"',
+    "iat-false": '"exp": {exp}, "iat": false',
+}
+
+
+@pytest.mark.parametrize("claims", list(NON_FINITE_TIMES.values()), ids=list(NON_FINITE_TIMES))
+async def test_time_claims_that_are_not_finite_numbers_are_403_on_import_and_export(project, claims):
+    exp = int(project.env.clock.now().timestamp()) + 300
+    token = _raw_token(project, f'{{"aud": "{project.id}", {claims.format(exp=exp)}}}')
+    auth = {"Authorization": f"Bearer {token}"}
+
+    imported = await project.post(IMPORT, BODY, headers=auth)
+    import_status = await project.get(f"{IMPORT}/task_X", headers=auth)
+    exported = await project.post("/_api/admin/users/export", {"format": "ndjson"}, headers=auth)
+    export_status = await project.get("/_api/admin/users/export/userexport_X", headers=auth)
+
+    for response in (imported, import_status):
+        assert response.status_code == 403
+        assert response.json()["error"].startswith("invalid Admin API JWT: ")
+    for response in (exported, export_status):
+        assert response.status_code == 403
+        assert response.json()["error"]["name"] == "Forbidden"
+        assert response.json()["error"]["code"] == 403
+
+
+async def test_the_raw_token_helper_signs_a_token_the_server_accepts(project):
+    """The control for the non-finite cases: the same construction with ordinary numbers passes."""
+    exp = int(project.env.clock.now().timestamp()) + 300
+    token = _raw_token(project, f'{{"aud": "{project.id}", "exp": {exp}, "nbf": {exp - 600}, "iat": {exp - 300}.5}}')
+
+    response = await _post(project, token)
+
+    assert response.status_code == 202
