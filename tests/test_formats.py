@@ -133,6 +133,10 @@ def test_http_url(value, ok):
     [
         ("email", "Ada@Example.COM", "ada@example.com"),
         ("email", "\uff3aoë@Bücher.de", "zoë@xn--bcher-kva.de"),  # fullwidth Z folds to z (NFKC)
+        ("email", "x@straße.de", "x@xn--strae-oqa.de"),  # IDNA 2008 non-transitional: ß is not ss
+        ("email", "x@STRAßE.DE", "x@xn--strae-oqa.de"),
+        ("email", "x@strasse.de", "x@strasse.de"),
+        ("email", "x@ex_ample.com", "x@ex_ample.com"),  # IDNA refuses it: only lowercased, never raises
         ("phone_number", "+14155550123", "+14155550123"),
         ("preferred_username", "Straße", "strasse"),
         ("preferred_username", "ADA", "ada"),

@@ -15,6 +15,7 @@ from functools import lru_cache
 from urllib.parse import urlsplit
 
 import email_validator
+import idna
 import langcodes
 import phonenumbers
 
@@ -29,6 +30,7 @@ __all__ = [
     "is_http_url",
     "is_timezone",
     "is_username",
+    "normalize_email_domain",
     "normalize_login_id",
 ]
 
@@ -159,10 +161,26 @@ ATTRIBUTE_FORMATS: dict[str, tuple[str, Callable[[str], bool]]] = {
 """Standard attribute -> (format name reported in a cause, check)."""
 
 
+@lru_cache(maxsize=16384)
+def normalize_email_domain(domain: str) -> str:
+    """An email domain as matched: its A-label form under IDNA 2008 / UTS 46, non-transitional.
+
+    Non-transitional keeps `ß` (and the other deviation characters) apart from `ss`, as the reference and
+    email-validator do: `straße.de` is `xn--strae-oqa.de`, not `strasse.de` (IDNA 2003's mapping).
+    A domain IDNA refuses is only lowercased (the record's format check fails it anyway).
+    """
+    try:
+        return idna.encode(domain, uts46=True, transitional=False).decode("ascii")
+    except (idna.IDNAError, UnicodeError):
+        return domain.lower()
+
+
 def normalize_login_id(attribute: str, value: str) -> str:
     """The value a login id is unique on and matched by: emails and usernames case-insensitive, phones E.164.
 
-    Lenient on bad input (it never raises), so the import can group records before validating them.
+    The one normalization of login ids: the server's import and dry run, sign-in, and the migration client
+    call this function. Lenient on bad input (it never raises), so the import can group records before
+    validating them.
     """
     if value.isascii():
         if attribute == "email":
@@ -176,10 +194,6 @@ def normalize_login_id(attribute: str, value: str) -> str:
     if attribute == "email":
         local, at, domain = value.rpartition("@")
         if at:
-            try:
-                domain = domain.encode("idna").decode("ascii")
-            except UnicodeError:
-                pass
-            return f"{local}@{domain}".lower()
+            return f"{local.lower()}@{normalize_email_domain(domain)}"
         return value.lower()
     return value.casefold()
