@@ -19,6 +19,7 @@ __all__ = [
     "AdminAuthFailed",
     "BodyTooLarge",
     "Cause",
+    "DuplicateKeyFound",
     "DuplicatedIdentity",
     "ErrorObject",
     "Forbidden",
@@ -153,6 +154,15 @@ class ValidationFailed(Invalid):
     def __init__(self, causes: list[Cause], message: str | None = None) -> None:
         super().__init__(message, info={"causes": msgspec.to_builtins(causes)})
         self.causes = causes
+
+
+class DuplicateKeyFound(ValidationFailed):
+    """A request body gives one key twice in an object (DECISIONS 10); the cause's location points at it."""
+
+    def __init__(self, key: str, location: str) -> None:
+        super().__init__(
+            [Cause(location, "duplicateKey", {"key": key})], f"request body has a duplicate key {key!r} at {location}"
+        )
 
 
 class InvalidBcryptHash(Invalid):

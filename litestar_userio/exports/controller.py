@@ -11,9 +11,16 @@ from litestar.params import FromPath
 
 from litestar_userio.config import UserIOConfig
 from litestar_userio.dependencies import provide_admin_project
-from litestar_userio.errors import Cause, UnsupportedMediaType, ValidationFailed, export_error_handler
+from litestar_userio.errors import (
+    Cause,
+    DuplicateKeyFound,
+    UnsupportedMediaType,
+    ValidationFailed,
+    export_error_handler,
+)
 from litestar_userio.exports.schemas import ExportRequest, ExportResult
 from litestar_userio.imports.validation import cause_from_msgspec
+from litestar_userio.jsonbody import find_duplicate_key
 from litestar_userio.openapi import ExportErrorBody, error_responses, json_body
 from litestar_userio.projects.service import ProjectRecord
 from litestar_userio.services import Services
@@ -40,11 +47,14 @@ def parse_export_request(content_type: str, body: bytes) -> ExportRequest:
     if content_type.split(";", 1)[0].strip().lower() != "application/json":
         raise UnsupportedMediaType()
     try:
-        return msgspec.json.decode(body, type=ExportRequest)
+        request = msgspec.json.decode(body, type=ExportRequest)
     except msgspec.ValidationError as exc:
         raise ValidationFailed([cause_from_msgspec(exc)]) from exc
     except (msgspec.DecodeError, UnicodeDecodeError, RecursionError) as exc:
         raise ValidationFailed([Cause("", "json", {"error": str(exc)})], "request body is not valid JSON") from exc
+    if duplicate := find_duplicate_key(body):
+        raise DuplicateKeyFound(duplicate.key, duplicate.location)
+    return request
 
 
 def _origin(request: Request[Any, Any, Any]) -> str:

@@ -18,6 +18,7 @@ from litestar_userio.config import UserIOConfig
 from litestar_userio.dependencies import provide_admin_project
 from litestar_userio.errors import (
     Cause,
+    DuplicateKeyFound,
     HookVersionNotFound,
     UnsupportedMediaType,
     ValidationFailed,
@@ -44,6 +45,7 @@ from litestar_userio.hooks.schemas import (
     HookVersionResult,
 )
 from litestar_userio.imports.validation import cause_from_msgspec
+from litestar_userio.jsonbody import find_duplicate_key
 from litestar_userio.openapi import ExportErrorBody, error_responses, json_body
 from litestar_userio.projects.service import ProjectRecord
 from litestar_userio.services import Services
@@ -56,12 +58,16 @@ T = TypeVar("T")
 async def _body(request: Request[Any, Any, Any], kind: type[T]) -> T:
     if request.headers.get("content-type", "").split(";", 1)[0].strip().lower() != "application/json":
         raise UnsupportedMediaType()
+    body = await request.body()
     try:
-        return msgspec.json.decode(await request.body(), type=kind)
+        decoded = msgspec.json.decode(body, type=kind)
     except msgspec.ValidationError as exc:
         raise ValidationFailed([cause_from_msgspec(exc)]) from exc
     except (msgspec.DecodeError, UnicodeDecodeError, RecursionError) as exc:
         raise ValidationFailed([Cause("", "json", {"error": str(exc)})], "request body is not valid JSON") from exc
+    if duplicate := find_duplicate_key(body):
+        raise DuplicateKeyFound(duplicate.key, duplicate.location)
+    return decoded
 
 
 def _origin(request: Request[Any, Any, Any]) -> str:

@@ -16,6 +16,7 @@ from litestar_userio.config import UserIOConfig
 from litestar_userio.dependencies import provide_admin_project
 from litestar_userio.errors import InvalidRequest, UnsupportedMediaType, import_error_handler
 from litestar_userio.imports.schemas import ImportRequest, ImportTaskCreated, ImportTaskStatus, UserRecord
+from litestar_userio.jsonbody import find_duplicate_key
 from litestar_userio.openapi import ImportErrorBody, error_responses, json_body
 from litestar_userio.projects.service import ProjectRecord
 from litestar_userio.services import Services
@@ -75,6 +76,8 @@ def parse_import_request(content_type: str, body: bytes) -> ImportRequest:
         raise InvalidRequest("request body is not valid JSON: it nests too deeply") from None
     if nesting_depth(body) > MAX_DEPTH:
         raise InvalidRequest(f"invalid request body: arrays and objects nest deeper than {MAX_DEPTH} levels")
+    if duplicate := find_duplicate_key(body):
+        raise InvalidRequest(f"invalid request body: duplicate key {duplicate.key!r} at {duplicate.location}")
     for index, record in enumerate(request.records):
         if bytes(memoryview(record)[:1]) != b"{":
             raise InvalidRequest(f"invalid request body: records[{index}] must be an object")
