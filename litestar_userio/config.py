@@ -14,6 +14,7 @@ __all__ = [
     "HookConfig",
     "ImportConfig",
     "LocalStorageConfig",
+    "PasswordConfig",
     "QueueConfig",
     "RateLimit",
     "S3StorageConfig",
@@ -42,6 +43,10 @@ class ImportConfig:
     """Records per job. Chunks of one task run in parallel on several workers."""
     result_ttl: timedelta = timedelta(hours=24)
     """How long a completed task answers its status; then it is purged (404)."""
+    max_bcrypt_cost: int = 14
+    """Highest bcrypt cost accepted in `password` and `mfa.password` (a record above it fails with
+    `InvalidBcryptHash`), and verified at sign-in: each step doubles the work, and at cost 20 one wrong password
+    pins a thread for over a minute. The reference accepts up to 31."""
 
 
 @dataclass
@@ -185,6 +190,21 @@ class QueueConfig:
 
 
 @dataclass
+class PasswordConfig:
+    """Verifying passwords at sign-in (`UserService.verify_password`): bcrypt on a bounded, fair pool."""
+
+    threads: int = 4
+    """bcrypt checks run at once in this process (bcrypt releases the GIL; more threads than cores only queue)."""
+    threads_per_project: int = 2
+    """Checks of one project run at once; the other threads stay free for other projects."""
+    max_pending_per_project: int = 32
+    """Checks of one project running or waiting; one more is refused with `PasswordVerificationBusy` (429)."""
+    dummy_hash_cost: int = 10
+    """Cost of the fixed hash checked for unknown login ids (so timing does not tell which exist): set it to
+    the cost most of the project's hashes have (10 is Go's, Auth0's and bcrypt.js's default)."""
+
+
+@dataclass
 class UserIOConfig:
     """Everything the plugin needs; the defaults give the embedded deployment."""
 
@@ -196,6 +216,7 @@ class UserIOConfig:
     hooks: HookConfig = field(default_factory=HookConfig)
     tokens: TokenConfig = field(default_factory=TokenConfig)
     auth: AuthConfig = field(default_factory=AuthConfig)
+    passwords: PasswordConfig = field(default_factory=PasswordConfig)
     path_prefix: str = "/_api/admin"
     """Where the admin endpoints are mounted (SPEC 4)."""
     migrate_on_startup: bool = False

@@ -43,6 +43,7 @@ __all__ = [
     "InvalidTOTPSecret",
     "MaximumConcurrentJobLimitExceeded",
     "NotFound",
+    "PasswordVerificationBusy",
     "RateLimited",
     "RoleUnknownKeys",
     "ServiceUnavailable",
@@ -56,6 +57,7 @@ __all__ = [
     "ValidationFailed",
     "export_error_handler",
     "import_error_handler",
+    "oauth_busy_handler",
     "oauth_error_handler",
     "unavailable_dependency",
 ]
@@ -301,6 +303,16 @@ class UserExportNonUniqueFieldNames(Invalid):
         super().__init__(f"field names are not unique: {', '.join(duplicates)}", info={"field_names": field_names})
 
 
+class PasswordVerificationBusy(TooManyRequest):
+    """Too many sign-in attempts of one project are already running or waiting for a bcrypt thread."""
+
+    reason = "PasswordVerificationBusy"
+    default_message = "too many sign-in attempts are waiting; try again shortly"
+
+    def __init__(self) -> None:
+        super().__init__(headers={"Retry-After": "1"})
+
+
 class InternalError(UserIOError):
     """The server could not do what was asked."""
 
@@ -486,6 +498,13 @@ def oauth_error_handler(_: Request[Any, Any, Any], exc: Exception) -> Response[A
         status_code=500,
         headers={"Cache-Control": "no-store"},
     )
+
+
+def oauth_busy_handler(_: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
+    """`PasswordVerificationBusy` at a token endpoint: 429 `temporarily_unavailable` with `Retry-After`."""
+    headers = {"Cache-Control": "no-store", **getattr(exc, "headers", {})}
+    body = {"error": "temporarily_unavailable", "error_description": str(exc)}
+    return Response(body, status_code=429, headers=headers)
 
 
 def import_error_handler(_: Request[Any, Any, Any], exc: Exception) -> Response[Any]:

@@ -13,7 +13,7 @@ from litestar.plugins import CLIPluginProtocol, InitPluginProtocol
 
 from litestar_userio.config import LocalStorageConfig, UserIOConfig
 from litestar_userio.dependencies import SERVICES_KEY, STORAGE_KEY, provide_services, provide_storage
-from litestar_userio.errors import HookError, oauth_error_handler
+from litestar_userio.errors import HookError, PasswordVerificationBusy, oauth_busy_handler, oauth_error_handler
 from litestar_userio.exports.controller import build_export_controller
 from litestar_userio.hooks.controller import build_hooks_controller
 from litestar_userio.imports.controller import build_import_controller
@@ -42,6 +42,7 @@ class UserIOPlugin(InitPluginProtocol, CLIPluginProtocol):
         app_config.route_handlers.append(build_export_controller(self._config))
         app_config.route_handlers.append(build_hooks_controller(self._config))
         app_config.exception_handlers.setdefault(HookError, oauth_error_handler)
+        app_config.exception_handlers.setdefault(PasswordVerificationBusy, oauth_busy_handler)
         storage = self._config.exports.storage
         if isinstance(storage, LocalStorageConfig):
             app_config.route_handlers.append(build_download_controller(storage.route_path))

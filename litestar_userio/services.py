@@ -99,7 +99,7 @@ class Services:
             queue=queue,
             storage=storage,
             projects=projects,
-            users=UserService(db),
+            users=UserService(db, config.passwords, config.imports.max_bcrypt_cost),
             imports=ImportService(db, queue, projects, config.imports, config.queue, clock),
             exports=ExportService(db, queue, projects, storage, limiter, config.exports, config.queue, clock),
             admin=AdminAuthenticator(config.auth, projects, clock),
@@ -119,6 +119,7 @@ class Services:
         """Stop the queue and the hook workers, close the storage and the database."""
         await self.queue.close()
         await self.hooks.close()
+        self.users.close()
         if self.storage is not None:
             await self.storage.close()
         await self.db.close()

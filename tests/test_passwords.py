@@ -5,7 +5,8 @@ from __future__ import annotations
 import bcrypt
 import pytest
 
-from tests.helpers import HASH_2A, HASH_2B, HASH_2Y, PASSWORD, import_one
+from litestar_userio.config import PasswordConfig
+from tests.helpers import HASH_2A, HASH_2B, HASH_2Y, PASSWORD, import_one, run_import
 
 
 @pytest.mark.parametrize("password_hash", [HASH_2A, HASH_2B, HASH_2Y], ids=["2a", "2b", "2y"])
@@ -64,18 +65,87 @@ async def test_passwords_longer_than_72_bytes_compare_on_their_first_72(project)
     )
 
 
-async def test_unknown_user_costs_as_much_bcrypt_work_as_a_known_one(project, monkeypatch):
-    """No timing oracle: the unknown-user path also runs bcrypt, at the cost of the project's hashes."""
-    costly = bcrypt.hashpw(PASSWORD.encode(), bcrypt.gensalt(12)).decode()
-    await import_one(project, {"email": "a@example.com", "password": {"type": "bcrypt", "password_hash": costly}})
+def spy_on_checkpw(monkeypatch) -> list[bytes]:
+    """The hashes bcrypt checks, in order (bcrypt still does the work)."""
     checked: list[bytes] = []
     real_checkpw = bcrypt.checkpw
     monkeypatch.setattr(
         bcrypt, "checkpw", lambda password, hashed: checked.append(hashed) or real_checkpw(password, hashed)
     )
-    users = project.env.services.users
+    return checked
 
-    await users.verify_password(project.id, "a@example.com", "wrong")
-    await users.verify_password(project.id, "nobody@example.com", "wrong")
 
-    assert [h[:7] for h in checked] == [b"$2b$12$", b"$2b$12$"]
+async def test_unknown_user_is_checked_against_one_fixed_hash_of_the_configured_cost(backend, make_env, monkeypatch):
+    """No timing oracle, and no cost taken from whatever row comes first: the dummy hash is fixed and configured."""
+    env = await make_env(backend, passwords=PasswordConfig(dummy_hash_cost=5))
+    project, other = await env.make_project(), await env.make_project()
+    costly = bcrypt.hashpw(PASSWORD.encode(), bcrypt.gensalt(6)).decode()
+    await import_one(project, {"email": "a@example.com", "password": {"type": "bcrypt", "password_hash": costly}})
+    await import_one(project, {"email": "nopassword@example.com"})
+    checked = spy_on_checkpw(monkeypatch)
+    users = env.services.users
+
+    assert await users.verify_password(project.id, "a@example.com", "wrong") is None
+    assert await users.verify_password(project.id, "nobody@example.com", "wrong") is None
+    assert await users.verify_password(project.id, "nopassword@example.com", "wrong") is None
+    assert await users.verify_password(other.id, "nobody@example.com", "wrong") is None
+
+    assert [h[:7] for h in checked] == [b"$2b$06$", b"$2b$05$", b"$2b$05$", b"$2b$05$"]
+    assert checked[1] == checked[2] == checked[3]
+
+
+COST_15 = "$2b$15$" + HASH_2B[7:]
+COST_14 = "$2b$14$" + HASH_2B[7:]
+
+
+async def test_a_hash_above_the_maximum_cost_fails_its_record_with_the_reason(project):
+    body = await run_import(
+        project,
+        [
+            {"email": "a@example.com", "password": {"type": "bcrypt", "password_hash": COST_15}},
+            {"email": "b@example.com", "mfa": {"password": {"type": "bcrypt", "password_hash": COST_15}}},
+            {"email": "c@example.com", "password": {"type": "bcrypt", "password_hash": COST_14}},
+            {"email": "d@example.com"},
+        ],
+    )
+
+    assert [d["outcome"] for d in body["details"]] == ["failed", "failed", "inserted", "inserted"]
+    for detail, location in zip(
+        body["details"][:2], ["/password/password_hash", "/mfa/password/password_hash"], strict=True
+    ):
+        (error,) = detail["errors"]
+        assert (error["name"], error["reason"]) == ("Invalid", "InvalidBcryptHash")
+        assert "cost 15" in error["message"] and "maximum of 14" in error["message"]
+        assert error["info"] == {"location": location, "cost": 15, "maximum": 14}
+    assert COST_15 not in str(body)
+
+
+async def test_the_maximum_cost_is_configured(backend, make_env):
+    env = await make_env(backend, imports={"max_bcrypt_cost": 10})
+    project = await env.make_project()
+
+    body = await run_import(
+        project,
+        [
+            {"email": "a@example.com", "password": {"type": "bcrypt", "password_hash": "$2b$11$" + HASH_2B[7:]}},
+            {"email": "b@example.com", "password": {"type": "bcrypt", "password_hash": "$2b$10$" + HASH_2B[7:]}},
+        ],
+    )
+
+    assert [d["outcome"] for d in body["details"]] == ["failed", "inserted"]
+    assert body["details"][0]["errors"][0]["info"] == {"location": "/password/password_hash", "cost": 11, "maximum": 10}
+
+
+async def test_a_stored_hash_above_the_maximum_is_never_run_at_sign_in(backend, make_env, monkeypatch):
+    """A hash imported while the limit was higher: the attempt fails after the dummy check only."""
+    before = await make_env(backend, imports={"max_bcrypt_cost": 6})
+    project = await before.make_project()
+    cost_6 = bcrypt.hashpw(PASSWORD.encode(), bcrypt.gensalt(6)).decode()
+    await import_one(project, {"email": "a@example.com", "password": {"type": "bcrypt", "password_hash": cost_6}})
+    after = await make_env(backend, imports={"max_bcrypt_cost": 5}, passwords=PasswordConfig(dummy_hash_cost=4))
+    checked = spy_on_checkpw(monkeypatch)
+
+    assert await before.services.users.verify_password(project.id, "a@example.com", PASSWORD) is not None
+    assert await after.services.users.verify_password(project.id, "a@example.com", PASSWORD) is None
+
+    assert [h[:7] for h in checked] == [b"$2b$06$", b"$2b$04$"]

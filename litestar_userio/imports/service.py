@@ -280,7 +280,7 @@ class ImportService:
             raise InternalError("the project of this import no longer exists")
         schema = await self.projects.custom_schema(project_id, tx)
         with paused_gc():
-            parsed = [parse_record(raw, schema) for raw in records]
+            parsed = [parse_record(raw, schema, self.config.max_bcrypt_cost) for raw in records]
             wanted: dict[str, set[str]] = {}
             for raw in records:
                 for attribute, value in login_keys(raw):

@@ -164,13 +164,17 @@ def _password_type_causes(location: str, password_type: str) -> list[Cause]:
     return [Cause(f"{location}/type", "enum", {"expected": ["bcrypt"], "actual": password_type})]
 
 
-def _secret_error(record: UserRecord) -> UserIOError | None:
+def _secret_error(record: UserRecord, max_bcrypt_cost: int) -> UserIOError | None:
     hashes = [("password", record.password)]
     if record.mfa is not UNSET:
         hashes.append(("mfa.password", record.mfa.password))
     for where, password in hashes:
         if password and not _BCRYPT.fullmatch(password.password_hash):
-            return InvalidBcryptHash(f"{where}.password_hash is not a bcrypt hash ($2a$, $2b$ or $2y$, cost 4-31)")
+            return InvalidBcryptHash(
+                f"{where}.password_hash is not a bcrypt hash ($2a$, $2b$ or $2y$, cost 4-{max_bcrypt_cost})"
+            )
+        if password and (cost := int(password.password_hash[4:6])) > max_bcrypt_cost:
+            return _costly_hash(where, cost, max_bcrypt_cost)
     if record.mfa is not UNSET and record.mfa.totp:
         secret = record.mfa.totp.secret
         if not _BASE32.fullmatch(secret) or len(secret) % 8 in {1, 3, 6}:
@@ -178,7 +182,18 @@ def _secret_error(record: UserRecord) -> UserIOError | None:
     return None
 
 
-def parse_record(raw: bytes, custom_schema: Mapping[str, CustomAttributeSpec] | None) -> ParsedRecord:
+def _costly_hash(where: str, cost: int, max_bcrypt_cost: int) -> InvalidBcryptHash:
+    """A hash whose cost would let one sign-in attempt pin a thread for seconds (`ImportConfig.max_bcrypt_cost`)."""
+    location = "/" + where.replace(".", "/") + "/password_hash"
+    return InvalidBcryptHash(
+        f"{where}.password_hash has bcrypt cost {cost}, above this server's maximum of {max_bcrypt_cost}",
+        info={"location": location, "cost": cost, "maximum": max_bcrypt_cost},
+    )
+
+
+def parse_record(
+    raw: bytes, custom_schema: Mapping[str, CustomAttributeSpec] | None, max_bcrypt_cost: int = 14
+) -> ParsedRecord:
     """Decode and validate one submitted record; never raises."""
     echo = redact(msgspec.json.decode(raw))
     try:
@@ -187,7 +202,7 @@ def parse_record(raw: bytes, custom_schema: Mapping[str, CustomAttributeSpec] | 
         return ParsedRecord(echo, None, ValidationFailed([cause_from_msgspec(exc)], "invalid record"), [])
     if causes := _format_causes(record, custom_schema):
         return ParsedRecord(echo, None, ValidationFailed(causes, "invalid record"), [])
-    if error := _secret_error(record):
+    if error := _secret_error(record, max_bcrypt_cost):
         return ParsedRecord(echo, None, error, [])
     warnings: list[str] = []
     if custom_schema and record.custom_attributes is not UNSET:

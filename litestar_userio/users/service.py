@@ -2,43 +2,33 @@
 
 from __future__ import annotations
 
-import asyncio
-
-import bcrypt
-
+from litestar_userio.config import PasswordConfig
 from litestar_userio.db.engine import Database, Row
 from litestar_userio.users.formats import LOGIN_ID_ATTRIBUTES, normalize_login_id
+from litestar_userio.users.passwords import PasswordVerifier
 
 __all__ = ["UserService"]
-
-_BCRYPT_MAX_BYTES = 72
 
 
 class UserService:
     """Users of a project, as the host's sign-in sees them."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, config: PasswordConfig | None = None, max_bcrypt_cost: int = 14) -> None:
         self.db = db
-        self._dummy_hashes: dict[str, bytes] = {}
+        self.passwords = PasswordVerifier(config or PasswordConfig(), max_bcrypt_cost)
 
     async def verify_password(self, project_id: str, login_id: str, password: str) -> str | None:
         """The user id when `password` matches the user's primary password, else None.
 
-        An unknown login id, or a user without a password, costs the same bcrypt work as a wrong password
-        (a dummy hash of the project's usual cost), so timing does not tell which login ids exist.
-        bcrypt compares only the first 72 bytes, as the systems the hashes come from did.
+        An unknown login id, or a user without a password, costs a bcrypt check too (a fixed hash of the
+        configured typical cost), so timing does not tell which login ids exist. bcrypt compares only the first
+        72 bytes, as the systems the hashes come from did. Checks run on a bounded pool shared fairly by projects;
+        `PasswordVerificationBusy` when too many of this project's checks already wait.
         """
         row = await self._password_row(project_id, login_id)
-        candidate = password.encode()[:_BCRYPT_MAX_BYTES]
-        if row is None or row["password_hash"] is None:
-            await asyncio.to_thread(bcrypt.checkpw, candidate, await self._dummy_hash(project_id))
-            return None
-        stored = row["password_hash"].encode()
-        try:
-            ok = await asyncio.to_thread(bcrypt.checkpw, candidate, stored)
-        except ValueError:
-            ok = False
-        return row["user_id"] if ok else None
+        stored = row["password_hash"] if row is not None else None
+        ok = await self.passwords.check(project_id, password, stored)
+        return row["user_id"] if ok and row is not None else None
 
     async def _password_row(self, project_id: str, login_id: str) -> Row | None:
         args: list[str] = [project_id]
@@ -55,15 +45,6 @@ class UserService:
                 *args,
             )
 
-    async def _dummy_hash(self, project_id: str) -> bytes:
-        if project_id not in self._dummy_hashes:
-            async with self.db.reader() as tx:
-                row = await tx.fetchrow(
-                    "SELECT password_hash FROM userio_authenticator WHERE project_id = $1 AND kind = 'primary'"
-                    " AND type = 'password' LIMIT 1",
-                    project_id,
-                )
-            cost = int(row["password_hash"][4:6]) if row and row["password_hash"] else 10
-            salt = bcrypt.gensalt(rounds=min(max(cost, 4), 31))
-            self._dummy_hashes[project_id] = await asyncio.to_thread(bcrypt.hashpw, b"userio-dummy", salt)
-        return self._dummy_hashes[project_id]
+    def close(self) -> None:
+        """Stop the bcrypt threads."""
+        self.passwords.close()

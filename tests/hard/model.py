@@ -64,7 +64,7 @@ MFA_MEMBERS = frozenset(("email", "phone_number", "password", "totp"))
 
 _EMAIL = re.compile(r"[^@\s]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
 _E164 = re.compile(r"\+[1-9][0-9]{7,14}")
-_BCRYPT = re.compile(r"\$2[aby]\$(0[4-9]|[12][0-9]|3[01])\$[./A-Za-z0-9]{53}")
+_BCRYPT = re.compile(r"\$2[aby]\$(0[4-9]|1[0-4])\$[./A-Za-z0-9]{53}")  # cost 4 to ImportConfig.max_bcrypt_cost
 _BASE32 = re.compile(r"[A-Z2-7]+")
 _LOCALE = re.compile(r"[a-z]{2,3}(-[A-Z][a-z]{3})?(-[A-Z]{2})?")
 
