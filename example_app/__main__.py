@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 from datetime import timedelta
+from pathlib import Path
 
 import uvicorn
 
 from example_app.bootstrap import DEMO_PROJECT, ensure_certificate, ensure_demo_project
+from example_app.logs import uvicorn_log_config
 from example_app.settings import home, userio_config
 from litestar_userio.auth.keys import sign_admin_token
 
@@ -21,6 +24,12 @@ def main() -> None:
     key_path = asyncio.run(ensure_demo_project(userio_config()))
     token = sign_admin_token(key_path.read_text(), DEMO_PROJECT, ttl=timedelta(hours=12))
     base = f"https://localhost:{port}"
+    if sys.stdout.isatty():
+        shown = f"export TOKEN={token}"
+    else:  # a log file or a pipe: a live 12-hour credential stays out of it
+        token_path = write_private(state / "admin-token.jwt", token)
+        shown = f"(not printed: this output is not a terminal; it is in {token_path.resolve()}, mode 0600)\n"
+        shown += f"export TOKEN=$(cat {token_path.resolve()})"
     print(
         f"""
 litestar-userio example: {base}   (state in {state.resolve()})
@@ -28,7 +37,7 @@ litestar-userio example: {base}   (state in {state.resolve()})
 Admin API JWT for project "{DEMO_PROJECT}" (valid 12 h; make another with
   USERIO_HOME={state} .venv/bin/litestar --app example_app.app:app userio admin-token --project {DEMO_PROJECT}):
 
-export TOKEN={token}
+{shown}
 
 curl --cacert {cert} -H "Authorization: Bearer $TOKEN" -H "Content-Type: application/json" \\
   -d '{{"identifier": "email", "records": [{{"email": "ada@example.com", "name": "Ada"}}]}}' \\
@@ -43,7 +52,17 @@ curl --cacert {cert} -H "Authorization: Bearer $TOKEN" -H "Content-Type: applica
         ssl_certfile=str(cert),
         ssl_keyfile=str(key),
         log_level=os.environ.get("LOG_LEVEL", "info"),
+        log_config=uvicorn_log_config(),
     )
+
+
+def write_private(path: Path, text: str) -> Path:
+    """Write `text` to a file only its owner can read (0600, also when the file existed before)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)
+    with os.fdopen(fd, "w") as file:
+        file.write(text + "\n")
+    return path
 
 
 if __name__ == "__main__":
