@@ -1,6 +1,7 @@
 """Formats of standard attributes (DECISIONS 3 "Formats") and the normalization of login ids.
 
-Each check answers whether a string is acceptable. Well-kept libraries do the hard parts: `phonenumbers`
+Each check answers whether a string is acceptable; the normalization of login ids lives in `login_ids.py`
+(re-exported here), which the migration client imports too. Well-kept libraries do the hard parts: `phonenumbers`
 (libphonenumber rules), `email-validator`, `langcodes` (BCP 47), `zoneinfo` (IANA names).
 """
 
@@ -8,16 +9,16 @@ from __future__ import annotations
 
 import calendar
 import re
-import unicodedata
 import zoneinfo
 from collections.abc import Callable
 from functools import lru_cache
 from urllib.parse import urlsplit
 
 import email_validator
-import idna
 import langcodes
 import phonenumbers
+
+from litestar_userio.users.login_ids import LOGIN_ID_ATTRIBUTES, normalize_email_domain, normalize_login_id, parse_phone
 
 __all__ = [
     "ATTRIBUTE_FORMATS",
@@ -33,14 +34,6 @@ __all__ = [
     "normalize_email_domain",
     "normalize_login_id",
 ]
-
-LOGIN_ID_ATTRIBUTES: dict[str, str] = {
-    "email": "email",
-    "phone_number": "phone",
-    "preferred_username": "username",
-}
-"""Standard attribute -> login id key (and type), as the reference names them."""
-
 
 _PLAIN_EMAIL = re.compile(
     r"(?P<local>[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*)"
@@ -69,19 +62,9 @@ def is_email(value: str) -> bool:
     return True
 
 
-@lru_cache(maxsize=65536)
-def _phone(value: str) -> tuple[str, bool] | None:
-    """(E.164 form, valid) of a phone number, or None; cached: a record's number is checked up to 3 times."""
-    try:
-        number = phonenumbers.parse(value, None)
-    except phonenumbers.NumberParseException:
-        return None
-    return phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164), phonenumbers.is_valid_number(number)
-
-
 def is_e164(value: str) -> bool:
     """A valid number (libphonenumber) written exactly in E.164: `+` and digits."""
-    parsed = _phone(value) if value.startswith("+") else None
+    parsed = parse_phone(value) if value.startswith("+") else None
     return parsed is not None and parsed[1] and parsed[0] == value
 
 
@@ -159,41 +142,3 @@ ATTRIBUTE_FORMATS: dict[str, tuple[str, Callable[[str], bool]]] = {
     "website": ("uri", is_http_url),
 }
 """Standard attribute -> (format name reported in a cause, check)."""
-
-
-@lru_cache(maxsize=16384)
-def normalize_email_domain(domain: str) -> str:
-    """An email domain as matched: its A-label form under IDNA 2008 / UTS 46, non-transitional.
-
-    Non-transitional keeps `ß` (and the other deviation characters) apart from `ss`, as the reference and
-    email-validator do: `straße.de` is `xn--strae-oqa.de`, not `strasse.de` (IDNA 2003's mapping).
-    A domain IDNA refuses is only lowercased (the record's format check fails it anyway).
-    """
-    try:
-        return idna.encode(domain, uts46=True, transitional=False).decode("ascii")
-    except (idna.IDNAError, UnicodeError):
-        return domain.lower()
-
-
-def normalize_login_id(attribute: str, value: str) -> str:
-    """The value a login id is unique on and matched by: emails and usernames case-insensitive, phones E.164.
-
-    The one normalization of login ids: the server's import and dry run, sign-in, and the migration client
-    call this function. Lenient on bad input (it never raises), so the import can group records before
-    validating them.
-    """
-    if value.isascii():
-        if attribute == "email":
-            return value.lower()
-        if attribute == "preferred_username":
-            return value.casefold()
-    value = unicodedata.normalize("NFKC", value)
-    if attribute == "phone_number":
-        parsed = _phone(value)
-        return parsed[0] if parsed else value
-    if attribute == "email":
-        local, at, domain = value.rpartition("@")
-        if at:
-            return f"{local.lower()}@{normalize_email_domain(domain)}"
-        return value.lower()
-    return value.casefold()
