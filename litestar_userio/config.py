@@ -198,7 +198,9 @@ class PasswordConfig:
     threads_per_project: int = 2
     """Checks of one project run at once; the other threads stay free for other projects."""
     max_pending_per_project: int = 32
-    """Checks of one project running or waiting; one more is refused with `PasswordVerificationBusy` (429)."""
+    """Work of one project's checks running or waiting, in checks of cost 10 (a cost-12 check counts 4, a cost-4
+    check 1/64); an attempt beyond it is refused with `PasswordVerificationBusy` (429). One check is always
+    admitted when none is pending."""
     dummy_hash_cost: int = 10
     """Cost of the fixed hash checked for unknown login ids (so timing does not tell which exist): set it to
     the cost most of the project's hashes have (10 is Go's, Auth0's and bcrypt.js's default)."""

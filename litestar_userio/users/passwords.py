@@ -3,8 +3,9 @@
 One bcrypt check at cost 12 takes about 330 ms of a core. Run on asyncio's default executor, a flood of wrong
 passwords against one project filled every thread and every other project's sign-ins queued behind it. Here
 each project may hold at most `threads_per_project` of the `threads`, so the others always find a thread
-free or wait behind at most one round of checks per busy project; and at most `max_pending_per_project`
-checks of one project run or wait, beyond which an attempt is refused at once (`PasswordVerificationBusy`).
+free or wait behind at most one round of checks per busy project; and the work of one project's checks running
+or waiting is bounded (`max_pending_per_project` checks of cost 10, or their equivalent: a burst of cheap
+checks passes, a few costly ones fill it), beyond which an attempt is refused at once (`PasswordVerificationBusy`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ logger = logging.getLogger("litestar_userio.users")
 BCRYPT_MAX_BYTES = 72
 """bcrypt compares only the first 72 bytes, as the systems the hashes come from did."""
 _DUMMY_PASSWORD = b"userio-dummy"
+_REFERENCE_COST = 10
+"""Pending work is counted in checks of this cost: a cost-12 check counts 4, a cost-4 check 1/64."""
 
 
 def bcrypt_cost(password_hash: str) -> int | None:
@@ -44,6 +47,7 @@ class PasswordVerifier:
         self._executor = ThreadPoolExecutor(max_workers=config.threads, thread_name_prefix="userio-bcrypt")
         self._slots: dict[str, asyncio.Semaphore] = {}
         self._pending: Counter[str] = Counter()
+        self._work: dict[str, float] = {}
         self._dummy_hash: bytes | None = None
         self._dummy_lock = asyncio.Lock()
 
@@ -69,31 +73,37 @@ class PasswordVerifier:
             return False
 
     async def _run(self, project_id: str, candidate: bytes, hashed: bytes) -> bool:
-        if self._pending[project_id] >= self.config.max_pending_per_project:
+        cost = bcrypt_cost(hashed[:7].decode("ascii", "replace"))
+        work = 2.0 ** ((cost if cost is not None else _REFERENCE_COST) - _REFERENCE_COST)
+        pending_work = self._work.get(project_id, 0.0)
+        if pending_work and pending_work + work > self.config.max_pending_per_project:
             raise PasswordVerificationBusy()
         self._pending[project_id] += 1
+        self._work[project_id] = pending_work + work
         slots = self._slots.get(project_id)
         if slots is None:
             slots = self._slots[project_id] = asyncio.Semaphore(self.config.threads_per_project)
         try:
             await slots.acquire()
         except BaseException:
-            self._release(project_id, None)
+            self._release(project_id, None, work)
             raise
         loop = asyncio.get_running_loop()
         # The slot is given back when the thread is done, not when the caller stops waiting (a client that
         # disconnects mid-check must not free its project's share while the thread still works for it).
         future = self._executor.submit(bcrypt.checkpw, candidate, hashed)
-        future.add_done_callback(lambda _: _call_soon(loop, self._release, project_id, slots))
+        future.add_done_callback(lambda _: _call_soon(loop, self._release, project_id, slots, work))
         return await asyncio.wrap_future(future)
 
-    def _release(self, project_id: str, slots: asyncio.Semaphore | None) -> None:
+    def _release(self, project_id: str, slots: asyncio.Semaphore | None, work: float) -> None:
         if slots is not None:
             slots.release()
         self._pending[project_id] -= 1
+        self._work[project_id] -= work
         if self._pending[project_id] <= 0:
             del self._pending[project_id]
             self._slots.pop(project_id, None)
+            self._work.pop(project_id, None)
 
     async def _dummy(self) -> bytes:
         """The fixed hash unknown users are checked against, made once per process at the configured cost."""
