@@ -393,13 +393,3 @@ async def test_bodies_without_duplicates_are_accepted(project, body):
 
     assert response.status_code == 202, response.text
     await project.env.drain()
-
-
-async def test_a_number_out_of_range_is_left_to_its_record_not_refused_as_a_duplicate(project):
-    """The duplicate check reads what msgspec cannot (`1e999`) without refusing the request for it."""
-    project.env.hold_jobs()
-    body = b'{"identifier":"email","records":[{"email":"a@example.com","custom_attributes":{"n":1e999}}]}'
-
-    response = await send(project, ENDPOINTS["import"], body)
-
-    assert response.status_code == 202, response.text
