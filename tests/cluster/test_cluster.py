@@ -19,9 +19,9 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
-from itertools import pairwise
 from dataclasses import dataclass
 from datetime import timedelta
+from itertools import pairwise
 from pathlib import Path
 
 import asyncpg
@@ -92,8 +92,19 @@ async def deployment(cluster: Cluster, tmp_path: Path) -> Deployment:
     pg_port = free_port()
     postgres = cluster.spawn(
         "db",
-        [pg_binary("postgres"), "-D", str(data), "-p", str(pg_port), "-c", f"listen_addresses={hosts['db'].address}"]
-        + ["-c", f"unix_socket_directories={data}", "-c", "fsync=off"],
+        [
+            pg_binary("postgres"),
+            "-D",
+            str(data),
+            "-p",
+            str(pg_port),
+            "-c",
+            f"listen_addresses={hosts['db'].address}",
+            "-c",
+            f"unix_socket_directories={data}",
+            "-c",
+            "fsync=off",
+        ],
         logs / "postgres.log",
         user="postgres",
         cwd=data,
@@ -107,8 +118,19 @@ async def deployment(cluster: Cluster, tmp_path: Path) -> Deployment:
     redis_port = free_port()
     redis = cluster.spawn(
         "db",
-        ["redis-server", "--bind", hosts["db"].address, "--port", str(redis_port), "--save", "", "--appendonly", "no"]
-        + ["--protected-mode", "no"],
+        [
+            "redis-server",
+            "--bind",
+            hosts["db"].address,
+            "--port",
+            str(redis_port),
+            "--protected-mode",
+            "no",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+        ],
         logs / "redis.log",
     )
     wait_for_port(hosts["db"].address, redis_port, redis, logs / "redis.log")
