@@ -24,12 +24,12 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-async def recreate_database(name: str) -> str:
-    conn = await asyncpg.connect(f"{PG}/postgres")
+async def recreate_database(name: str, server: str = PG) -> str:
+    conn = await asyncpg.connect(f"{server}/postgres")
     await conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
     await conn.execute(f"CREATE DATABASE {name}")
     await conn.close()
-    return f"{PG}/{name}"
+    return f"{server}/{name}"
 
 
 def start(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:

@@ -28,14 +28,15 @@ import asyncpg
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench import pg  # noqa: E402
 from bench.generate import split_requests, users  # noqa: E402
 from bench.harness import OUT, REDIS, free_port, recreate_database, run_import, start, wait_until_up  # noqa: E402
-from bench.import_stats import cpu_seconds, machine_cpu_seconds, postgres_cpu_seconds  # noqa: E402
+from bench.import_stats import cpu_seconds, machine_cpu_seconds  # noqa: E402
 from litestar_userio.auth.keys import sign_admin_token  # noqa: E402
 
 
-async def copy_baseline(database_url: str, records: list[dict]) -> float:
-    """Seconds for PostgreSQL COPY to load the same rows into empty copies of our tables."""
+async def copy_baseline(database_url: str, records: list[dict], server: pg.Server) -> tuple[float, float, int]:
+    """PostgreSQL COPY of the same rows into empty copies of our tables: (seconds, server CPU s, WAL bytes)."""
     conn = await asyncpg.connect(database_url)
     tables = ["userio_user", "userio_identity", "userio_authenticator", "userio_user_role"]
     for table in tables:
@@ -70,6 +71,8 @@ async def copy_baseline(database_url: str, records: list[dict]) -> float:
         )
         for role in record["roles"]:
             role_rows.append((user_id, role))
+    await conn.execute("ALTER TABLE bench_userio_user_role ALTER COLUMN role_id TYPE text")
+    wal_before, cpu_before = await pg.wal_bytes(conn), server.cpu_seconds()
     started = time.perf_counter()
     async with conn.transaction():
         await conn.copy_records_to_table(
@@ -115,13 +118,13 @@ async def copy_baseline(database_url: str, records: list[dict]) -> float:
                 "created_at",
             ],
         )
-        await conn.execute("ALTER TABLE bench_userio_user_role ALTER COLUMN role_id TYPE text")
         await conn.copy_records_to_table("bench_userio_user_role", records=role_rows, columns=["user_id", "role_id"])
     elapsed = time.perf_counter() - started
+    cpu, wal = server.cpu_seconds() - cpu_before, await pg.wal_bytes(conn) - wal_before
     for table in tables:
         await conn.execute(f"DROP TABLE bench_{table}")
     await conn.close()
-    return elapsed
+    return elapsed, cpu, wal
 
 
 def job_seconds(logs: list[Path]) -> tuple[int, float]:
@@ -143,9 +146,14 @@ async def main() -> None:
     args = parser.parse_args()
 
     OUT.mkdir(parents=True, exist_ok=True)
+    with pg.server() as database:
+        await run(args, database)
+
+
+async def run(args: argparse.Namespace, database: pg.Server) -> None:
     home = OUT / "import-home"
     shutil.rmtree(home, ignore_errors=True)
-    database_url = await recreate_database("userio_bench_import")
+    database_url = await recreate_database("userio_bench_import", database.url)
     port = free_port()
     env = {
         **os.environ,
@@ -178,11 +186,19 @@ async def main() -> None:
 
         processes = {"server": server, **{f"worker_{i}": w for i, w in enumerate(workers)}}
         before = {name: cpu_seconds(p.pid) for name, p in processes.items()}
-        before |= {"postgres": postgres_cpu_seconds(), "bench_client": cpu_seconds(os.getpid())}
+        stats = await asyncpg.connect(database_url)
+        if database.private:
+            await stats.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+            await stats.execute("SELECT pg_stat_statements_reset()")
+        wal_before = await pg.wal_bytes(stats)
+        before |= {"postgres": database.cpu_seconds(), "bench_client": cpu_seconds(os.getpid())}
         machine_before = machine_cpu_seconds()
         post_seconds, total_seconds, summaries = await run_import(base, cert, token, bodies, args.in_flight)
         cpu = {name: cpu_seconds(p.pid) - before[name] for name, p in processes.items()}
-        cpu |= {"postgres": postgres_cpu_seconds() - before["postgres"]}
+        cpu |= {"postgres": database.cpu_seconds() - before["postgres"]}
+        wal = await pg.wal_bytes(stats) - wal_before
+        statements = await pg.top_statements(stats) if database.private else []
+        await stats.close()
         cpu |= {"bench_client": cpu_seconds(os.getpid()) - before["bench_client"]}
         cpu |= {"whole_machine": machine_cpu_seconds() - machine_before}
     finally:
@@ -196,8 +212,9 @@ async def main() -> None:
 
     totals = {k: sum(s[k] for s in summaries) for k in ("total", "inserted", "updated", "skipped", "failed")}
     rate = totals["total"] / total_seconds
-    copy_seconds = await copy_baseline(database_url, records)
+    copy_seconds, copy_cpu, copy_wal = await copy_baseline(database_url, records, database)
     copy_rate = len(records) / copy_seconds
+    n = len(records)
     jobs, job_time = job_seconds(worker_logs)
     figures = {
         "users": args.users,
@@ -213,12 +230,22 @@ async def main() -> None:
         "copy_baseline_seconds": round(copy_seconds, 2),
         "copy_baseline_records_per_second": round(copy_rate),
         "ratio_to_copy": round(rate / copy_rate, 3),
+        "postgres": {
+            "private_instance": database.private,
+            "ours": {"cpu_us_per_record": round(cpu["postgres"] / n * 1e6, 1), "wal_bytes_per_record": round(wal / n)},
+            "copy": {"cpu_us_per_record": round(copy_cpu / n * 1e6, 1), "wal_bytes_per_record": round(copy_wal / n)},
+        },
+        "machine_cpu_us_per_record": {k: round(v / n * 1e6, 1) for k, v in cpu.items()},
+        "top_statements": statements,
     }
-    (OUT / "import.json").write_text(json.dumps(figures, indent=2))
-    print(json.dumps(figures, indent=2))
+    (OUT / "import.json").write_text(json.dumps(figures, indent=2, default=str))
+    print(json.dumps(figures, indent=2, default=str))
     print(
         f"\nimport: {rate:,.0f} records/s end to end ({args.workers} workers) | "
         f"PostgreSQL COPY of the same rows: {copy_rate:,.0f} records/s | ratio {rate / copy_rate:.2f}"
+        f"\nPostgreSQL per record: ours {cpu['postgres'] / n * 1e6:,.0f} us CPU, {wal / n:,.0f} WAL bytes | "
+        f"COPY {copy_cpu / n * 1e6:,.0f} us CPU, {copy_wal / n:,.0f} WAL bytes"
+        f"{'' if database.private else ' (shared server: CPU and WAL include other clients)'}"
     )
 
 

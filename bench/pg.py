@@ -1,0 +1,133 @@
+"""A private PostgreSQL for a benchmark: its CPU, WAL and statements are the benchmark's alone.
+
+On a machine where others use the shared PostgreSQL, its CPU and WAL counters mix their work with ours. As
+root (and with the server binaries installed) the benchmarks start their own instance, configured like the
+shared one (PostgreSQL's defaults: 128 MB shared buffers, fsync and synchronous commit on) plus
+`pg_stat_statements`, on a free loopback port; otherwise they fall back to `USERIO_BENCH_PG`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import asyncpg
+
+from bench.harness import PG, free_port
+
+
+def _binary(name: str) -> str | None:
+    found = shutil.which(name)
+    if found:
+        return found
+    for folder in sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True):
+        if (folder / name).exists():
+            return str(folder / name)
+    return None
+
+
+@dataclass
+class Server:
+    """A PostgreSQL server URL (no database) and, when private, its postmaster pid."""
+
+    url: str
+    pid: int | None
+
+    @property
+    def private(self) -> bool:
+        return self.pid is not None
+
+    def cpu_seconds(self) -> float:
+        """CPU used so far by this server: the postmaster, its live children, and the children it reaped."""
+        if self.pid is None:
+            from bench.import_stats import postgres_cpu_seconds
+
+            return postgres_cpu_seconds()
+        tick = os.sysconf("SC_CLK_TCK")
+        fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total = sum(int(f) for f in fields[11:15]) / tick  # utime, stime, cutime, cstime
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                child = stat.read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(child[1]) == self.pid:
+                total += (int(child[11]) + int(child[12])) / tick
+        return total
+
+
+async def wal_bytes(conn: asyncpg.Connection) -> int:
+    """The server's WAL position in bytes (differences are WAL written in between)."""
+    return int(await conn.fetchval("SELECT pg_current_wal_lsn() - '0/0'::pg_lsn"))
+
+
+async def top_statements(conn: asyncpg.Connection, limit: int = 12) -> list[dict[str, object]]:
+    """pg_stat_statements' heaviest statements by total execution time (private server only)."""
+    rows = await conn.fetch(
+        "SELECT calls, round(total_exec_time::numeric, 1) AS ms, rows, wal_bytes::bigint AS wal_bytes,"
+        " shared_blks_hit + shared_blks_read AS blocks, left(regexp_replace(query, '\\s+', ' ', 'g'), 160) AS query"
+        " FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT $1",
+        limit,
+    )
+    return [dict(row) for row in rows]
+
+
+@contextlib.contextmanager
+def server() -> Iterator[Server]:
+    """A private server when possible (see the module docstring), else the shared one."""
+    initdb, postgres = _binary("initdb"), _binary("postgres")
+    if os.geteuid() != 0 or initdb is None or postgres is None or os.environ.get("USERIO_BENCH_PG"):
+        yield Server(PG, None)
+        return
+    folder = Path(tempfile.mkdtemp(prefix="userio-bench-pg-"))
+    folder.chmod(0o755)
+    shutil.chown(folder, "postgres", "postgres")
+    as_postgres = ["setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups"]
+    data = folder / "data"
+    process: subprocess.Popen[bytes] | None = None
+    try:
+        subprocess.run(
+            [*as_postgres, initdb, "-D", str(data), "-U", "root", "-A", "trust", "-E", "UTF8"],
+            check=True,
+            capture_output=True,
+            cwd=folder,
+        )
+        port = free_port()
+        settings = {
+            "listen_addresses": "127.0.0.1",
+            "port": str(port),
+            "unix_socket_directories": str(folder),
+            "shared_preload_libraries": "pg_stat_statements",
+            "pg_stat_statements.track": "all",
+            "max_wal_size": "1GB",
+        }
+        args = [arg for key, value in settings.items() for arg in ("-c", f"{key}={value}")]
+        with (folder / "log").open("wb") as log:
+            process = subprocess.Popen(
+                [*as_postgres, postgres, "-D", str(data), *args], cwd=folder, stdout=log, stderr=subprocess.STDOUT
+            )
+        deadline = time.monotonic() + 60
+        while subprocess.run(
+            [_binary("pg_isready") or "pg_isready", "-q", "-h", "127.0.0.1", "-p", str(port)], check=False
+        ).returncode:
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"the private PostgreSQL did not start:\n{(folder / 'log').read_text()[-2000:]}")
+            time.sleep(0.2)
+        yield Server(f"postgresql://root@127.0.0.1:{port}", process.pid)
+    finally:
+        if process is not None:
+            process.send_signal(signal.SIGINT)  # PostgreSQL's fast shutdown
+            try:
+                process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        shutil.rmtree(folder, ignore_errors=True)
