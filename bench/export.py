@@ -30,6 +30,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench import pg  # noqa: E402
 from bench.generate import split_requests, users  # noqa: E402
 from bench.harness import OUT, REDIS, free_port, recreate_database, run_import, start, wait_until_up  # noqa: E402
 from bench.import_stats import cpu_seconds  # noqa: E402
@@ -47,13 +48,21 @@ def peak_rss_mb(pid: int) -> float:
 
 
 async def export_once(
-    base: str, cert: Path, token: str, host: str, body: dict, worker_cmd: list[str], env: dict, log: Path
+    base: str,
+    cert: Path,
+    token: str,
+    host: str,
+    body: dict,
+    worker_cmd: list[str],
+    env: dict,
+    log: Path,
+    database: pg.Server,
 ) -> dict:
     """One export through the API with its own fresh worker; returns rate, peak RSS and the checked file."""
     worker = start(worker_cmd, env, log)
     try:
         await asyncio.sleep(2.5)  # the worker imports and connects
-        cpu_before = cpu_seconds(worker.pid)
+        cpu_before, pg_before = cpu_seconds(worker.pid), database.cpu_seconds()
         headers = {"Authorization": f"Bearer {token}", "Host": host, "Content-Type": "application/json"}
         async with httpx.AsyncClient(base_url=base, verify=str(cert), headers=headers, timeout=300) as client:
             started = time.perf_counter()
@@ -68,6 +77,7 @@ async def export_once(
             seconds = time.perf_counter() - started
             rss = peak_rss_mb(worker.pid)
             cpu = cpu_seconds(worker.pid) - cpu_before
+            pg_cpu = database.cpu_seconds() - pg_before
         async with httpx.AsyncClient(timeout=300) as storage:
             digest = hashlib.sha256()
             size = 0
@@ -85,6 +95,8 @@ async def export_once(
             "size_mb": round(size / 1e6, 1),
             "worker_peak_rss_mb": round(rss, 1),
             "worker_cpu_seconds": round(cpu, 2),
+            "worker_cpu_us_per_user": round(cpu / result["record_count"] * 1e6, 1),
+            "postgres_cpu_us_per_user": round(pg_cpu / result["record_count"] * 1e6, 1),
         }
     finally:
         worker.send_signal(signal.SIGINT)
@@ -94,7 +106,7 @@ async def export_once(
             worker.kill()
 
 
-async def copy_baseline(database_url: str, project_id: str) -> tuple[int, float]:
+async def copy_baseline(database_url: str, project_id: str, database: pg.Server) -> tuple[int, float, float]:
     """PostgreSQL COPY of the same users (attributes, login ids, second factors, roles) as CSV to nowhere."""
     conn = await asyncpg.connect(database_url)
     query = (
@@ -110,11 +122,11 @@ async def copy_baseline(database_url: str, project_id: str) -> tuple[int, float]
         nonlocal count
         count += data.count(b"\n")
 
-    started = time.perf_counter()
+    started, pg_before = time.perf_counter(), database.cpu_seconds()
     await conn.copy_from_query(query.removeprefix("COPY (").rsplit(") TO STDOUT", 1)[0], output=sink, format="csv")
-    seconds = time.perf_counter() - started
+    seconds, pg_cpu = time.perf_counter() - started, database.cpu_seconds() - pg_before
     await conn.close()
-    return count, seconds
+    return count, seconds, pg_cpu
 
 
 async def main() -> None:
@@ -123,9 +135,14 @@ async def main() -> None:
     parser.add_argument("--small", type=int, default=20_000)
     args = parser.parse_args()
 
+    OUT.mkdir(parents=True, exist_ok=True)
+    with pg.server() as database:
+        await run(args, database)
+
+
+async def run(args: argparse.Namespace, database: pg.Server) -> None:
     from moto.server import ThreadedMotoServer
 
-    OUT.mkdir(parents=True, exist_ok=True)
     home = OUT / "export-home"
     shutil.rmtree(home, ignore_errors=True)
     moto_port = free_port()
@@ -138,7 +155,7 @@ async def main() -> None:
         "s3", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="bench", aws_secret_access_key="bench"
     ).create_bucket(Bucket=BUCKET)
 
-    database_url = await recreate_database("userio_bench_export")
+    database_url = await recreate_database("userio_bench_export", database.url)
     port = free_port()
     env = {
         **os.environ,
@@ -224,10 +241,18 @@ async def main() -> None:
                 name = f"{fmt}-{project_id}"
                 print(f"exporting {name} ...", flush=True)
                 results[name] = await export_once(
-                    base, cert, token, host, {"format": fmt}, [*cli, "worker"], env, OUT / f"export-worker-{name}.log"
+                    base,
+                    cert,
+                    token,
+                    host,
+                    {"format": fmt},
+                    [*cli, "worker"],
+                    env,
+                    OUT / f"export-worker-{name}.log",
+                    database,
                 )
                 # One running export at a time and the UserExport bucket: wait out nothing, the task is done.
-        copied, copy_seconds = await copy_baseline(database_url, "demo")
+        copied, copy_seconds, copy_pg_cpu = await copy_baseline(database_url, "demo", database)
     finally:
         server.send_signal(signal.SIGINT)
         try:
@@ -239,7 +264,13 @@ async def main() -> None:
     copy_rate = copied / copy_seconds
     figures = {
         "exports": results,
-        "copy_baseline": {"users": copied, "seconds": round(copy_seconds, 2), "users_per_second": round(copy_rate)},
+        "copy_baseline": {
+            "users": copied,
+            "seconds": round(copy_seconds, 2),
+            "users_per_second": round(copy_rate),
+            "postgres_cpu_us_per_user": round(copy_pg_cpu / copied * 1e6, 1),
+        },
+        "private_postgres": database.private,
         "csv_ratio_to_copy": round(results["csv-demo"]["users_per_second"] / copy_rate, 3),
         "ndjson_ratio_to_copy": round(results["ndjson-demo"]["users_per_second"] / copy_rate, 3),
         "peak_rss_ratio_big_to_small": {

@@ -23,6 +23,10 @@ async def read_users(tx: Tx, project_id: str, page_size: int) -> AsyncIterator[l
     created_at]`), `authenticators` (`[kind, type, totp_secret, oob_target]`), `roles` and `groups` (JSON
     arrays of keys, sorted); each is NULL when empty.
     """
+    if tx.dialect == "postgres":
+        # A page's query is costed above `jit_above_cost`, and PostgreSQL JIT-compiled it anew for every page:
+        # 31.5 us of backend CPU per user with JIT, 16-18 without (2000-user pages, measured per backend).
+        await tx.execute("SET LOCAL jit = off")
     query = user_rows_query(tx, "u.project_id = $1 AND u.id > $2 ORDER BY u.id LIMIT $3")
     users = await tx.fetch(query, project_id, "", page_size)
     while users:
