@@ -235,3 +235,24 @@ async def test_invalid_keys_raise_value_error(s3_storage: S3Storage, key: str):
 def test_part_size_below_the_s3_minimum_is_refused(s3_config: S3StorageConfig):
     with pytest.raises(ValueError, match="part_size"):
         S3Storage(dataclasses.replace(s3_config, part_size=5 * MIB - 1))
+
+
+async def test_a_part_failing_in_the_background_fails_the_file(s3_config: S3StorageConfig, s3_client: Any):
+    config = dataclasses.replace(s3_config, part_size=5 * MIB, bucket=f"{s3_config.bucket}-missing")
+    storage = S3Storage(config)
+    try:
+        writer = await storage.open_writer(KEY, content_type="text/csv", filename=FILENAME)
+
+        async def write_and_complete() -> None:
+            await write_all(writer, os.urandom(11 * MIB))
+            await writer.complete()
+
+        with pytest.raises(Exception, match="NoSuchBucket"):
+            await write_and_complete()
+
+        await writer.abort()
+        with pytest.raises(RuntimeError, match="aborted"):
+            await writer.write(b"more")
+        assert stored_keys(s3_client, s3_config.bucket) == []
+    finally:
+        await storage.close()
