@@ -33,10 +33,14 @@ from bench.generate import split_requests, users  # noqa: E402
 from bench.harness import OUT, REDIS, free_port, recreate_database, run_import, start, wait_until_up  # noqa: E402
 from bench.import_stats import cpu_seconds, machine_cpu_seconds  # noqa: E402
 from litestar_userio.auth.keys import sign_admin_token  # noqa: E402
+from litestar_userio.ids import new_id  # noqa: E402
 
 
 async def copy_baseline(database_url: str, records: list[dict], server: pg.Server) -> tuple[float, float, int]:
-    """PostgreSQL COPY of the same rows into empty copies of our tables: (seconds, server CPU s, WAL bytes)."""
+    """PostgreSQL COPY of the same rows into empty copies of our tables: (seconds, server CPU s, WAL bytes).
+
+    The rows get their ids from the plugin's own generator: the baseline pays the same index work per id.
+    """
     conn = await asyncpg.connect(database_url)
     tables = ["userio_user", "userio_identity", "userio_authenticator", "userio_user_role"]
     for table in tables:
@@ -45,7 +49,7 @@ async def copy_baseline(database_url: str, records: list[dict], server: pg.Serve
     now = datetime.now(UTC)
     user_rows, identity_rows, auth_rows, role_rows = [], [], [], []
     for record in records:
-        user_id = str(uuid.uuid4())
+        user_id = new_id()
         attributes = {
             k: v for k, v in record.items() if k not in {"password", "mfa", "roles", "groups", "custom_attributes"}
         }
@@ -55,10 +59,10 @@ async def copy_baseline(database_url: str, records: list[dict], server: pg.Serve
         for attribute, key in (("email", "email"), ("phone_number", "phone"), ("preferred_username", "username")):
             if attribute in record:
                 value = record[attribute]
-                identity_rows.append((str(uuid.uuid4()), "bench", user_id, key, key, value, value.lower(), now))
+                identity_rows.append((new_id(), "bench", user_id, key, key, value, value.lower(), now))
         auth_rows.append(
             (
-                str(uuid.uuid4()),
+                new_id(),
                 "bench",
                 user_id,
                 "primary",

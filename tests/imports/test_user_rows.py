@@ -6,6 +6,9 @@ import's largest cost in PostgreSQL after the rows themselves); deleting what th
 
 from __future__ import annotations
 
+import time
+import uuid
+
 from litestar_userio.projects.settings import ProjectSettings
 from tests.helpers import HASH_2B, TOTP_SECRET, authenticators, identities, memberships, run_import
 
@@ -74,3 +77,12 @@ async def test_deleting_a_project_deletes_its_users_and_their_rows(env):
     assert await identities(project, ada) == {}
     assert await authenticators(project, ada) == []
     assert await project.fetch("SELECT user_id FROM userio_user_role WHERE user_id = $1", ada) == []
+
+
+async def test_user_ids_are_time_ordered_uuids(project):
+    body = await run_import(project, [{"email": "ada@example.com"}])
+
+    user_id = uuid.UUID(body["details"][0]["user_id"])
+    assert user_id.version == 7
+    assert user_id.variant == uuid.RFC_4122
+    assert abs(int.from_bytes(user_id.bytes[:6], "big") / 1000 - time.time()) < 3600
