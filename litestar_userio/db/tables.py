@@ -152,8 +152,8 @@ class Group(Table, tablename="userio_group"):
 class UserRole(Table, tablename="userio_user_role"):
     """A user holds a role.
 
-    On PostgreSQL `user_id` and `role_id` carry no foreign-key constraint (migration 2026-11-23T07): per-row checks were the
-    import's largest database cost after the rows; a statement trigger deletes these rows with their user or role.
+    On PostgreSQL `user_id` and `role_id` carry no foreign-key constraint (migration 2026-11-23T07), as
+    `Identity.user`: a statement trigger deletes these rows with their user or role.
     """
 
     id = Serial(primary_key=True)
@@ -164,8 +164,8 @@ class UserRole(Table, tablename="userio_user_role"):
 class UserGroup(Table, tablename="userio_user_group"):
     """A user belongs to a group.
 
-    On PostgreSQL `user_id` and `group_id` carry no foreign-key constraint (migration 2026-11-23T07): per-row checks were the
-    import's largest database cost after the rows; a statement trigger deletes these rows with their user or group.
+    On PostgreSQL `user_id` and `group_id` carry no foreign-key constraint (migration 2026-11-23T07), as
+    `Identity.user`: a statement trigger deletes these rows with their user or group.
     """
 
     id = Serial(primary_key=True)
