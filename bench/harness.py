@@ -64,7 +64,8 @@ async def run_import(
         async def post(body: bytes) -> str:
             async with semaphore:
                 response = await client.post("/_api/admin/users/import", content=body)
-                response.raise_for_status()
+                if response.status_code != 202:
+                    raise RuntimeError(f"import request answered {response.status_code}: {response.text[:500]}")
                 return str(response.headers["location"])
 
         locations = await asyncio.gather(*(post(b) for b in bodies))
