@@ -91,11 +91,7 @@ class User(Table, tablename="userio_user"):
 
 
 class Identity(Table, tablename="userio_identity"):
-    """A login id (email, phone, username); unique per project and key on the normalized value.
-
-    On PostgreSQL `user_id` carries no foreign-key constraint (migration 2026-11-23T07): per-row checks were the
-    import's largest database cost after the rows; a statement trigger deletes these rows with their user.
-    """
+    """A login id (email, phone, username); unique per project and key on the normalized value."""
 
     id = Varchar(length=36, primary_key=True)
     project_id = Varchar(length=64)
@@ -109,10 +105,7 @@ class Identity(Table, tablename="userio_identity"):
 
 
 class Authenticator(Table, tablename="userio_authenticator"):
-    """A primary password, or a second factor: password, TOTP, OOB email, OOB phone.
-
-    On PostgreSQL `user_id` carries no foreign-key constraint (migration 2026-11-23T07), as `Identity.user`.
-    """
+    """A primary password, or a second factor: password, TOTP, OOB email, OOB phone."""
 
     id = Varchar(length=36, primary_key=True)
     project_id = Varchar(length=64)
@@ -150,11 +143,7 @@ class Group(Table, tablename="userio_group"):
 
 
 class UserRole(Table, tablename="userio_user_role"):
-    """A user holds a role.
-
-    On PostgreSQL `user_id` and `role_id` carry no foreign-key constraint (migration 2026-11-23T07), as
-    `Identity.user`: a statement trigger deletes these rows with their user or role.
-    """
+    """A user holds a role."""
 
     id = Serial(primary_key=True)
     user = ForeignKey(User, db_column_name="user_id", on_delete=OnDelete.cascade, null=False)
@@ -162,11 +151,7 @@ class UserRole(Table, tablename="userio_user_role"):
 
 
 class UserGroup(Table, tablename="userio_user_group"):
-    """A user belongs to a group.
-
-    On PostgreSQL `user_id` and `group_id` carry no foreign-key constraint (migration 2026-11-23T07), as
-    `Identity.user`: a statement trigger deletes these rows with their user or group.
-    """
+    """A user belongs to a group."""
 
     id = Serial(primary_key=True)
     user = ForeignKey(User, db_column_name="user_id", on_delete=OnDelete.cascade, null=False)

@@ -1,7 +1,6 @@
 """A user's rows leave with it: login ids, authenticators and memberships follow a deleted user, role or group.
 
-On PostgreSQL the per-row foreign-key checks of these rows were replaced by statement triggers (they were the
-import's largest cost in PostgreSQL after the rows themselves); deleting what they belong to still removes them.
+The foreign keys the tables declare exist on both engines and cascade: deleting what a row belongs to removes it.
 """
 
 from __future__ import annotations
