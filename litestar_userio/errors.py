@@ -73,6 +73,8 @@ class Cause(msgspec.Struct, omit_defaults=True):
     kind: str
     """`type`, `required`, `format`, `additionalProperties`, `enum`, `minLength`, ..."""
     details: dict[str, Any] = msgspec.field(default_factory=dict)
+    message: str = ""
+    """What is wrong and what is expected, with an example (filled in by `ValidationFailed` when empty)."""
 
 
 class ErrorObject(msgspec.Struct, omit_defaults=True):
@@ -154,7 +156,12 @@ class ValidationFailed(Invalid):
     default_message = "invalid request body"
 
     def __init__(self, causes: list[Cause], message: str | None = None) -> None:
-        super().__init__(message, info={"causes": msgspec.to_builtins(causes)})
+        from litestar_userio.causes import describe, summarize
+
+        for cause in causes:
+            if not cause.message:
+                cause.message = describe(cause.location, cause.kind, cause.details)
+        super().__init__(message or summarize(causes), info={"causes": msgspec.to_builtins(causes)})
         self.causes = causes
 
 

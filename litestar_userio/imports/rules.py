@@ -79,7 +79,8 @@ class ImportWorld:
     def _apply(self, record: UserRecord, warnings: list[str]) -> tuple[Any, str]:
         value = getattr(record, self.identifier)
         if value is UNSET or value is None:
-            raise ValidationFailed([Cause("", "required", {"missing": [self.identifier]})], "invalid record")
+            missing = [self.identifier]
+            raise ValidationFailed([Cause("", "required", {"expected": missing, "missing": missing})])
         user_id = self.owners.get((self.identifier, normalize_login_id(self.identifier, value)))
         if user_id is None:
             return "inserted", self._insert(record, warnings)

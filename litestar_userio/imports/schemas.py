@@ -51,6 +51,8 @@ class PasswordInput(Struct, forbid_unknown_fields=True):
 
     type: str
     password_hash: str
+    expire_after: str | UnsetType = UNSET
+    """RFC 3339 (ref): after it, the password signs in no more until it is changed."""
 
 
 class TOTPInput(Struct, forbid_unknown_fields=True):
@@ -64,8 +66,8 @@ class MFAInput(Struct, forbid_unknown_fields=True):
 
     email: OptionalStr = UNSET
     phone_number: OptionalStr = UNSET
-    password: PasswordInput | UnsetType | None = UNSET
-    totp: TOTPInput | UnsetType | None = UNSET
+    password: PasswordInput | UnsetType = UNSET
+    totp: TOTPInput | UnsetType = UNSET
 
 
 class AddressInput(Struct, forbid_unknown_fields=True):
@@ -104,7 +106,11 @@ class UserRecord(Struct, forbid_unknown_fields=True):
     roles: list[str] | UnsetType = UNSET
     groups: list[str] | UnsetType = UNSET
     disabled: bool | UnsetType = UNSET
-    password: PasswordInput | UnsetType | None = UNSET
+    account_valid_from: str | UnsetType = UNSET
+    """RFC 3339 (ref): the account signs in from then on."""
+    account_valid_until: str | UnsetType = UNSET
+    """RFC 3339 (ref): the account signs in until then (exclusive)."""
+    password: PasswordInput | UnsetType = UNSET
     mfa: MFAInput | UnsetType = UNSET
 
 
@@ -150,11 +156,13 @@ class ImportDetail(Struct, omit_defaults=True):
     errors: list[ErrorObject] | UnsetType = UNSET
 
 
-class ImportTaskStatus(Struct, omit_defaults=True):
+class ImportTaskStatus(Struct, omit_defaults=True, kw_only=True):
     """SPEC 4.2 body; `details` is pre-encoded JSON kept with the task."""
 
     id: str
     created_at: datetime
+    completed_at: datetime | UnsetType = UNSET
+    """Once completed (ref): when the last record was applied."""
     status: Literal["pending", "completed"]
     summary: ImportSummary | UnsetType = UNSET
     details: Raw | list[ImportDetail] | UnsetType = UNSET

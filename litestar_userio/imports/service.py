@@ -172,8 +172,8 @@ class ImportService:
         """The status body, JSON-encoded; `TaskNotFound` for unknown, foreign or expired ids."""
         async with self.db.reader() as tx:
             row = await tx.fetchrow(
-                "SELECT id, created_at, status, total, processed, inserted, updated, skipped, failed, expire_at"
-                " FROM userio_import_task WHERE id = $1 AND project_id = $2",
+                "SELECT id, created_at, completed_at, status, total, processed, inserted, updated, skipped, failed,"
+                " expire_at FROM userio_import_task WHERE id = $1 AND project_id = $2",
                 task_id,
                 project_id,
             )
@@ -195,6 +195,7 @@ class ImportService:
             ImportTaskStatus(
                 id=row["id"],
                 created_at=row["created_at"],
+                completed_at=row["completed_at"],
                 status="completed",
                 summary=ImportSummary(*(row[k] for k in ("total", *_OUTCOMES))),
                 details=_merge_details(chunks),
@@ -280,7 +281,9 @@ class ImportService:
             raise InternalError("the project of this import no longer exists")
         schema = await self.projects.custom_schema(project_id, tx)
         with paused_gc():
-            parsed = [parse_record(raw, schema, self.config.max_bcrypt_cost) for raw in records]
+            parsed = [
+                parse_record(raw, schema, self.config.max_bcrypt_cost, identifier=task["identifier"]) for raw in records
+            ]
             wanted: dict[str, set[str]] = {}
             for raw in records:
                 for attribute, value in login_keys(raw):

@@ -1,7 +1,9 @@
 """Per-record validation (DECISIONS 3): structure by msgspec, then formats, hashes and secrets.
 
 The POST checks only the request's top level; each record is checked here, in the job, so a bad record
-fails alone.
+fails alone. A failed record reports every cause, sorted by location, in the reference's shapes; its
+message is the first cause's. Checks that are not about shape (a well-formed bcrypt hash, a TOTP secret in
+base32, a cost limit) run after the causes and fail the record with their own reason.
 """
 
 from __future__ import annotations
@@ -11,12 +13,14 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import msgspec
-from msgspec import UNSET
+from msgspec import UNSET, UnsetType
 
+from litestar_userio.causes import EXAMPLES, schema_causes, sort_causes
 from litestar_userio.errors import Cause, InvalidBcryptHash, InvalidTOTPSecret, UserIOError, ValidationFailed
-from litestar_userio.imports.schemas import AddressInput, UserRecord
+from litestar_userio.imports.record_schema import KEY_PATTERN, format_error, is_rfc3339, record_validator
+from litestar_userio.imports.schemas import AddressInput, PasswordInput, TOTPInput, UserRecord
 from litestar_userio.users.custom_attributes import CustomAttributeSpec, check_custom_attribute
-from litestar_userio.users.formats import ATTRIBUTE_FORMATS, is_e164, is_email
+from litestar_userio.users.formats import ATTRIBUTE_FORMATS
 
 __all__ = [
     "REDACTED",
@@ -24,6 +28,7 @@ __all__ = [
     "ParsedRecord",
     "cause_from_msgspec",
     "parse_record",
+    "record_causes",
     "redact",
 ]
 
@@ -47,7 +52,6 @@ STANDARD_STRING_ATTRIBUTES: tuple[str, ...] = (
 
 _BCRYPT = re.compile(r"\$2[aby]\$(0[4-9]|[12][0-9]|3[01])\$[./A-Za-z0-9]{53}")
 _BASE32 = re.compile(r"[A-Z2-7]+")
-_KEY = re.compile(r"[a-zA-Z_][a-zA-Z0-9:_]{0,39}")
 _MSGSPEC_ERROR = re.compile(r"(?P<message>.*?)(?: - at `(?P<path>[^`]*)`)?")
 _PATH_TOKEN = re.compile(r"\.([^.\[]+)|\[(\d+|\.\.\.)\]")
 _TYPE_NAMES = {"str": "string", "int": "integer", "float": "number", "bool": "boolean", "null": "null"}
@@ -114,25 +118,46 @@ _STRING_CHECKS: tuple[tuple[str, str, str | None, Callable[[str], bool] | None],
     for attribute in ("preferred_username", "email", "phone_number", *STANDARD_STRING_ATTRIBUTES)
 )
 _ADDRESS_CHECKS = tuple((member, f"/address/{member}", None, None) for member in AddressInput.__struct_fields__)
+_KEY = re.compile(KEY_PATTERN)
 
 
 def _string_cause(
     location: str, value: str, format_name: str | None, check: Callable[[str], bool] | None
 ) -> Cause | None:
-    if value == "":
-        return Cause(location, "minLength", {"expected": 1, "actual": 0})
+    """The reference's rule: an empty value is `format` where the attribute has a format, else `minLength`."""
+    if value == "" and (format_name is None or format_name == "username"):
+        return Cause(location, "minLength", {"actual": 0, "expected": 1})
     if check is not None and not check(value):
-        return Cause(location, "format", {"format": format_name})
+        return Cause(location, "format", {"error": format_error(format_name or "", value), "format": format_name})
     return None
 
 
-def _format_causes(record: UserRecord, custom_schema: Mapping[str, CustomAttributeSpec] | None) -> list[Cause]:
+def _timestamp_causes(location: str, value: str | UnsetType) -> list[Cause]:
+    if isinstance(value, str) and not is_rfc3339(value):
+        return [Cause(location, "format", {"error": format_error("date-time", value), "format": "date-time"})]
+    return []
+
+
+def _password_causes(location: str, password: PasswordInput | UnsetType) -> list[Cause]:
+    if not isinstance(password, PasswordInput):
+        return []
+    causes = []
+    if password.password_hash == "":
+        causes.append(Cause(f"{location}/password_hash", "minLength", {"actual": 0, "expected": 1}))
+    if password.type != "bcrypt":
+        causes.append(Cause(f"{location}/type", "enum", {"actual": password.type, "expected": ["bcrypt"]}))
+    return causes + _timestamp_causes(f"{location}/expire_after", password.expire_after)
+
+
+def _format_causes(record: UserRecord, identifier: str) -> list[Cause]:
+    """Every cause of a record that decoded: formats, empty values, enums (structure is already right)."""
     causes: list[Cause] = []
-
-    def check_string(location: str, value: Any, format_name: str | None = None, check: Any = None) -> None:
-        if isinstance(value, str) and (cause := _string_cause(location, value, format_name, check)):
-            causes.append(cause)
-
+    value = getattr(record, identifier)
+    if value is UNSET:
+        keys = sorted(f for f in record.__struct_fields__ if getattr(record, f) is not UNSET) or None
+        causes.append(Cause("", "required", {"actual": keys, "expected": [identifier], "missing": [identifier]}))
+    elif value is None:
+        causes.append(Cause(f"/{identifier}", "type", {"actual": ["null"], "expected": ["string"]}))
     checks = _STRING_CHECKS + (_ADDRESS_CHECKS if isinstance(record.address, AddressInput) else ())
     for attribute, location, format_name, check in checks:
         holder = record.address if location.startswith("/address/") else record
@@ -142,43 +167,64 @@ def _format_causes(record: UserRecord, custom_schema: Mapping[str, CustomAttribu
     for field in ("roles", "groups"):
         for i, key in enumerate(getattr(record, field) or ()):
             if not _KEY.fullmatch(key):
-                causes.append(Cause(f"/{field}/{i}", "pattern", {"pattern": _KEY.pattern}))
-    if record.password:
-        causes.extend(_password_type_causes("/password", record.password.type))
+                causes.append(Cause(f"/{field}/{i}", "pattern", {"pattern": KEY_PATTERN}))
+    causes += _timestamp_causes("/account_valid_from", record.account_valid_from)
+    causes += _timestamp_causes("/account_valid_until", record.account_valid_until)
+    causes += _password_causes("/password", record.password)
     if record.mfa is not UNSET:
-        check_string("/mfa/email", record.mfa.email, "email", is_email)
-        check_string("/mfa/phone_number", record.mfa.phone_number, "phone", is_e164)
-        if record.mfa.password:
-            causes.extend(_password_type_causes("/mfa/password", record.mfa.password.type))
-    if custom_schema and record.custom_attributes is not UNSET:
-        for name, value in record.custom_attributes.items():
+        for attribute, location in (("email", "/mfa/email"), ("phone_number", "/mfa/phone_number")):
+            value = getattr(record.mfa, attribute)
+            if isinstance(value, str) and (cause := _string_cause(location, value, *ATTRIBUTE_FORMATS[attribute])):
+                causes.append(cause)
+        causes += _password_causes("/mfa/password", record.mfa.password)
+        if isinstance(record.mfa.totp, TOTPInput) and record.mfa.totp.secret == "":
+            causes.append(Cause("/mfa/totp/secret", "minLength", {"actual": 0, "expected": 1}))
+    return causes
+
+
+def _custom_attribute_causes(
+    custom_attributes: Any, custom_schema: Mapping[str, CustomAttributeSpec] | None
+) -> list[Cause]:
+    causes: list[Cause] = []
+    if custom_schema and isinstance(custom_attributes, dict):
+        for name, value in custom_attributes.items():
             spec = custom_schema.get(name)
             if spec is not None and value is not None and (cause := check_custom_attribute(spec, value)):
                 causes.append(cause)
     return causes
 
 
-def _password_type_causes(location: str, password_type: str) -> list[Cause]:
-    if password_type == "bcrypt":
-        return []
-    return [Cause(f"{location}/type", "enum", {"expected": ["bcrypt"], "actual": password_type})]
+def record_causes(
+    raw: Any, identifier: str, custom_schema: Mapping[str, CustomAttributeSpec] | None = None
+) -> list[Cause]:
+    """Every cause why a decoded JSON record is invalid, sorted by location (the slow, complete path)."""
+    causes = schema_causes(record_validator(identifier), raw)
+    if isinstance(raw, dict):
+        causes += _custom_attribute_causes(raw.get("custom_attributes"), custom_schema)
+    return sort_causes(causes)
 
 
 def _secret_error(record: UserRecord, max_bcrypt_cost: int) -> UserIOError | None:
+    """A non-empty hash or secret that is malformed or too costly (an empty one is a `minLength` cause)."""
     hashes = [("password", record.password)]
     if record.mfa is not UNSET:
         hashes.append(("mfa.password", record.mfa.password))
     for where, password in hashes:
-        if password and not _BCRYPT.fullmatch(password.password_hash):
+        if not isinstance(password, PasswordInput):
+            continue
+        if not _BCRYPT.fullmatch(password.password_hash):
             return InvalidBcryptHash(
-                f"{where}.password_hash is not a bcrypt hash ($2a$, $2b$ or $2y$, cost 4-{max_bcrypt_cost})"
+                f"{where}.password_hash is not a bcrypt hash: expected $2a$, $2b$ or $2y$, a cost from 04 to"
+                f" {max_bcrypt_cost:02d} and 53 characters of the bcrypt alphabet, e.g. {EXAMPLES['password_hash']}"
             )
-        if password and (cost := int(password.password_hash[4:6])) > max_bcrypt_cost:
+        if (cost := int(password.password_hash[4:6])) > max_bcrypt_cost:
             return _costly_hash(where, cost, max_bcrypt_cost)
-    if record.mfa is not UNSET and record.mfa.totp:
+    if record.mfa is not UNSET and isinstance(record.mfa.totp, TOTPInput):
         secret = record.mfa.totp.secret
         if not _BASE32.fullmatch(secret) or len(secret) % 8 in {1, 3, 6}:
-            return InvalidTOTPSecret("mfa.totp.secret must be RFC 4648 base32 without padding")
+            return InvalidTOTPSecret(
+                f"mfa.totp.secret must be RFC 4648 base32 without padding (A-Z and 2-7), e.g. {EXAMPLES['secret']}"
+            )
     return None
 
 
@@ -192,16 +238,28 @@ def _costly_hash(where: str, cost: int, max_bcrypt_cost: int) -> InvalidBcryptHa
 
 
 def parse_record(
-    raw: bytes, custom_schema: Mapping[str, CustomAttributeSpec] | None, max_bcrypt_cost: int = 14
+    raw: bytes,
+    custom_schema: Mapping[str, CustomAttributeSpec] | None,
+    max_bcrypt_cost: int = 14,
+    identifier: str = "email",
 ) -> ParsedRecord:
-    """Decode and validate one submitted record; never raises."""
-    echo = redact(msgspec.json.decode(raw))
+    """Decode and validate one submitted record; never raises.
+
+    msgspec decodes a good record fast; a record that fails anywhere is checked again against the record's
+    JSON schema, so its error lists every cause, sorted by location, as the reference reports them.
+    """
+    decoded = msgspec.json.decode(raw)
+    echo = redact(decoded)
     try:
         record = msgspec.json.decode(raw, type=UserRecord)
     except msgspec.ValidationError as exc:
-        return ParsedRecord(echo, None, ValidationFailed([cause_from_msgspec(exc)], "invalid record"), [])
-    if causes := _format_causes(record, custom_schema):
-        return ParsedRecord(echo, None, ValidationFailed(causes, "invalid record"), [])
+        causes = record_causes(decoded, identifier, custom_schema) or [cause_from_msgspec(exc)]
+        return ParsedRecord(echo, None, ValidationFailed(causes), [])
+    causes = _format_causes(record, identifier)
+    if record.custom_attributes is not UNSET:
+        causes += _custom_attribute_causes(record.custom_attributes, custom_schema)
+    if causes:
+        return ParsedRecord(echo, None, ValidationFailed(sort_causes(causes)), [])
     if error := _secret_error(record, max_bcrypt_cost):
         return ParsedRecord(echo, None, error, [])
     warnings: list[str] = []

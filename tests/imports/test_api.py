@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import pytest
 
@@ -45,10 +45,31 @@ async def test_completed_status_has_summary_and_details_in_index_order(project):
 
     body = await run_import(project, records)
 
-    assert set(body) == {"id", "created_at", "status", "summary", "details"}
+    assert set(body) == {"id", "created_at", "completed_at", "status", "summary", "details"}
     assert body["summary"] == {"total": 6, "inserted": 5, "updated": 0, "skipped": 0, "failed": 1}
     assert [d["index"] for d in body["details"]] == list(range(6))
     assert [d["record"] for d in body["details"]] == records
+
+
+async def test_completed_status_has_completed_at_in_rfc3339_as_the_reference(project):
+    before = project.env.clock.now()
+    body = await run_import(project, [{"email": "a@example.com"}])
+
+    assert list(body)[:4] == ["id", "created_at", "completed_at", "status"]
+    assert RFC3339.fullmatch(body["completed_at"])
+    completed_at = datetime.fromisoformat(body["completed_at"])
+    assert completed_at >= datetime.fromisoformat(body["created_at"]) >= before
+
+
+async def test_pending_status_has_no_completed_at(project):
+    project.env.hold_jobs()
+    response = await project.post(IMPORT, {"identifier": "email", "records": [{"email": "a@example.com"}]})
+
+    body = (await project.get(response.headers["location"])).json()
+
+    assert body["status"] == "pending"
+    assert "completed_at" not in body
+    await project.env.drain()
 
 
 async def test_tasks_are_not_visible_to_another_project(env, project):

@@ -1,0 +1,167 @@
+"""The JSON schema of one import record, per identifier, as the reference defines it (`userimport/model.go`).
+
+`UserRecord` (msgspec) is the fast path that accepts exactly what this schema accepts; this schema runs
+only for a record that failed, to report every cause at once (the reference's shapes, sorted by location)
+instead of msgspec's first one. The identifier is required and may not be null; the other login ids and
+the standard attributes may be null (removal on upsert, SPEC 2.4).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from functools import cache
+from typing import Any
+
+from jsonschema import Draft202012Validator, FormatChecker
+
+from litestar_userio.users.formats import ATTRIBUTE_FORMATS
+
+__all__ = ["FORMAT_CHECKS", "KEY_PATTERN", "format_error", "is_rfc3339", "record_validator"]
+
+KEY_PATTERN = r"[a-zA-Z_][a-zA-Z0-9:_]{0,39}"
+"""Role and group keys (beyond the reference, which takes any non-empty string)."""
+
+_RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})")
+
+
+def is_rfc3339(value: str) -> bool:
+    """An RFC 3339 timestamp with a time zone (`2006-01-02T03:04:05Z`, `...+08:00`)."""
+    if not _RFC3339.fullmatch(value):
+        return False
+    try:
+        datetime.fromisoformat(value.upper().replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    return True
+
+
+def _is_username_or_empty(value: str) -> bool:
+    # An empty username is reported as minLength, as the reference does; not twice.
+    return value == "" or ATTRIBUTE_FORMATS["preferred_username"][1](value)
+
+
+FORMAT_CHECKS = {
+    **{name: check for name, check in ATTRIBUTE_FORMATS.values()},
+    "username": _is_username_or_empty,
+    "date-time": is_rfc3339,
+}
+"""Format name -> check, for the formats a record uses."""
+
+_FORMAT_ERRORS = {
+    "email": "invalid email address",
+    "phone": "not in E.164 format",
+    "date-time": "date-time must be in rfc3339 format",
+}
+
+
+def format_error(format_name: str, value: str) -> str:
+    """The `error` detail of a format cause (the reference's text where it has one)."""
+    if format_name == "email" and value == "":
+        return "invalid email address: mail: no address"
+    return _FORMAT_ERRORS.get(format_name, f"not a valid {format_name}")
+
+
+def _checker() -> FormatChecker:
+    checker = FormatChecker(formats=())
+    for name, check in FORMAT_CHECKS.items():
+
+        def run(value: object, name: str = name, check: Any = check) -> bool:
+            if isinstance(value, str) and not check(value):
+                raise ValueError(format_error(name, value))
+            return True
+
+        checker.checks(name, raises=ValueError)(run)
+    return checker
+
+
+_MIN_LENGTH = {"type": "string", "minLength": 1}
+_NULLABLE_NON_EMPTY = {"type": ["string", "null"], "minLength": 1}
+
+
+def _nullable(attribute: str) -> dict[str, Any]:
+    if attribute in ATTRIBUTE_FORMATS:
+        format_name = ATTRIBUTE_FORMATS[attribute][0]
+        schema: dict[str, Any] = {"type": ["string", "null"], "format": format_name}
+        if format_name == "username":
+            schema["minLength"] = 1
+        return schema
+    return dict(_NULLABLE_NON_EMPTY)
+
+
+def _password() -> dict[str, Any]:
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["type", "password_hash"],
+        "properties": {
+            "type": {"type": "string", "enum": ["bcrypt"]},
+            "password_hash": _MIN_LENGTH,
+            "expire_after": {"type": "string", "format": "date-time"},
+        },
+    }
+
+
+def _schema(identifier: str) -> dict[str, Any]:
+    standard = (
+        "name",
+        "given_name",
+        "family_name",
+        "middle_name",
+        "nickname",
+        "profile",
+        "picture",
+        "website",
+        "gender",
+        "birthdate",
+        "zoneinfo",
+        "locale",
+    )
+    keys = {"type": "array", "items": {"type": "string", "pattern": f"^{KEY_PATTERN}\\Z"}}
+    properties: dict[str, Any] = {
+        "disabled": {"type": "boolean"},
+        "account_valid_from": {"type": "string", "format": "date-time"},
+        "account_valid_until": {"type": "string", "format": "date-time"},
+        "email_verified": {"type": "boolean"},
+        "phone_number_verified": {"type": "boolean"},
+        **{attribute: _nullable(attribute) for attribute in standard},
+        "address": {
+            "type": ["object", "null"],
+            "additionalProperties": False,
+            "properties": {
+                member: _NULLABLE_NON_EMPTY
+                for member in ("formatted", "street_address", "locality", "region", "postal_code", "country")
+            },
+        },
+        "custom_attributes": {"type": "object"},
+        "roles": keys,
+        "groups": keys,
+        "password": _password(),
+        "mfa": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "email": _nullable("email"),
+                "phone_number": _nullable("phone_number"),
+                "password": _password(),
+                "totp": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "required": ["secret"],
+                    "properties": {"secret": _MIN_LENGTH},
+                },
+            },
+        },
+    }
+    for login_id in ("preferred_username", "email", "phone_number"):
+        schema = _nullable(login_id)
+        if login_id == identifier:
+            schema["type"] = "string"
+        properties[login_id] = schema
+    return {"type": "object", "additionalProperties": False, "required": [identifier], "properties": properties}
+
+
+@cache
+def record_validator(identifier: str) -> Draft202012Validator:
+    """The validator of a record of an import whose identifier is `identifier`."""
+    return Draft202012Validator(_schema(identifier), format_checker=_checker())
