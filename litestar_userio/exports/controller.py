@@ -9,6 +9,7 @@ from litestar import Controller, Request, Response, get, post
 from litestar.di import NamedDependency, Provide
 from litestar.params import FromPath
 
+from litestar_userio.causes import schema_causes
 from litestar_userio.config import UserIOConfig
 from litestar_userio.dependencies import provide_admin_project
 from litestar_userio.errors import (
@@ -18,7 +19,7 @@ from litestar_userio.errors import (
     ValidationFailed,
     export_error_handler,
 )
-from litestar_userio.exports.schemas import ExportRequest, ExportResult
+from litestar_userio.exports.schemas import ExportRequest, ExportResult, export_request_validator
 from litestar_userio.imports.validation import cause_from_msgspec
 from litestar_userio.jsonbody import find_duplicate_key
 from litestar_userio.openapi import ExportErrorBody, error_responses, json_body
@@ -49,7 +50,8 @@ def parse_export_request(content_type: str, body: bytes) -> ExportRequest:
     try:
         request = msgspec.json.decode(body, type=ExportRequest)
     except msgspec.ValidationError as exc:
-        raise ValidationFailed([cause_from_msgspec(exc)]) from exc
+        causes = schema_causes(export_request_validator(), msgspec.json.decode(body)) or [cause_from_msgspec(exc)]
+        raise ValidationFailed(causes) from exc
     except (msgspec.DecodeError, UnicodeDecodeError, RecursionError) as exc:
         raise ValidationFailed([Cause("", "json", {"error": str(exc)})], "request body is not valid JSON") from exc
     if duplicate := find_duplicate_key(body):

@@ -3,24 +3,28 @@
 from __future__ import annotations
 
 from datetime import datetime
+from functools import cache
 from typing import Any, Literal
 
+from jsonschema import Draft202012Validator
 from msgspec import UNSET, Struct, UnsetType
 
 from litestar_userio.errors import ErrorObject
 
 __all__ = [
+    "EXPORT_REQUEST_SCHEMA",
     "CSVField",
     "CSVOptions",
     "ExportProgress",
     "ExportRequest",
     "ExportResult",
     "ExportTask",
+    "export_request_validator",
 ]
 
 
-class CSVField(Struct, forbid_unknown_fields=True, omit_defaults=True):
-    """A column: a JSON pointer and, optionally, its header name."""
+class CSVField(Struct, omit_defaults=True):
+    """A column: a JSON pointer and, optionally, its header name; other keys are ignored (ref)."""
 
     pointer: str
     field_name: str | UnsetType = UNSET
@@ -69,3 +73,37 @@ class ExportResult(Struct):
     """The envelope of every export answer."""
 
     result: ExportTask
+
+
+EXPORT_REQUEST_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["format"],
+    "properties": {
+        "format": {"type": "string", "enum": ["csv", "ndjson"]},
+        "csv": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "fields": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "required": ["pointer"],
+                        "properties": {"pointer": {"type": "string"}, "field_name": {"type": "string"}},
+                    },
+                },
+                "escape_formulas": {"type": "boolean"},
+            },
+        },
+    },
+}
+"""`ExportRequest` as the reference's JSON schema (`userexport/service.go`), used to report every cause of a
+request msgspec refused. A field object may carry other keys (ignored); `csv` may not (beyond: a typo such as
+`"field"` would otherwise export every column)."""
+
+
+@cache
+def export_request_validator() -> Draft202012Validator:
+    """The validator of `EXPORT_REQUEST_SCHEMA`."""
+    return Draft202012Validator(EXPORT_REQUEST_SCHEMA)

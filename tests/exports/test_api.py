@@ -226,21 +226,29 @@ async def test_simultaneous_initiates_never_overdraw_the_rate_limit(backend, mak
     ("body", "cause"),
     [
         ({"format": "xml"}, {"location": "/format", "kind": "enum"}),
-        ({}, {"location": "", "kind": "required", "details": {"missing": ["format"]}}),
         (
-            {"format": "csv", "extra": 1},
-            {"location": "", "kind": "additionalProperties", "details": {"actual": ["extra"]}},
+            {},
+            {
+                "location": "",
+                "kind": "required",
+                "details": {"actual": None, "expected": ["format"], "missing": ["format"]},
+            },
         ),
+        ({"format": "csv", "extra": 1}, {"location": "/extra", "kind": ""}),
         (
             {"format": "csv", "csv": {"fields": [{"field_name": "x"}]}},
-            {"location": "/csv/fields/0", "kind": "required", "details": {"missing": ["pointer"]}},
+            {
+                "location": "/csv/fields/0",
+                "kind": "required",
+                "details": {"actual": ["field_name"], "expected": ["pointer"], "missing": ["pointer"]},
+            },
         ),
         (
             {"format": "csv", "csv": {"fields": [{"pointer": 1}]}},
             {
                 "location": "/csv/fields/0/pointer",
                 "kind": "type",
-                "details": {"expected": ["string"], "actual": ["integer"]},
+                "details": {"expected": ["string"], "actual": ["integer", "number"]},
             },
         ),
         (
@@ -300,6 +308,42 @@ async def test_invalid_requests_fail_validation_with_the_cause(project, body, ca
     assert (error["name"], error["reason"], error["code"]) == ("Invalid", "ValidationFailed", 400)
     (actual,) = error["info"]["causes"]
     assert {k: actual[k] for k in cause} == cause
+    assert actual["message"]
+    assert error["message"] == actual["message"]
+
+
+async def test_field_object_keys_other_than_pointer_and_field_name_are_ignored(project):
+    fields = [{"pointer": "/email", "field_name": "mail", "comment": "x"}, {"pointer": "/sub", "width": 10}]
+
+    response = await initiate(project, {"format": "csv", "csv": {"fields": fields}})
+
+    assert response.status_code == 202, response.text
+    assert response.json()["result"]["request"]["csv"]["fields"] == [
+        {"pointer": "/email", "field_name": "mail"},
+        {"pointer": "/sub"},
+    ]
+    await project.env.drain()
+
+
+async def test_every_field_object_without_pointer_is_reported_as_required_at_its_index(project):
+    fields = [{"field_name": "a"}, {"pointer": "/email"}, {}]
+
+    response = await initiate(project, {"format": "csv", "csv": {"fields": fields}})
+
+    assert response.status_code == 400
+    causes = error_of(response)["info"]["causes"]
+    assert [{k: v for k, v in c.items() if k != "message"} for c in causes] == [
+        {
+            "location": "/csv/fields/0",
+            "kind": "required",
+            "details": {"actual": ["field_name"], "expected": ["pointer"], "missing": ["pointer"]},
+        },
+        {
+            "location": "/csv/fields/2",
+            "kind": "required",
+            "details": {"actual": None, "expected": ["pointer"], "missing": ["pointer"]},
+        },
+    ]
 
 
 async def test_not_json_fails_validation(project):

@@ -219,6 +219,9 @@ class ImportModel:
             or any(v is not None and (not isinstance(v, str) or v == "") for v in address.values())
         ):
             reasons.add(invalid)
+        mfa_members = record.get("mfa") if isinstance(record.get("mfa"), dict) else {}
+        if record.get("password", {}) is None or any(mfa_members.get(m, {}) is None for m in ("password", "totp")):
+            reasons.add(invalid)  # null is refused for password, mfa.password and mfa.totp (ref: type)
         for password in (record.get("password"), (record.get("mfa") or {}).get("password")):
             if password is None:
                 continue
