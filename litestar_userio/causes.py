@@ -152,11 +152,20 @@ def _example(location: str, format_name: str | None = None) -> str:
 
 def _join(items: Iterable[Any]) -> str:
     words = [str(i) for i in items]
-    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+    if len(words) < 2:
+        return "".join(words)
+    return ", ".join(words[:-1]) + " and " + words[-1]
 
 
 def describe(location: str, kind: str, details: Mapping[str, Any]) -> str:
     """One sentence: which field, what is wrong, what is expected, with an example where one helps."""
+    try:
+        return _describe(location, kind, details)
+    except Exception:  # a message must never turn a validation error into a crash
+        return f"{field_name(location)} is invalid ({kind or 'unknown key'})"
+
+
+def _describe(location: str, kind: str, details: Mapping[str, Any]) -> str:
     field = field_name(location)
     if kind == "required":
         missing = list(details.get("missing") or ())
@@ -179,6 +188,10 @@ def describe(location: str, kind: str, details: Mapping[str, Any]) -> str:
         return f"{field} must not be empty{_example(location)}"
     if kind == "minItems":
         return f"{field} must have at least {details.get('expected')} item(s)"
+    if kind == "enum" and not details.get("expected"):
+        return f"{field}: {details.get('message', 'not one of the allowed values')}"
+    if kind == "enum" and not details.get("expected"):
+        return f"{field}: {details.get('message', 'not one of the allowed values')}"
     if kind == "enum":
         return f"{field} must be one of {_join(details.get('expected', ()))}, not {details.get('actual')!r}"
     if kind == "pattern":

@@ -13,7 +13,8 @@ from collections.abc import Mapping, Sequence
 
 import msgspec
 
-from litestar_userio.users.formats import LOGIN_ID_ATTRIBUTES, normalize_login_id
+from litestar_userio.users.formats import LOGIN_ID_ATTRIBUTES
+from litestar_userio.users.login_id_rules import CASE_INSENSITIVE, LoginIDRules
 
 __all__ = ["LoginKey", "login_keys", "plan_chunks"]
 
@@ -27,14 +28,14 @@ class _LoginIDs(msgspec.Struct):
     phone_number: object = None
 
 
-def login_keys(raw: bytes) -> list[LoginKey]:
+def login_keys(raw: bytes, rules: LoginIDRules = CASE_INSENSITIVE) -> list[LoginKey]:
     """The login ids a raw record names, normalized leniently (the record is not validated yet)."""
     try:
         ids = msgspec.json.decode(raw, type=_LoginIDs)
     except msgspec.ValidationError:
         return []
     return [
-        (attribute, normalize_login_id(attribute, value))
+        (attribute, rules.normalize(attribute, value))
         for attribute in LOGIN_ID_ATTRIBUTES
         if isinstance(value := getattr(ids, attribute), str)
     ]

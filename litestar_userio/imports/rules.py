@@ -26,7 +26,8 @@ from litestar_userio.ids import new_id
 from litestar_userio.imports.schemas import AddressInput, ImportDetail, UserRecord, Warning
 from litestar_userio.imports.validation import STANDARD_STRING_ATTRIBUTES, ParsedRecord
 from litestar_userio.users.custom_attributes import CustomAttributeSpec
-from litestar_userio.users.formats import LOGIN_ID_ATTRIBUTES, normalize_login_id
+from litestar_userio.users.formats import LOGIN_ID_ATTRIBUTES
+from litestar_userio.users.login_id_rules import CASE_INSENSITIVE, LoginIDRules
 from litestar_userio.users.model import AuthenticatorState, LoginID, UserState
 
 __all__ = ["ImportWorld"]
@@ -47,6 +48,7 @@ class ImportWorld:
     create_unknown_roles: bool = False
     create_unknown_groups: bool = False
     custom_schema: Mapping[str, CustomAttributeSpec] | None = None
+    login_id_rules: LoginIDRules = CASE_INSENSITIVE
     owners: dict[tuple[str, str], str] = field(default_factory=dict)
     new_roles: set[str] = field(default_factory=set)
     new_groups: set[str] = field(default_factory=set)
@@ -81,7 +83,7 @@ class ImportWorld:
         if value is UNSET or value is None:
             missing = [self.identifier]
             raise ValidationFailed([Cause("", "required", {"expected": missing, "missing": missing})])
-        user_id = self.owners.get((self.identifier, normalize_login_id(self.identifier, value)))
+        user_id = self.owners.get((self.identifier, self.login_id_rules.normalize(self.identifier, value)))
         if user_id is None:
             return "inserted", self._insert(record, warnings)
         if not self.upsert:
@@ -98,7 +100,7 @@ class ImportWorld:
         for attribute in LOGIN_ID_ATTRIBUTES:
             value = getattr(record, attribute)
             if isinstance(value, str):
-                normalized = normalize_login_id(attribute, value)
+                normalized = self.login_id_rules.normalize(attribute, value)
                 owner = self.owners.get((attribute, normalized))
                 if owner is not None and owner != user_id:
                     raise DuplicatedIdentity(f"{attribute} {value!r} is already used by another user")

@@ -88,7 +88,8 @@ class ImportService:
                 return existing
         task_id = new_task_id("task_")
         now = self.clock.now()
-        keys = [login_keys(raw) for raw in request.records]
+        rules = project.settings.login_id_rules()
+        keys = [login_keys(raw, rules) for raw in request.records]
         wanted: dict[str, set[str]] = {}
         for record_keys in keys:
             for attribute, value in record_keys:
@@ -280,13 +281,14 @@ class ImportService:
         if project is None:
             raise InternalError("the project of this import no longer exists")
         schema = await self.projects.custom_schema(project_id, tx)
+        rules = project.settings.login_id_rules()
         with paused_gc():
             parsed = [
                 parse_record(raw, schema, self.config.max_bcrypt_cost, identifier=task["identifier"]) for raw in records
             ]
             wanted: dict[str, set[str]] = {}
             for raw in records:
-                for attribute, value in login_keys(raw):
+                for attribute, value in login_keys(raw, rules):
                     wanted.setdefault(attribute, set()).add(value)
         owners = await self.users.find_owners(tx, project_id, wanted)
         loaded = await self.users.load(tx, owners.values())
@@ -308,6 +310,7 @@ class ImportService:
             create_unknown_roles=project.settings.create_unknown_roles_on_import,
             create_unknown_groups=project.settings.create_unknown_groups_on_import,
             custom_schema=schema or None,
+            login_id_rules=rules,
         )
         with paused_gc():
             details = [world.apply(index, p) for index, p in zip(indices, parsed, strict=True)]

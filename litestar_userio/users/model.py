@@ -64,12 +64,12 @@ class UserState:
     groups_changed: bool = False
 
     def standard_attributes(self) -> dict[str, Any]:
-        """The OIDC standard attributes: login ids, their verification, then the profile."""
+        """The OIDC standard attributes: login ids (normalized, as their identities hold them), then the profile."""
         attributes: dict[str, Any] = {}
         for attribute in ("email", "phone_number", "preferred_username"):
             login_id = self.login_ids.get(attribute)
             if login_id is not None:
-                attributes[attribute] = login_id.original
+                attributes[attribute] = login_id.normalized  # the reference stores the normalized login id
                 if attribute != "preferred_username":
                     attributes[f"{attribute}_verified"] = attribute in self.verified
         attributes.update(self.standard)

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import msgspec
+
 from litestar_userio.config import PasswordConfig
 from litestar_userio.db.engine import Database, Row
-from litestar_userio.users.formats import LOGIN_ID_ATTRIBUTES, normalize_login_id
+from litestar_userio.projects.settings import ProjectSettings
+from litestar_userio.users.formats import LOGIN_ID_ATTRIBUTES
+from litestar_userio.users.login_id_rules import CASE_INSENSITIVE, LoginIDRules
 from litestar_userio.users.passwords import PasswordVerifier
 
 __all__ = ["UserService"]
@@ -31,10 +35,11 @@ class UserService:
         return row["user_id"] if ok and row is not None else None
 
     async def _password_row(self, project_id: str, login_id: str) -> Row | None:
+        rules = await self._login_id_rules(project_id)
         args: list[str] = [project_id]
         clauses = []
         for attribute, key in LOGIN_ID_ATTRIBUTES.items():
-            args += [key, normalize_login_id(attribute, login_id)]
+            args += [key, rules.normalize(attribute, login_id)]
             clauses.append(f"(i.login_id_key = ${len(args) - 1} AND i.normalized_value = ${len(args)})")
         async with self.db.reader() as tx:
             return await tx.fetchrow(
@@ -44,6 +49,17 @@ class UserService:
                 f" WHERE i.project_id = $1 AND ({' OR '.join(clauses)}) LIMIT 1",
                 *args,
             )
+
+    async def _login_id_rules(self, project_id: str) -> LoginIDRules:
+        """The project's login-id case sensitivity: sign-in compares login ids as the import stored them."""
+        async with self.db.reader() as tx:
+            row = await tx.fetchrow("SELECT settings FROM userio_project WHERE id = $1", project_id)
+        if row is None or not row["settings"]:
+            return CASE_INSENSITIVE
+        settings = row["settings"]
+        if isinstance(settings, str | bytes):
+            return msgspec.json.decode(settings, type=ProjectSettings).login_id_rules()
+        return msgspec.convert(settings, ProjectSettings).login_id_rules()
 
     def close(self) -> None:
         """Stop the bcrypt threads."""

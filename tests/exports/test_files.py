@@ -107,7 +107,7 @@ def ndjson_expected(project_id: str, subs: dict[str, str]) -> str:
         )
         % (subs["bob"], timestamps),
         "zoe": (
-            '{"sub":"%s","email":"Zoe@Example.com","email_verified":false,"name":"Zoë Ünïcödé 🌈",'
+            '{"sub":"%s","email":"zoe@example.com","email_verified":false,"name":"Zoë Ünïcödé 🌈",'
             '"nickname":" leading space","address":{},"roles":[],"groups":[],"disabled":true,'
             '"identities":[{"type":"login_id","login_id":{"key":"email","original_value":"Zoe@Example.com",'
             '"type":"email","value":"zoe@example.com"},"claims":{"email":"zoe@example.com"}}],'
@@ -163,7 +163,7 @@ def csv_expected(project_id: str, subs: dict[str, str]) -> str:
             '""type"":""email"",""value"":""bob@example.com""},""type"":""login_id""}]",[],[],[],0,0\n'
         ),
         "zoe": (
-            f'{subs["zoe"]},,Zoe@Example.com,,false,,Zoë Ünïcödé 🌈,,," leading space",,,,,,,,,,,,,[],[],true,'
+            f'{subs["zoe"]},,zoe@example.com,,false,,Zoë Ünïcödé 🌈,,," leading space",,,,,,,,,,,,,[],[],true,'
             '"[{""claims"":{""email"":""zoe@example.com""},""login_id"":{""key"":""email"",""original_value"":""Zoe@Example.com"",'
             '""type"":""email"",""value"":""zoe@example.com""},""type"":""login_id""}]",[],[],[],0,0\n'
         ),
