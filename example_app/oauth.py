@@ -1,7 +1,8 @@
-"""The example's OAuth endpoints: a password-grant token endpoint and the JWKS (the host's side of SPEC 6).
+"""The example's OAuth endpoints: a token endpoint (password and refresh_token grants) and the JWKS (SPEC 6).
 
 A real auth server has more grants; this one shows how a host uses the plugin's services: verify an
-imported bcrypt password, issue tokens (hooks run inside `issue_*`), publish the signing keys.
+imported bcrypt password, refuse accounts outside their valid period and expired passwords, issue tokens
+(hooks run inside `issue_*`, refreshes too), rotate refresh tokens, publish the signing keys.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import Any
 from litestar import Request, Response, get, post
 from litestar.di import NamedDependency
 
+from litestar_userio.errors import PasswordExpired, RefreshTokenInvalid, UserOutsideValidPeriod
 from litestar_userio.hooks.events import EventContext
 from litestar_userio.services import Services
 
@@ -30,26 +32,52 @@ def _origin(request: Request[Any, Any, Any]) -> str:
 
 @post("/oauth2/token", status_code=200)
 async def token(request: Request[Any, Any, Any], userio: NamedDependency[Services]) -> Response[Any]:
-    """`grant_type=password`: a login id and password in, an access token (and an ID token for `openid`) out."""
+    """`grant_type=password` (a login id and password) or `refresh_token`: tokens out.
+
+    An access token, an ID token for `openid`, and a refresh token for `offline_access` (rotated on every use,
+    revoked with its whole sign-in when a used one comes back). Hooks run on every issuance, refreshes too,
+    with the user's current attributes.
+    """
     project = await userio.projects.by_host(request.headers.get("host", ""))
     if project is None:
         return oauth_error("invalid_request", "unknown host", 404)
     form = await request.form()
     grant_type = form.get("grant_type")
-    if grant_type != "password":
-        return oauth_error("unsupported_grant_type", "only grant_type=password is supported here")
-    username, password, client_id = form.get("username"), form.get("password"), form.get("client_id")
-    if not username or not password or not client_id:
-        return oauth_error("invalid_request", "username, password and client_id are required")
-    scope = str(form.get("scope") or "openid")
+    client_id = form.get("client_id")
+    if grant_type not in {"password", "refresh_token"}:
+        return oauth_error("unsupported_grant_type", "grant_type must be password or refresh_token")
+    if not client_id:
+        return oauth_error("invalid_request", "client_id is required")
     if await userio.tokens.applications.get(project.id, client_id) is None:
         return oauth_error("invalid_client", "unknown client_id", 401)
-    user_id = await userio.users.verify_password(project.id, username, password)
-    if user_id is None:
-        return oauth_error("invalid_grant", "wrong login id or password")
+    refresh_token: str | None = None
+    if grant_type == "password":
+        username, password = form.get("username"), form.get("password")
+        if not username or not password:
+            return oauth_error("invalid_request", "username, password and client_id are required")
+        scope = str(form.get("scope") or "openid")
+        user_id = await userio.users.verify_password(project.id, username, password)
+        if user_id is None:
+            return oauth_error("invalid_grant", "wrong login id or password")
+    else:
+        presented = form.get("refresh_token")
+        if not presented:
+            return oauth_error("invalid_request", "refresh_token is required")
+        try:
+            grant = await userio.tokens.refresh_tokens.rotate(project.id, client_id, presented)
+        except RefreshTokenInvalid as exc:
+            return oauth_error("invalid_grant", exc.message)
+        user_id, scope, refresh_token = grant.user_id, grant.scope, grant.refresh_token
     user = await userio.tokens.load_user(project.id, user_id)
     if user.disabled:
         return oauth_error("invalid_grant", "the account is disabled")
+    try:
+        await userio.users.check_sign_in(project.id, user_id, password=grant_type == "password")
+    except (UserOutsideValidPeriod, PasswordExpired) as exc:
+        answer = oauth_error("invalid_grant", _refusal(exc))
+        return Response({**answer.content, "error_reason": exc.reason}, status_code=400, headers=answer.headers)
+    if grant_type == "password" and "offline_access" in scope.split():
+        refresh_token = await userio.tokens.refresh_tokens.issue(project.id, client_id, user_id, scope)
     context = EventContext(
         client_id=client_id,
         app_id=project.id,
@@ -70,7 +98,19 @@ async def token(request: Request[Any, Any, Any], userio: NamedDependency[Service
         body["id_token"] = await userio.tokens.issue_id_token(
             project.id, client_id, user_id, issuer=_origin(request), context=context
         )
+    if refresh_token is not None:
+        body["refresh_token"] = refresh_token
     return Response(body, headers={"Cache-Control": "no-store"})
+
+
+def _refusal(exc: UserOutsideValidPeriod | PasswordExpired) -> str:
+    if isinstance(exc, PasswordExpired):
+        return f"{exc.message} (change the password, then sign in again)"
+    info = exc.info or {}
+    return (
+        f"the account can sign in only from {info.get('account_valid_from') or 'any time'}"
+        f" until {info.get('account_valid_until') or 'any time'}"
+    )
 
 
 @get("/.well-known/jwks.json")

@@ -161,6 +161,8 @@ class TokenConfig:
 
     id_token_lifetime: timedelta = timedelta(hours=1)
     """ID tokens expire this long after issuance."""
+    refresh_token_lifetime: timedelta = timedelta(days=30)
+    """A refresh token works this long after it was handed out (each use hands out a fresh one)."""
 
 
 @dataclass

@@ -37,14 +37,17 @@ __all__ = [
     "IdempotencyKeyReused",
     "InternalError",
     "Invalid",
+    "InvalidAccountStatusTransition",
     "InvalidBcryptHash",
     "InvalidJWTMutations",
     "InvalidRequest",
     "InvalidTOTPSecret",
     "MaximumConcurrentJobLimitExceeded",
     "NotFound",
+    "PasswordExpired",
     "PasswordVerificationBusy",
     "RateLimited",
+    "RefreshTokenInvalid",
     "RoleUnknownKeys",
     "ServiceUnavailable",
     "TaskNotFound",
@@ -54,6 +57,7 @@ __all__ = [
     "UserExportDisabled",
     "UserExportNonUniqueFieldNames",
     "UserIOError",
+    "UserOutsideValidPeriod",
     "ValidationFailed",
     "export_error_handler",
     "import_error_handler",
@@ -397,6 +401,34 @@ class InvalidJWTMutations(HookError):
             f"a hook may only add claims ({'; '.join(p for p in parts if p)})",
             info={"removed": removed, "changed": changed},
         )
+
+
+class InvalidAccountStatusTransition(Invalid):
+    """The record's account valid period is not a period (ref: from must be before until)."""
+
+    reason = "InvalidAccountStatusTransition"
+    default_message = "invalid account status transition"
+
+
+class UserOutsideValidPeriod(Forbidden):
+    """Sign-in refused: now is before `account_valid_from` or from `account_valid_until` on (ref)."""
+
+    reason = "UserOutsideValidPeriod"
+    default_message = "user is outside valid period"
+
+
+class PasswordExpired(Invalid):
+    """Sign-in refused: the password is past its `expire_after` and must be changed first (ref)."""
+
+    reason = "PasswordExpiryForceChange"
+    default_message = "password expired"
+
+
+class RefreshTokenInvalid(Invalid):
+    """A refresh token that is unknown, expired, revoked, or used before (which revokes its family)."""
+
+    reason = "InvalidRefreshToken"
+    default_message = "the refresh token is not valid"
 
 
 class ServiceUnavailable(UserIOError):

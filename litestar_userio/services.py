@@ -99,7 +99,7 @@ class Services:
             queue=queue,
             storage=storage,
             projects=projects,
-            users=UserService(db, config.passwords, config.imports.max_bcrypt_cost),
+            users=UserService(db, config.passwords, config.imports.max_bcrypt_cost, clock=clock),
             imports=ImportService(db, queue, projects, config.imports, config.queue, clock),
             exports=ExportService(db, queue, projects, storage, limiter, config.exports, config.queue, clock),
             admin=AdminAuthenticator(config.auth, projects, clock),

@@ -42,6 +42,7 @@ __all__ = [
     "Project",
     "ProjectDomain",
     "RateLimitEvent",
+    "RefreshToken",
     "Role",
     "SigningKey",
     "User",
@@ -88,6 +89,10 @@ class User(Table, tablename="userio_user"):
     is_disabled = Boolean(default=False)
     standard_attributes = JSONB(default={})
     custom_attributes = JSONB(default={})
+    account_valid_from = Timestamptz(null=True, default=None)
+    """Sign-in is refused before it (ref; migration 2026-11-23T04)."""
+    account_valid_until = Timestamptz(null=True, default=None)
+    """Sign-in is refused from it on (ref)."""
 
 
 class Identity(Table, tablename="userio_identity"):
@@ -120,6 +125,8 @@ class Authenticator(Table, tablename="userio_authenticator"):
     oob_target = Text(null=True, default=None)
     """The email address or phone number a one-time code goes to."""
     created_at = Timestamptz()
+    expire_after = Timestamptz(null=True, default=None)
+    """A password past it cannot sign in until it is changed (ref `password.expire_after`)."""
 
 
 class Role(Table, tablename="userio_role"):
@@ -344,6 +351,25 @@ class HookRunRecord(Table, tablename="userio_hook_run"):
     """The share of runs logged when this one was (1.0: every run)."""
 
 
+class RefreshToken(Table, tablename="userio_refresh_token"):
+    """A refresh token, stored as its SHA-256 only (created by raw SQL in migration 2026-11-23T04).
+
+    Each use rotates it within its family; a reused one revokes the whole family.
+    """
+
+    id = Varchar(length=36, primary_key=True)
+    project = ForeignKey(Project, db_column_name="project_id", on_delete=OnDelete.cascade, null=False)
+    user = ForeignKey(User, db_column_name="user_id", on_delete=OnDelete.cascade, null=False)
+    client_id = Text()
+    family_id = Varchar(length=36, index=True)
+    token_hash = Text(unique=True)
+    scope = Text()
+    created_at = Timestamptz()
+    expires_at = Timestamptz()
+    used_at = Timestamptz(null=True, default=None)
+    revoked_at = Timestamptz(null=True, default=None)
+
+
 TABLES: tuple[type[Table], ...] = (
     Project,
     ProjectDomain,
@@ -367,5 +393,6 @@ TABLES: tuple[type[Table], ...] = (
     HookVersion,
     HookSecret,
     HookRunRecord,
+    RefreshToken,
 )
 """In dependency order: a table only references tables before it."""

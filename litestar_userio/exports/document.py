@@ -103,6 +103,10 @@ def build_document(user: Row, issuer: str) -> dict[str, Any]:
     document["roles"] = _decode_list(user["roles"])
     document["groups"] = _decode_list(user["groups"])
     document["disabled"] = bool(user["is_disabled"])
+    if user["account_valid_from"] is not None:  # as the reference: present only when set
+        document["account_valid_from"] = _timestamp(user["account_valid_from"])
+    if user["account_valid_until"] is not None:
+        document["account_valid_until"] = _timestamp(user["account_valid_until"])
     identities = _decode_list(user["identities"])
     if len(identities) > 1:
         identities.sort(key=lambda i: _KEY_ORDER.get(i[0], 9))

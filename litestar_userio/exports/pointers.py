@@ -56,8 +56,16 @@ SUPPORTED_POINTERS: tuple[str, ...] = (
 )
 """SPEC 2.6's table, in its order: the default CSV columns."""
 
-EXTRA_POINTERS: tuple[str, ...] = ("/family_name", "/address/formatted", "/created_at", "/updated_at", "/last_login_at")
-"""Allowed beyond SPEC's table (DECISIONS 4)."""
+EXTRA_POINTERS: tuple[str, ...] = (
+    "/family_name",
+    "/address/formatted",
+    "/created_at",
+    "/updated_at",
+    "/last_login_at",
+    "/account_valid_from",
+    "/account_valid_until",
+)
+"""Allowed beyond SPEC's table (DECISIONS 4); the account valid period as the reference exports it."""
 
 _ALLOWED = {tuple(p.split("/")[1:]) for p in (*SUPPORTED_POINTERS, *EXTRA_POINTERS)}
 

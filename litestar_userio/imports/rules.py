@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from msgspec import UNSET, UnsetType
@@ -18,6 +18,7 @@ from litestar_userio.errors import (
     Cause,
     DuplicatedIdentity,
     GroupUnknownKeys,
+    InvalidAccountStatusTransition,
     RoleUnknownKeys,
     UserIOError,
     ValidationFailed,
@@ -107,6 +108,33 @@ class ImportWorld:
                 wanted[attribute] = (value, normalized)
         return wanted
 
+    def _valid_period(self, user: UserState | None, record: UserRecord) -> tuple[datetime | None, datetime | None]:
+        """The account valid period after the record (ref: each bound given replaces that bound, stored in UTC)."""
+        valid_from = user.account_valid_from if user else None
+        valid_until = user.account_valid_until if user else None
+        if isinstance(record.account_valid_from, str):
+            valid_from = _utc(record.account_valid_from)
+        if isinstance(record.account_valid_until, str):
+            valid_until = _utc(record.account_valid_until)
+        if valid_from is not None and valid_until is not None and not valid_from < valid_until:
+            raise InvalidAccountStatusTransition(
+                "the start timestamp of account valid period must be less than the end timestamp of the account"
+                " valid period",
+                info={"cause": {"kind": "AccountValidFromShouldBeBeforeAccountValidUntil"}},
+            )
+        return valid_from, valid_until
+
+    def _disabled_warning(self, user: UserState, disabled: bool) -> str | None:
+        """The reference's warning when `disabled` asks for the state the user is already in (no change)."""
+        if disabled and user.disabled:
+            return "invalid account status transition: disabled -> disabled"
+        if not disabled and not user.disabled:
+            outside = (user.account_valid_from is not None and self.now < user.account_valid_from) or (
+                user.account_valid_until is not None and self.now >= user.account_valid_until
+            )
+            return f"invalid account status transition: {'outside_valid_period' if outside else 'normal'} -> normal"
+        return None
+
     def _check_keys(self, record: UserRecord) -> None:
         for keys, known, create, error in (
             (record.roles, self.known_roles | self.new_roles, self.create_unknown_roles, RoleUnknownKeys),
@@ -135,6 +163,7 @@ class ImportWorld:
     def _insert(self, record: UserRecord, warnings: list[str]) -> str:
         wanted = self._check_login_ids(None, record)
         self._check_keys(record)
+        valid_from, valid_until = self._valid_period(None, record)
         for attribute in LOGIN_ID_ATTRIBUTES:
             if getattr(record, attribute) is None:
                 warnings.append(f"{attribute} = null has no effect in insert.")
@@ -152,6 +181,7 @@ class ImportWorld:
             warnings.append("disabled = false has no effect in insert.")
 
         user = UserState(id=new_id(), created_at=self.now, updated_at=self.now, is_new=True, changed=True)
+        user.account_valid_from, user.account_valid_until = valid_from, valid_until
         for attribute, (value, normalized) in wanted.items():
             self._set_login_id(user, attribute, value, normalized)
             if getattr(record, f"{attribute}_verified", None) is True:
@@ -171,7 +201,12 @@ class ImportWorld:
         user.roles_changed = user.groups_changed = True
         if record.password:
             user.authenticators.append(
-                self._authenticator("primary", "password", password_hash=record.password.password_hash)
+                self._authenticator(
+                    "primary",
+                    "password",
+                    password_hash=record.password.password_hash,
+                    expire_after=_utc(record.password.expire_after),
+                )
             )
         if record.mfa is not UNSET:
             if isinstance(record.mfa.email, str):
@@ -184,7 +219,12 @@ class ImportWorld:
                 )
             if record.mfa.password:
                 user.authenticators.append(
-                    self._authenticator("secondary", "password", password_hash=record.mfa.password.password_hash)
+                    self._authenticator(
+                        "secondary",
+                        "password",
+                        password_hash=record.mfa.password.password_hash,
+                        expire_after=_utc(record.mfa.password.expire_after),
+                    )
                 )
             if record.mfa.totp:
                 user.authenticators.append(self._authenticator("secondary", "totp", totp_secret=record.mfa.totp.secret))
@@ -197,6 +237,7 @@ class ImportWorld:
     def _update(self, user: UserState, record: UserRecord, warnings: list[str]) -> None:
         wanted = self._check_login_ids(user.id, record)
         self._check_keys(record)
+        valid_period = self._valid_period(user, record)
 
         # preferred_username, email, phone_number: UPDATED_IF_PRESENT_AND_REMOVED_IF_NULL, not the identifier.
         for attribute in LOGIN_ID_ATTRIBUTES:
@@ -234,9 +275,13 @@ class ImportWorld:
             user.roles, user.roles_changed = set(record.roles), True
         if isinstance(record.groups, list) and set(record.groups) != user.groups:
             user.groups, user.groups_changed = set(record.groups), True
-        # disabled: UPDATED_IF_PRESENT.
+        # disabled: UPDATED_IF_PRESENT; asking for the current state is a warning (ref).
         if isinstance(record.disabled, bool):
+            if warning := self._disabled_warning(user, record.disabled):
+                warnings.append(warning)
             user.disabled = record.disabled
+        # account_valid_from, account_valid_until: UPDATED_IF_PRESENT, each bound on its own (ref).
+        user.account_valid_from, user.account_valid_until = valid_period
         # password, mfa.password, mfa.totp: IGNORED.
         if record.password:
             warnings.append("password is ignored because the user already exists.")
@@ -286,8 +331,15 @@ class ImportWorld:
         if target is not None:
             user.authenticators.append(self._authenticator("secondary", type_, oob_target=target))
 
-    def _authenticator(self, kind: str, type_: str, **secret: str) -> AuthenticatorState:
+    def _authenticator(self, kind: str, type_: str, **secret: Any) -> AuthenticatorState:
         return AuthenticatorState(id=new_id(), kind=kind, type=type_, created_at=self.now, **secret)
+
+
+def _utc(value: str | UnsetType) -> datetime | None:
+    """An RFC 3339 timestamp (validated already) in UTC, as the reference stores it."""
+    if not isinstance(value, str):
+        return None
+    return datetime.fromisoformat(value.upper().replace("Z", "+00:00")).astimezone(UTC)
 
 
 def _address(address: AddressInput) -> dict[str, str]:

@@ -22,6 +22,7 @@ from litestar_userio.hooks.events import EventContext
 from litestar_userio.hooks.service import HookRun, HookService, SavedHook
 from litestar_userio.tokens.applications import ApplicationRecord, ApplicationService
 from litestar_userio.tokens.keys import SigningKeyStore
+from litestar_userio.tokens.refresh import RefreshTokenService
 from litestar_userio.users.model import UserState
 from litestar_userio.users.repository import UserRepository
 
@@ -65,6 +66,8 @@ class TokenService:
         self.config = config
         self.clock = clock
         self._users = UserRepository()
+        self.refresh_tokens = RefreshTokenService(db, clock, config.refresh_token_lifetime)
+        """The `refresh_token` grant: rotating refresh tokens, stored hashed, revoked on reuse."""
 
     async def load_user(self, project_id: str, user_id: str) -> UserState:
         """The user as the hooks see it; `NotFound` when not in this project."""

@@ -36,6 +36,8 @@ class AuthenticatorState:
     password_hash: str | None = None
     totp_secret: str | None = None
     oob_target: str | None = None
+    expire_after: datetime | None = None
+    """A password past it does not sign in (ref `password.expire_after`)."""
 
 
 @dataclass
@@ -59,6 +61,8 @@ class UserState:
     authenticators: list[AuthenticatorState] = field(default_factory=list)
     roles: set[str] = field(default_factory=set)
     groups: set[str] = field(default_factory=set)
+    account_valid_from: datetime | None = None
+    account_valid_until: datetime | None = None
     changed: bool = False
     roles_changed: bool = False
     groups_changed: bool = False

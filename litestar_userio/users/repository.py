@@ -48,7 +48,8 @@ def user_rows_query(tx: Tx, where: str) -> str:
     """One row per user with its related rows aggregated as JSON; `where` filters `userio_user u`."""
     identity = ("i.login_id_key", "i.login_id_type", "i.original_value", "i.normalized_value", "i.id", "i.created_at")
     return (
-        "SELECT u.id, u.created_at, u.updated_at, u.last_login_at, u.is_disabled,"
+        "SELECT u.id, u.created_at, u.updated_at, u.last_login_at, u.is_disabled, u.account_valid_from,"
+        " u.account_valid_until,"
         " u.standard_attributes, u.custom_attributes,"
         f" (SELECT {tx.json_rows(*identity)}"
         "  FROM userio_identity i WHERE i.user_id = u.id) AS identities,"
@@ -81,6 +82,8 @@ def user_from_row(row: Row) -> UserState:
         disabled=bool(row["is_disabled"]),
         standard=standard,
         custom=_json(row["custom_attributes"]),
+        account_valid_from=row["account_valid_from"],
+        account_valid_until=row["account_valid_until"],
         roles=set(_json_list(row["roles"])),
         groups=set(_json_list(row["groups"])),
     )
@@ -141,7 +144,8 @@ class UserRepository:
             return loaded
         array = tx.array(ids)
         for row in await tx.fetch(
-            "SELECT id, created_at, updated_at, is_disabled, standard_attributes, custom_attributes"
+            "SELECT id, created_at, updated_at, is_disabled, standard_attributes, custom_attributes,"
+            " account_valid_from, account_valid_until"
             f" FROM userio_user WHERE {tx.any('id', 1)} ORDER BY id{tx.for_update if lock else ''}",
             array,
         ):
@@ -157,6 +161,8 @@ class UserRepository:
                 standard=standard,
                 custom=_json(row["custom_attributes"]),
                 verified=verified,
+                account_valid_from=row["account_valid_from"],
+                account_valid_until=row["account_valid_until"],
             )
         users = loaded.users
         for row in await tx.fetch(
@@ -179,7 +185,7 @@ class UserRepository:
         for user in users.values():
             user.verified &= set(user.login_ids)
         for row in await tx.fetch(
-            "SELECT id, user_id, kind, type, password_hash, totp_secret, oob_target, created_at"
+            "SELECT id, user_id, kind, type, password_hash, totp_secret, oob_target, created_at, expire_after"
             f" FROM userio_authenticator WHERE {tx.any('user_id', 1)} ORDER BY created_at, id",
             array,
         ):
@@ -192,6 +198,7 @@ class UserRepository:
                     password_hash=row["password_hash"],
                     totp_secret=row["totp_secret"],
                     oob_target=row["oob_target"],
+                    expire_after=row["expire_after"],
                 )
             )
             loaded.authenticators[row["id"]] = row["user_id"]
@@ -272,6 +279,8 @@ class UserRepository:
                 "is_disabled",
                 "standard_attributes",
                 "custom_attributes",
+                "account_valid_from",
+                "account_valid_until",
             ),
             [
                 (
@@ -283,14 +292,27 @@ class UserRepository:
                     u.disabled,
                     dump(u.standard_attributes()),
                     dump(u.custom),
+                    u.account_valid_from,
+                    u.account_valid_until,
                 )
                 for u in new_users
             ],
         )
         await tx.executemany(
-            "UPDATE userio_user SET updated_at = $2, is_disabled = $3, standard_attributes = $4, custom_attributes = $5"
-            " WHERE id = $1",
-            [(u.id, u.updated_at, u.disabled, dump(u.standard_attributes()), dump(u.custom)) for u in old_users],
+            "UPDATE userio_user SET updated_at = $2, is_disabled = $3, standard_attributes = $4,"
+            " custom_attributes = $5, account_valid_from = $6, account_valid_until = $7 WHERE id = $1",
+            [
+                (
+                    u.id,
+                    u.updated_at,
+                    u.disabled,
+                    dump(u.standard_attributes()),
+                    dump(u.custom),
+                    u.account_valid_from,
+                    u.account_valid_until,
+                )
+                for u in old_users
+            ],
         )
         await tx.insert_many(
             "userio_identity",
@@ -313,9 +335,31 @@ class UserRepository:
         )
         await tx.insert_many(
             "userio_authenticator",
-            ("id", "project_id", "user_id", "kind", "type", "password_hash", "totp_secret", "oob_target", "created_at"),
+            (
+                "id",
+                "project_id",
+                "user_id",
+                "kind",
+                "type",
+                "password_hash",
+                "totp_secret",
+                "oob_target",
+                "created_at",
+                "expire_after",
+            ),
             [
-                (a.id, project_id, u.id, a.kind, a.type, a.password_hash, a.totp_secret, a.oob_target, a.created_at)
+                (
+                    a.id,
+                    project_id,
+                    u.id,
+                    a.kind,
+                    a.type,
+                    a.password_hash,
+                    a.totp_secret,
+                    a.oob_target,
+                    a.created_at,
+                    a.expire_after,
+                )
                 for u in changed
                 for a in u.authenticators
                 if a.id not in loaded.authenticators

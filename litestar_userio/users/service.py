@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import msgspec
 
+from litestar_userio.clock import Clock, SystemClock
 from litestar_userio.config import PasswordConfig
 from litestar_userio.db.engine import Database, Row
+from litestar_userio.errors import PasswordExpired, UserOutsideValidPeriod
 from litestar_userio.projects.settings import ProjectSettings
 from litestar_userio.users.formats import LOGIN_ID_ATTRIBUTES
 from litestar_userio.users.login_id_rules import CASE_INSENSITIVE, LoginIDRules
@@ -17,9 +19,50 @@ __all__ = ["UserService"]
 class UserService:
     """Users of a project, as the host's sign-in sees them."""
 
-    def __init__(self, db: Database, config: PasswordConfig | None = None, max_bcrypt_cost: int = 14) -> None:
+    def __init__(
+        self,
+        db: Database,
+        config: PasswordConfig | None = None,
+        max_bcrypt_cost: int = 14,
+        clock: Clock | None = None,
+    ) -> None:
         self.db = db
         self.passwords = PasswordVerifier(config or PasswordConfig(), max_bcrypt_cost)
+        self.clock: Clock = clock or SystemClock()
+
+    async def check_sign_in(self, project_id: str, user_id: str, *, password: bool = True) -> None:
+        """Refuse a sign-in the reference refuses, after the credentials were checked.
+
+        `UserOutsideValidPeriod` before `account_valid_from` or from `account_valid_until` on;
+        `PasswordExpired` (with `password=True`: a password sign-in) when the primary password is past its
+        `expire_after`, until it is changed. A refresh checks the account only.
+        """
+        async with self.db.reader() as tx:
+            row = await tx.fetchrow(
+                "SELECT u.account_valid_from, u.account_valid_until, a.expire_after FROM userio_user u"
+                " LEFT JOIN userio_authenticator a"
+                " ON a.user_id = u.id AND a.kind = 'primary' AND a.type = 'password'"
+                " WHERE u.id = $1 AND u.project_id = $2",
+                user_id,
+                project_id,
+            )
+        if row is None:
+            return
+        now = self.clock.now()
+        valid_from, valid_until = row["account_valid_from"], row["account_valid_until"]
+        if (valid_from is not None and now < valid_from) or (valid_until is not None and now >= valid_until):
+            raise UserOutsideValidPeriod(
+                info={
+                    "account_valid_from": valid_from.isoformat() if valid_from else None,
+                    "account_valid_until": valid_until.isoformat() if valid_until else None,
+                }
+            )
+        expire_after = row["expire_after"]
+        if password and expire_after is not None and expire_after < now:
+            raise PasswordExpired(
+                f"password expired at {expire_after.isoformat()}; it must be changed before signing in",
+                info={"expire_after": expire_after.isoformat()},
+            )
 
     async def verify_password(self, project_id: str, login_id: str, password: str) -> str | None:
         """The user id when `password` matches the user's primary password, else None.
