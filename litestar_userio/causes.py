@@ -59,8 +59,17 @@ def _leaf_causes(error: ValidationError) -> list[Cause]:
         missing = sorted(k for k in value if k not in instance)
         return [Cause(location, "required", {"actual": keys, "expected": sorted(value), "missing": missing})]
     if kind == "additionalProperties":
-        known = set(error.schema.get("properties", {}))
-        return [Cause(f"{location}/{_pointer([k])[1:]}", "") for k in instance if k not in known]
+        known = sorted(error.schema.get("properties", {}))
+        return [
+            Cause(
+                f"{location}/{_pointer([k])[1:]}",
+                "",
+                message=f"{field_name(f'{location}/{_pointer([k])[1:]}')} is not an accepted key; expected one of"
+                f" {', '.join(known)}",
+            )
+            for k in instance
+            if k not in known
+        ]
     if kind in {"minLength", "maxLength"}:
         return [Cause(location, kind, {"actual": len(instance), "expected": value})]
     if kind in {"minItems", "maxItems"}:
@@ -106,6 +115,19 @@ EXAMPLES: dict[str, str] = {
     "iso3166-1-alpha-2": "GB",
     "password_hash": "$2b$10$N9qo8uLOickgx2ZMRZoMyeIjZAgcfl7p92ldGxad68LJZdL17lhWy",
     "secret": "JBSWY3DPEHPK3PXP",
+    "type": "bcrypt",
+    "pointer": "/email",
+    "format": "ndjson",
+    "phone_number": "+14155550123",
+    "preferred_username": "ada_lovelace",
+    "zoneinfo": "Europe/London",
+    "locale": "en-GB",
+    "profile": "https://example.com/ada",
+    "picture": "https://example.com/ada.png",
+    "website": "https://example.com",
+    "account_valid_from": "2006-01-02T03:04:05Z",
+    "account_valid_until": "2007-01-02T03:04:05Z",
+    "expire_after": "2006-01-02T03:04:05Z",
 }
 """An example of a valid value, by format name or by the last token of the location."""
 
@@ -168,9 +190,11 @@ def describe(location: str, kind: str, details: Mapping[str, Any]) -> str:
 def _describe(location: str, kind: str, details: Mapping[str, Any]) -> str:
     field = field_name(location)
     if kind == "required":
-        missing = list(details.get("missing") or ())
-        examples = "".join(_example(f"{location}/{m}") for m in missing[:1])
-        return f"{field} is missing {_join(missing)}{examples}"
+        missing = [
+            f"{m} ({_example(f'{location}/{m}')[2:]})" if _example(f"{location}/{m}") else str(m)
+            for m in details.get("missing") or ()
+        ]
+        return f"{field} is missing {_join(missing)}"
     if kind == "":
         return f"{field} is not an accepted key; remove it or check its spelling"
     if kind == "type":

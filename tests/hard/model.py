@@ -380,6 +380,9 @@ class ImportModel:
         if "groups" in record:
             user.groups = set(record["groups"])
         if "disabled" in record:
+            if record["disabled"] == user.disabled:  # the reference warns of a transition to the same state
+                state = "disabled" if user.disabled else "normal"
+                warnings.append(f"invalid account status transition: {state} -> {state}")
             user.disabled = record["disabled"]
         # password, mfa.password, mfa.totp: IGNORED (warned, DECISIONS 3); mfa.email, mfa.phone_number: replaced.
         if record.get("password") is not None:

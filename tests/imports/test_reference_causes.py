@@ -217,3 +217,15 @@ async def test_non_empty_malformed_hash_keeps_its_own_reason_and_names_the_expec
     assert error["reason"] == "InvalidBcryptHash"
     assert "password.password_hash" in error["message"]
     assert "$2b$10$" in error["message"]
+
+
+async def test_cause_messages_name_the_field_and_what_is_expected(project):
+    detail = await import_one(project, {"email": "a@example.com", "password": {"unknown": 1}, "mfa": {"totp": {}}})
+
+    messages = {c["location"]: c["message"] for c in detail["errors"][0]["info"]["causes"]}
+    assert messages == {
+        "/mfa/totp": "mfa.totp is missing secret (e.g. JBSWY3DPEHPK3PXP)",
+        "/password": "password is missing password_hash (e.g. $2b$10$N9qo8uLOickgx2ZMRZoMyeIjZAgcfl7p92ldGxad68LJZdL17lhWy)"
+        " and type (e.g. bcrypt)",
+        "/password/unknown": "password.unknown is not an accepted key; expected one of expire_after, password_hash, type",
+    }
