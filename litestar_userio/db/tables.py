@@ -90,7 +90,7 @@ class User(Table, tablename="userio_user"):
     standard_attributes = JSONB(default={})
     custom_attributes = JSONB(default={})
     account_valid_from = Timestamptz(null=True, default=None)
-    """Sign-in is refused before it (ref; migration 2026-11-23T04)."""
+    """Sign-in is refused before it (ref)."""
     account_valid_until = Timestamptz(null=True, default=None)
     """Sign-in is refused from it on (ref)."""
 
@@ -352,16 +352,14 @@ class HookRunRecord(Table, tablename="userio_hook_run"):
 
 
 class RefreshToken(Table, tablename="userio_refresh_token"):
-    """A refresh token, stored as its SHA-256 only (created by raw SQL in migration 2026-11-23T04).
-
-    Each use rotates it within its family; a reused one revokes the whole family.
-    """
+    """A refresh token, stored as its SHA-256 only; each use rotates it within its family (`tokens/refresh.py`)."""
 
     id = Varchar(length=36, primary_key=True)
     project = ForeignKey(Project, db_column_name="project_id", on_delete=OnDelete.cascade, null=False)
-    user = ForeignKey(User, db_column_name="user_id", on_delete=OnDelete.cascade, null=False)
+    user = ForeignKey(User, db_column_name="user_id", on_delete=OnDelete.cascade, null=False, index=True)
     client_id = Text()
     family_id = Varchar(length=36, index=True)
+    """The tokens of one sign-in: a reused token revokes them all."""
     token_hash = Text(unique=True)
     scope = Text()
     created_at = Timestamptz()
