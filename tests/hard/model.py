@@ -141,11 +141,12 @@ class ModelUser:
     totp: str | None = None
 
     def standard_attributes(self) -> dict[str, Any]:
-        """The stored OIDC standard attributes: login ids, their verification, the profile."""
+        """The stored OIDC standard attributes: login ids (normalized, as the reference stores them), their
+        verification, the profile."""
         out: dict[str, Any] = {}
         for attribute in LOGIN_IDS:
             if attribute in self.login_ids:
-                out[attribute] = self.login_ids[attribute]
+                out[attribute] = normalize(attribute, self.login_ids[attribute])
                 if attribute in VERIFIABLE:
                     out[f"{attribute}_verified"] = attribute in self.verified
         out.update(copy.deepcopy(self.profile))
