@@ -50,13 +50,20 @@ def parse_export_request(content_type: str, body: bytes) -> ExportRequest:
     try:
         request = msgspec.json.decode(body, type=ExportRequest)
     except msgspec.ValidationError as exc:
-        causes = schema_causes(export_request_validator(), msgspec.json.decode(body)) or [cause_from_msgspec(exc)]
-        raise ValidationFailed(causes) from exc
+        raise ValidationFailed(_every_cause(body) or [cause_from_msgspec(exc)]) from exc
     except (msgspec.DecodeError, UnicodeDecodeError, RecursionError) as exc:
         raise ValidationFailed([Cause("", "json", {"error": str(exc)})], "request body is not valid JSON") from exc
     if duplicate := find_duplicate_key(body):
         raise DuplicateKeyFound(duplicate.key, duplicate.location)
     return request
+
+
+def _every_cause(body: bytes) -> list[Cause]:
+    """Every cause of a request msgspec refused; empty when the body is too deep to walk (msgspec's cause then)."""
+    try:
+        return schema_causes(export_request_validator(), msgspec.json.decode(body))
+    except (RecursionError, msgspec.DecodeError):
+        return []
 
 
 def _origin(request: Request[Any, Any, Any]) -> str:

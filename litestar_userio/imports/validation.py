@@ -198,7 +198,10 @@ def record_causes(
     raw: Any, identifier: str, custom_schema: Mapping[str, CustomAttributeSpec] | None = None
 ) -> list[Cause]:
     """Every cause why a decoded JSON record is invalid, sorted by location (the slow, complete path)."""
-    causes = schema_causes(record_validator(identifier), raw)
+    try:
+        causes = schema_causes(record_validator(identifier), raw)
+    except RecursionError:  # deeper than the schema walk can go: the caller reports msgspec's cause
+        return []
     if isinstance(raw, dict):
         causes += _custom_attribute_causes(raw.get("custom_attributes"), custom_schema)
     return sort_causes(causes)
