@@ -248,8 +248,9 @@ def parse_record(
 ) -> ParsedRecord:
     """Decode and validate one submitted record; never raises.
 
-    msgspec decodes a good record fast; a record that fails anywhere is checked again against the record's
-    JSON schema, so its error lists every cause, sorted by location, as the reference reports them.
+    msgspec decodes a good record fast; a record it refuses (it stops at the first problem) is checked again
+    against the record's JSON schema, so its error lists every cause, sorted by location, as the reference
+    reports them. A record that decodes has every format cause collected by `_format_causes`.
     """
     decoded = msgspec.json.decode(raw)
     echo = redact(decoded)
