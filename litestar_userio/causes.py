@@ -225,6 +225,8 @@ def _describe(location: str, kind: str, details: Mapping[str, Any]) -> str:
         return f"{field} must be {'at least' if kind == 'minimum' else 'at most'} {bound}"
     if kind == "pointer":
         return f"{field}: {details.get('error', 'unsupported pointer')}"
+    if kind == "duplicateKey":
+        return f"{field} appears more than once in the body; give {details.get('key', 'it')} once"
     if kind == "json":
         return f"the body is not valid JSON: {details.get('error', '')}"
     error = details.get("error") or details.get("message")
