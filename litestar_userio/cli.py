@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import sys
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
@@ -19,6 +20,7 @@ from litestar import Litestar
 from litestar_userio.auth.keys import generate_key_pair, sign_admin_token
 from litestar_userio.config import UserIOConfig
 from litestar_userio.db.migrate import migrate
+from litestar_userio.paths import default_key_path, userio_home
 from litestar_userio.services import Services
 from litestar_userio.users.custom_attributes import CUSTOM_ATTRIBUTE_TYPES, CustomAttributeSpec
 
@@ -26,23 +28,18 @@ __all__ = ["default_key_path", "userio_group", "userio_home"]
 
 T = TypeVar("T")
 
-
-def userio_home() -> Path:
-    """The folder that holds local state: `$USERIO_HOME`, default `.userio`."""
-    return Path(os.environ.get("USERIO_HOME", ".userio"))
-
-
-def default_key_path(project_id: str) -> Path:
-    """Where a project's admin private key goes unless told otherwise."""
-    return userio_home() / f"{project_id}-admin-key.pem"
+PROJECT_ID = re.compile(r"[a-z0-9][a-z0-9-]{0,62}")
+"""A project id is also a token audience and a file name: lower-case letters, digits and hyphens."""
 
 
 def _config(ctx: click.Context) -> UserIOConfig:
-    from litestar_userio.plugin import UserIOPlugin
-
+    """The plugin's config, found without importing the plugin module (which imports this one)."""
     app: Litestar = ctx.obj.app
-    plugin = app.plugins.get(UserIOPlugin)
-    return plugin.config
+    for plugin in app.plugins:
+        config = getattr(plugin, "config", None)
+        if isinstance(config, UserIOConfig):
+            return config
+    raise click.ClickException("the app has no UserIOPlugin")
 
 
 def _with_services(ctx: click.Context, action: Callable[[Services], Awaitable[T]]) -> T:
@@ -95,12 +92,21 @@ def project_group() -> None:
 @click.pass_context
 def project_create(ctx: click.Context, project_id: str, domains: tuple[str, ...], key_out: Path | None) -> None:
     """Create a project and its admin API key pair; print the key id."""
+    if not PROJECT_ID.fullmatch(project_id):
+        raise click.ClickException(
+            f"invalid project id {project_id!r}: use 1-63 lower-case letters, digits and '-', starting with a letter"
+            " or digit (e.g. acme-prod)"
+        )
     pair = generate_key_pair()
     path = key_out or default_key_path(project_id)
 
     async def action(services: Services) -> None:
         if await services.projects.get(project_id) is not None:
             raise click.ClickException(f"project {project_id!r} already exists")
+        for domain in domains:
+            owner = await services.projects.domain_owner(domain)
+            if owner is not None:
+                raise click.ClickException(f"domain {domain!r} already selects project {owner!r}")
         await services.projects.create(project_id, domains)
         await services.projects.add_admin_key(project_id, pair.kid, pair.public_pem)
 
@@ -108,6 +114,51 @@ def project_create(ctx: click.Context, project_id: str, domains: tuple[str, ...]
     _write_private_key(path, pair.private_pem)
     click.echo(pair.kid)
     click.echo(f"admin private key written to {path}", err=True)
+
+
+@project_group.command("list")
+@click.pass_context
+def project_list(ctx: click.Context) -> None:
+    """Print every project: its id, a tab, its domains separated by commas."""
+
+    async def action(services: Services) -> list[tuple[str, list[str]]]:
+        return await services.projects.list_projects()
+
+    for project_id, domains in _with_services(ctx, action):
+        click.echo(f"{project_id}\t{','.join(domains)}")
+
+
+@userio_group.group("client")
+def client_group() -> None:
+    """OAuth clients (applications) of a project."""
+
+
+@client_group.command("create")
+@click.option("--project", "project_id", required=True)
+@click.option("--client-id", required=True, help="The `client_id` the application signs in with.")
+@click.option("--name", help="A display name (default: the client id).")
+@click.option(
+    "--opaque-access-token",
+    is_flag=True,
+    help="Issue opaque access tokens (no JWT, so no token hook runs) instead of JWT access tokens.",
+)
+@click.pass_context
+def client_create(
+    ctx: click.Context, project_id: str, client_id: str, name: str | None, opaque_access_token: bool
+) -> None:
+    """Register an OAuth client; prints its client id."""
+
+    async def action(services: Services) -> None:
+        if await services.projects.get(project_id) is None:
+            raise click.ClickException(f"no project {project_id!r}")
+        if await services.tokens.applications.get(project_id, client_id) is not None:
+            raise click.ClickException(f"client {client_id!r} already exists in project {project_id!r}")
+        await services.tokens.applications.create(
+            project_id, client_id, issue_jwt_access_token=not opaque_access_token, name=name or client_id
+        )
+
+    _with_services(ctx, action)
+    click.echo(client_id)
 
 
 @project_group.command("configure")
@@ -183,6 +234,20 @@ def _add_keys_command(kind: str, table: str) -> click.Group:
             click.echo(key)
 
     add.help = f"Define {kind} keys; prints the ones that were new."
+
+    @group.command("list")
+    @click.option("--project", "project_id", required=True)
+    @click.pass_context
+    def list_(ctx: click.Context, project_id: str) -> None:
+        async def action(services: Services) -> list[str]:
+            if await services.projects.get(project_id) is None:
+                raise click.ClickException(f"no project {project_id!r}")
+            return await services.projects.list_keys(project_id, table)
+
+        for key in _with_services(ctx, action):
+            click.echo(key)
+
+    list_.help = f"Print the project's {kind} keys, one a line."
     return group
 
 
@@ -220,10 +285,3 @@ def declare(
 
     _with_services(ctx, action)
     print(name, file=sys.stdout)
-
-
-# Client-side migration tools (talk to a running server): litestar_userio/transfer/.
-from litestar_userio.transfer.commands import export_command, import_command  # noqa: E402
-
-userio_group.add_command(import_command)
-userio_group.add_command(export_command)

@@ -180,3 +180,29 @@ class ProjectService:
             )
             for r in rows
         }
+
+    async def domain_owner(self, domain: str) -> str | None:
+        """The project a domain already selects, or None."""
+        async with self.db.reader() as reader:
+            row = await reader.fetchrow(
+                "SELECT project_id FROM userio_project_domain WHERE domain = $1", normalize_host(domain)
+            )
+        return str(row["project_id"]) if row else None
+
+    async def list_projects(self) -> list[tuple[str, list[str]]]:
+        """Every project id with its domains, by id."""
+        async with self.db.reader() as reader:
+            projects = await reader.fetch("SELECT id FROM userio_project ORDER BY id")
+            domains = await reader.fetch("SELECT domain, project_id FROM userio_project_domain ORDER BY domain")
+        by_project: dict[str, list[str]] = {str(p["id"]): [] for p in projects}
+        for row in domains:
+            by_project.setdefault(str(row["project_id"]), []).append(str(row["domain"]))
+        return list(by_project.items())
+
+    async def list_keys(self, project_id: str, table: str) -> list[str]:
+        """The role or group keys of a project (`table` is `userio_role` or `userio_group`), sorted."""
+        if table not in {"userio_role", "userio_group"}:
+            raise ValueError(table)
+        async with self.db.reader() as reader:
+            rows = await reader.fetch(f"SELECT key FROM {table} WHERE project_id = $1 ORDER BY key", project_id)
+        return [str(r["key"]) for r in rows]

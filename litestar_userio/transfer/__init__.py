@@ -1,12 +1,11 @@
-"""Client-side migration tools: `litestar userio import` and `litestar userio export` against a running server.
+"""The migration client: the `userio` console script (`pip install 'litestar-userio[cli]'`).
 
-The modules, in the order data flows: `reader` (streaming input with each record's original bytes),
-`converters` (`--from auth0|cognito-csv`), `client` (HTTPS, admin tokens, retries, error messages),
-`importer` (requests, tasks in flight, the report), `report` (the report and the resume journal), `exporter`
-(initiate, wait, download, verify), `progress` (rich bar or plain lines), `commands` (the click commands).
-
-Only the light, dependency-free pieces are re-exported here: `litestar_userio.cli` imports this package on
-every `litestar` invocation.
+Never imported by the server, the worker or the plugin (tests/test_packaging.py checks). The modules, in the
+order data flows: `profiles` (where to connect), `reader` (streaming input with each record's original
+bytes), `converters` (`--from auth0|cognito-csv|supabase|clerk|userio`), `phones` (`--phone-region`),
+`client` (HTTPS, admin tokens, retries, error messages), `importer` (requests, tasks in flight), `report`
+(the report and the resume journal), `summary` (failures grouped), `exporter` (initiate, wait, download,
+verify), `progress` (rich bar or plain lines), `commands` / `hooks` / `main` (the click commands).
 """
 
 from litestar_userio.transfer.converters import SOURCES, ConversionError, auth0_record, cognito_record

@@ -130,6 +130,28 @@ class Connection:
     host: str | None = None
     """The Host header (selects the project); None: the URL's host."""
     timeout: float = 120.0
+    key_path: Path | None = None
+    """The admin key given (flag, variable, profile); None: the default path, or a token."""
+    cacert: Path | None = None
+    """The CA certificate given; None: the default one, if any."""
+    insecure: bool = False
+    token: str | None = None
+    """A token given on the command line (one from the environment stays there)."""
+
+    def args(self) -> list[str]:
+        """The flags that reach this server and project again, for commands the CLI prints."""
+        args = ["--url", self.url, "--project", self.project]
+        if self.host:
+            args += ["--host", self.host]
+        if self.key_path is not None:
+            args += ["--key", str(self.key_path)]
+        if self.token is not None:
+            args += ["--token", self.token]
+        if self.cacert is not None:
+            args += ["--cacert", str(self.cacert)]
+        if self.insecure:
+            args.append("--insecure")
+        return args
 
 
 def _find_cause(error: BaseException, kind: type[BaseException]) -> BaseException | None:
@@ -341,6 +363,15 @@ class AdminClient:
             "POST", path, action=action, content=body, idempotent=idempotency_key is not None, extra_headers=headers
         )
         return _json_object(response), response
+
+    async def put_json(self, path: str, body: bytes, *, action: str) -> dict[str, Any]:
+        """PUT a JSON body (idempotent: retried like a GET)."""
+        response = await self._send("PUT", path, action=action, content=body, idempotent=True)
+        return _json_object(response) if response.content else {}
+
+    async def delete(self, path: str, *, action: str) -> None:
+        """DELETE (idempotent)."""
+        await self._send("DELETE", path, action=action, idempotent=True)
 
     async def check_access(self) -> None:
         """Fail early, before anything is written, on a wrong URL, host, certificate or token.

@@ -1,7 +1,7 @@
-"""`litestar userio import` and `litestar userio export`: the client side of the bulk APIs, from a terminal.
+"""`userio import` and `userio export`: the client side of the bulk APIs, from a terminal.
 
-Registered on the `userio` group in `litestar_userio/cli.py`. Kept light at import time (the whole `litestar`
-CLI imports this module): the HTTP client, rich and the readers load only when a command runs.
+Registered on the `userio` console script (`main.py`). Kept light at import time: the HTTP client, rich and
+the readers load only when a command runs.
 
 Exit codes: 0 all good; 1 some records failed (import) or the download did not match the server's checksum
 (export); 2 a usage, input, connection or server error (one line on stderr); 130 interrupted.
@@ -12,22 +12,26 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import os
+import shlex
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
+from litestar_userio.transfer.profiles import DEFAULT_PROJECT, DEFAULT_URL
+
 if TYPE_CHECKING:
     from litestar_userio.transfer.client import Connection
     from litestar_userio.transfer.importer import ImportPlan
+    from litestar_userio.transfer.profiles import ConnectionSettings
     from litestar_userio.transfer.progress import ImportProgress
 
-__all__ = ["export_command", "import_command"]
+__all__ = ["connection_options", "export_command", "import_command", "resume_command"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-DEFAULT_URL = "https://localhost:8443"
 EXIT_INTERRUPTED = 130
 
 
@@ -37,19 +41,25 @@ def _fail(message: str, code: int = 2) -> NoReturn:
 
 
 def connection_options(command: F) -> F:
-    """The options every command that talks to a server shares."""
+    """The options every command that talks to a server shares (each also from USERIO_* or a profile)."""
     options = [
-        click.option("--url", default=DEFAULT_URL, show_default=True, envvar="USERIO_URL", help="The server."),
-        click.option("--project", default="demo", show_default=True, help="Project id (the admin token's aud)."),
-        click.option("--host", help="Host header that selects the project (default: the URL's host)."),
+        click.option("--profile", help="A table of ~/.config/userio/profiles.toml (env USERIO_PROFILE) [default]."),
+        click.option("--url", help=f"The server (env USERIO_URL) [default: {DEFAULT_URL}]."),
         click.option(
-            "--token", envvar="USERIO_ADMIN_TOKEN", help="An Admin API JWT (env USERIO_ADMIN_TOKEN); else --key."
+            "--project", help=f"Project id, the admin token's aud (env USERIO_PROJECT) [default: {DEFAULT_PROJECT}]."
+        ),
+        click.option("--host", help="Host header that selects the project (env USERIO_HOST; default: the URL's host)."),
+        click.option(
+            "--token",
+            envvar=["USERIO_TOKEN", "USERIO_ADMIN_TOKEN"],
+            help="An Admin API JWT (env USERIO_TOKEN); else --key.",
         ),
         click.option(
             "--key",
             "key_path",
             type=click.Path(dir_okay=False, path_type=Path),
-            help="Admin private key (PEM) to sign tokens with; default $USERIO_HOME/<project>-admin-key.pem.",
+            help="Admin private key (PEM) to sign tokens with (env USERIO_KEY) [default: "
+            "$USERIO_HOME/<project>-admin-key.pem].",
         ),
         click.option(
             "--cacert",
@@ -64,55 +74,77 @@ def connection_options(command: F) -> F:
     return command
 
 
-def build_connection(
-    url: str,
-    project: str,
-    host: str | None,
-    token: str | None,
-    key_path: Path | None,
-    cacert: Path | None,
-    insecure: bool,
-) -> Connection:
-    """The connection the options describe; exits 2 with a message if the key or certificate is unusable."""
-    from litestar_userio.cli import default_key_path, userio_home
+def build_connection(settings: ConnectionSettings, token: str | None) -> Connection:
+    """The connection the settings describe; exits 2 with a message if the key or certificate is unusable."""
+    from litestar_userio.paths import default_key_path, userio_home
     from litestar_userio.transfer.client import Connection, TokenSource, TransferError, ssl_context
 
+    url, project = settings.url, settings.project
     if not url.startswith(("https://", "http://")):
         _fail(f"--url {url!r} must start with https://")
+    key_path: Path | None = None
     if token:
         tokens = TokenSource(token=token.strip(), project=project)
     else:
-        path = key_path or default_key_path(project)
+        key_path = settings.key or default_key_path(project)
         try:
-            pem = path.read_text()
+            pem = key_path.read_text()
         except OSError as exc:
-            _fail(f"cannot read the admin key {path}: {exc.strerror} (pass --key FILE or --token TOKEN)")
+            _fail(f"cannot read the admin key {key_path}: {exc.strerror} (pass --key FILE or --token TOKEN)")
         tokens = TokenSource(private_pem=pem, project=project)
         try:
             tokens.current()
         except (ValueError, TypeError) as exc:
-            _fail(f"{path} is not a usable admin private key (PEM): {exc}")
-    if cacert is None and not insecure:
+            _fail(f"{key_path} is not a usable admin private key (PEM): {exc}")
+    cacert = settings.cacert
+    if cacert is None and not settings.insecure:
         default = userio_home() / "tls" / "localhost.crt"
         cacert = default if default.exists() else None
     try:
-        verify = ssl_context(cacert, insecure)
+        verify = ssl_context(cacert, settings.insecure)
     except TransferError as exc:
         _fail(exc.message)
-    return Connection(url=url, project=project, tokens=tokens, verify=verify, host=host)
+    return Connection(
+        url=url,
+        project=project,
+        tokens=tokens,
+        verify=verify,
+        host=settings.host,
+        key_path=key_path.resolve() if key_path is not None and settings.key is not None else None,
+        cacert=cacert.resolve() if cacert is not None and settings.cacert is not None else None,
+        insecure=settings.insecure,
+        token=token.strip() if token and not _token_from_env(token) else None,
+    )
+
+
+def _token_from_env(token: str) -> bool:
+    return any(os.environ.get(name) == token for name in ("USERIO_TOKEN", "USERIO_ADMIN_TOKEN"))
 
 
 def _quiet_http_logs() -> None:
-    """The `litestar` CLI logs at INFO, and httpx logs every request at INFO: keep stderr for progress."""
+    """Httpx logs every request at INFO: keep stderr for progress."""
     for name in ("httpx", "httpcore"):
         logging.getLogger(name).setLevel(logging.WARNING)
+
+
+def _recorded_run(resume: Path | None) -> dict[str, Any] | None:
+    """The header of the run a `--resume REPORT` continues (its connection settings come from there)."""
+    if resume is None:
+        return None
+    from litestar_userio.transfer.report import ReportError, read_header
+
+    try:
+        return read_header(resume)
+    except ReportError as exc:
+        _fail(str(exc))
 
 
 def _with_connection(command: Callable[..., None]) -> Callable[..., None]:
     @functools.wraps(command)
     def wrapper(
-        url: str,
-        project: str,
+        profile: str | None,
+        url: str | None,
+        project: str | None,
         host: str | None,
         token: str | None,
         key_path: Path | None,
@@ -121,8 +153,18 @@ def _with_connection(command: Callable[..., None]) -> Callable[..., None]:
         quiet: bool,
         **kwargs: Any,
     ) -> None:
+        from litestar_userio.transfer.profiles import ProfileError, resolve
+
         _quiet_http_logs()
-        connection = build_connection(url, project, host, token, key_path, cacert, insecure)
+        recorded = _recorded_run(kwargs.get("resume"))
+        if recorded is not None and project is not None and recorded.get("project") not in (None, project):
+            _fail(f"{kwargs['resume']} was written for project {recorded['project']!r}: resume it there")
+        flags = {"url": url, "project": project, "host": host, "key": key_path, "cacert": cacert, "insecure": insecure}
+        try:
+            settings = resolve(flags, profile=profile, recorded=recorded)
+        except ProfileError as exc:
+            _fail(str(exc))
+        connection = build_connection(settings, token)
         command(connection=connection, quiet=quiet, **kwargs)
 
     return wrapper
@@ -138,32 +180,36 @@ def _with_connection(command: Callable[..., None]) -> Callable[..., None]:
 )
 @click.option("--upsert/--no-upsert", default=None, help="Update users that exist [default: no, or the file's].")
 @click.option("--dry-run/--no-dry-run", "dry_run", default=None, help="Check everything, write nothing.")
-@click.option("--from", "source", type=click.Choice(["auth0", "cognito-csv"]), help="Convert another system's export.")
+@click.option(
+    "--from",
+    "source",
+    type=click.Choice(["auth0", "cognito-csv", "supabase", "clerk", "userio"]),
+    help="Convert another system's export (or our own ndjson export).",
+)
+@click.option(
+    "--phone-region",
+    metavar="REGION",
+    help="Turn national and spaced phone numbers into E.164 for this region (e.g. GB) before sending.",
+)
 @click.option(
     "--report",
     type=click.Path(dir_okay=False, path_type=Path),
-    default=Path("report.ndjson"),
-    show_default=True,
-    help="Every record's outcome, with its index in FILE.",
+    help="Every record's outcome, with its index in FILE [default: report.ndjson].",
 )
 @click.option(
     "--failed",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="Failed records exactly as read [default: failed.ndjson; failed.csv with --from cognito-csv].",
+    help="Failed records exactly as read [default: failed.ndjson; failed.csv with --from cognito-csv/clerk].",
 )
 @click.option(
     "--resume",
     type=click.Path(dir_okay=False, path_type=Path),
     metavar="REPORT",
-    help="Continue the run that wrote REPORT (after a crash or Ctrl-C); nothing is sent twice.",
+    help="Continue the run that wrote REPORT (after a crash or Ctrl-C) with its settings; nothing is sent twice.",
 )
-@click.option("--in-flight", type=click.IntRange(1, 32), default=4, show_default=True, help="Tasks at once.")
+@click.option("--in-flight", type=click.IntRange(1, 32), help="Requests at once [default: 6].")
 @click.option(
-    "--max-request-bytes",
-    type=click.IntRange(256),
-    default=500_000,
-    show_default=True,
-    help="Request body limit of the server.",
+    "--max-request-bytes", type=click.IntRange(256), help="Request body limit of the server [default: 500000]."
 )
 @_with_connection
 def import_command(
@@ -174,23 +220,25 @@ def import_command(
     upsert: bool | None,
     dry_run: bool | None,
     source: str | None,
-    report: Path,
+    phone_region: str | None,
+    report: Path | None,
     failed: Path | None,
     resume: Path | None,
-    in_flight: int,
-    max_request_bytes: int,
+    in_flight: int | None,
+    max_request_bytes: int | None,
 ) -> None:
     """Import the users of FILE (ndjson, a JSON array, or an import request; `-` reads stdin).
 
     Sends requests just under the body limit, several at once, follows each task to the end and writes
-    REPORT (every outcome) and the failed file (failed records exactly as read, ready to fix and resubmit).
+    REPORT (every outcome), the failed file (failed records exactly as read, ready to fix and resubmit) and
+    REPORT's failure summary (`<report>.failures.json`).
     """
     from litestar_userio.transfer.client import TransferError
     from litestar_userio.transfer.importer import ImportSettings, plan_import
     from litestar_userio.transfer.reader import InputError
     from litestar_userio.transfer.report import ReportError
 
-    if resume is not None and report != Path("report.ndjson") and report != resume:
+    if resume is not None and report is not None and report != resume:
         _fail("--resume REPORT continues REPORT itself: leave out --report")
     path = None if file == "-" else Path(file)
     settings = ImportSettings(
@@ -199,14 +247,15 @@ def import_command(
         identifier=identifier,
         upsert=upsert,
         dry_run=dry_run,
-        report=resume or report,
+        report=resume or report or Path("report.ndjson"),
         failed=failed,
         resume=resume is not None,
         in_flight=in_flight,
         max_request_bytes=max_request_bytes,
+        phone_region=phone_region,
     )
     try:
-        plan = plan_import(settings, url=connection.url, project=connection.project, host=connection.host)
+        plan = plan_import(settings, connection=connection)
     except InputError as exc:
         _fail(f"{file}:{exc.line}: {exc.message}" if exc.line is not None else f"{file}: {exc.message}")
     except (TransferError, ReportError) as exc:
@@ -222,6 +271,11 @@ def import_command(
     raise click.exceptions.Exit(code)
 
 
+def resume_command(file: str, report: Path) -> str:
+    """The command that continues a run: everything else comes from the report's header."""
+    return shlex.join(["userio", "import", file, "--resume", str(report)])
+
+
 async def _import(plan: ImportPlan, connection: Connection, progress: ImportProgress, file: str) -> int:
     from litestar_userio.transfer.client import AdminClient, TransferError
     from litestar_userio.transfer.importer import Importer, Interrupted, describe_result
@@ -230,10 +284,10 @@ async def _import(plan: ImportPlan, connection: Connection, progress: ImportProg
     from litestar_userio.transfer.report import ReportError
 
     settings = plan.settings
-    resume_hint = f"continue with: litestar userio import {file} --resume {settings.report}"
+    resume_hint = f"continue with: {resume_command(file, settings.report)}"
     importer: Importer | None = None
     try:
-        async with AdminClient.open(connection, notify=progress.note, max_connections=settings.in_flight + 2) as client:
+        async with AdminClient.open(connection, notify=progress.note, max_connections=plan.in_flight + 2) as client:
             await client.check_access()
             total = "the records" if plan.total is None else f"{format_count(plan.total)} record"
             total += "" if plan.total is None or plan.total == 1 else "s"
@@ -265,7 +319,7 @@ async def _import(plan: ImportPlan, connection: Connection, progress: ImportProg
         click.echo(f"interrupted: every request sent has its task journaled in {settings.report}", err=True)
         click.echo(resume_hint, err=True)
         return EXIT_INTERRUPTED
-    for line in describe_result(result):
+    for line in describe_result(result, plan, connection):
         click.echo(line, err=True)
     return result.exit_code
 

@@ -154,6 +154,8 @@ async def run_export(
     request: dict[str, Any] = {"format": settings.format}
     if settings.fields:
         request["csv"] = {"fields": settings.fields}
+    if settings.output.exists():
+        raise TransferError(f"{settings.output} exists: pass another -o (an export never overwrites a file)")
     created = await _initiate(client, msgspec.json.encode(request), progress)
     task_id = created["id"]
     progress.note(f"export task {task_id} started")
@@ -187,7 +189,10 @@ async def run_export(
                 raise TransferError(
                     f"the download's SHA-256 {sha256} is not the server's {expected_sha}: deleted it", exit_code=1
                 )
-            os.replace(temp, output)
+            try:
+                os.link(temp, output)  # never replaces a file another run (or anything else) put there
+            except FileExistsError:
+                raise TransferError(f"{output} appeared during the export: left it alone, pass another -o") from None
             _fsync_directory(output.parent)
         finally:
             temp.unlink(missing_ok=True)

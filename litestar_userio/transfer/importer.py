@@ -19,6 +19,7 @@ import asyncio
 import bisect
 import contextlib
 import os
+import shlex
 import signal
 import sys
 import threading
@@ -31,11 +32,14 @@ from typing import Any, BinaryIO, Final
 
 import msgspec
 
-from litestar_userio.transfer.client import IMPORT_PATH, AdminClient, TransferError
+from litestar_userio.transfer.client import IMPORT_PATH, AdminClient, Connection, TransferError
 from litestar_userio.transfer.converters import SOURCES, ConversionError, Source
+from litestar_userio.transfer.phones import PhoneFixer
 from litestar_userio.transfer.progress import ImportProgress, Snapshot, format_count
 from litestar_userio.transfer.reader import CSVRows, InputError, JSONRecords, RequestOptions, decode_record, one_line
 from litestar_userio.transfer.report import OUTCOMES, ReportError, ReportWriter, ResumeState, read_report
+from litestar_userio.transfer.summary import FailureSummary, failures_path
+from litestar_userio.users.formats import normalize_login_id
 
 __all__ = [
     "DEFAULT_MAX_REQUEST_BYTES",
@@ -52,6 +56,9 @@ __all__ = [
 
 DEFAULT_MAX_REQUEST_BYTES: Final = 500_000
 """SPEC 8: 500 KB, decimal; the server answers 413 above it."""
+DEFAULT_IN_FLIGHT: Final = 12
+"""Tasks outstanding at once: enough queued work that every worker stays busy while earlier tasks finish
+(measured with bench/cli_import.py: 4 left the two workers idle between tasks)."""
 _POLL_FIRST: Final = 0.2
 _POLL_MAX: Final = 2.0
 _LOGIN_IDS: Final = ("email", "phone_number", "preferred_username")
@@ -76,8 +83,10 @@ class ImportSettings:
     failed: Path | None = None
     resume: bool = False
     """Continue the run recorded in `report`."""
-    in_flight: int = 4
-    max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
+    in_flight: int | None = None
+    max_request_bytes: int | None = None
+    phone_region: str | None = None
+    """`--phone-region`: national and spaced numbers become E.164 for this region before sending."""
 
 
 @dataclass
@@ -92,6 +101,8 @@ class ImportResult:
     report: Path
     failed: Path
     dry_run: bool
+    failures: FailureSummary
+    summary_path: Path
 
     @property
     def exit_code(self) -> int:
@@ -108,18 +119,46 @@ class _Record:
     """What goes into the request: the record itself, or the converted one with `--from`."""
     keys: tuple[str, ...]
     """Normalized login ids, for ordering across requests."""
+    warnings: list[dict[str, str]] | None = None
+    """What the client changed or could not carry (`--from`, `--phone-region`), for the report."""
+
+
+class _LoginIds(msgspec.Struct):
+    """The members the client reads of a record it sends as is (msgspec skips the rest without building it)."""
+
+    email: Any = None
+    phone_number: Any = None
+    preferred_username: Any = None
+
+
+_login_ids_decoder = msgspec.json.Decoder(_LoginIds)
+
+
+def _keys(email: Any, phone: Any, username: Any) -> tuple[str, ...]:
+    """The server's own normalization (users/formats.py), so both sides agree on which records are one user."""
+    keys = []
+    if isinstance(email, str):
+        keys.append("email:" + normalize_login_id("email", email))
+    if isinstance(phone, str):
+        keys.append("phone_number:" + normalize_login_id("phone_number", phone))
+    if isinstance(username, str):
+        keys.append("preferred_username:" + normalize_login_id("preferred_username", username))
+    return tuple(keys)
 
 
 def _login_keys(record: dict[str, Any]) -> tuple[str, ...]:
-    keys = []
-    for attribute in _LOGIN_IDS:
-        value = record.get(attribute)
-        if isinstance(value, str):
-            normalized = value.strip().casefold()
-            if attribute == "phone_number":
-                normalized = "".join(c for c in normalized if c.isdigit())
-            keys.append(f"{attribute}:{normalized}")
-    return tuple(keys)
+    return _keys(record.get("email"), record.get("phone_number"), record.get("preferred_username"))
+
+
+def _raw_login_keys(line: int, raw: bytes) -> tuple[str, ...]:
+    """Login keys straight from the record's bytes; an `InputError` when it is not one JSON object."""
+    try:
+        ids = _login_ids_decoder.decode(raw)
+    except msgspec.ValidationError as exc:
+        raise InputError(line, f"a record must be a JSON object ({exc})") from exc
+    except (msgspec.DecodeError, UnicodeDecodeError) as exc:
+        raise InputError(line, f"not a valid JSON record: {exc}") from exc
+    return _keys(ids.email, ids.phone_number, ids.preferred_username)
 
 
 class _Input:
@@ -133,10 +172,12 @@ class _Input:
         *,
         late_options: bool = True,
         ignored: frozenset[str] = frozenset(),
+        phones: PhoneFixer | None = None,
     ) -> None:
         self.stream = stream
         self._source = source
         self._upsert = upsert
+        self._phones = phones
         self.csv: CSVRows | None = None
         self.json: JSONRecords | None = None
         if source is not None and source.reads == "csv":
@@ -181,21 +222,30 @@ class _Input:
             return
         assert self.json is not None
         ndjson = self.json.layout == "ndjson"
+        phones = self._phones
         for item in self.json:
-            value = decode_record(item)
             if self._source is not None:
-                yield self._converted(item.line, item.raw, value)
-            else:
-                body = item.raw.strip(b" \t\r") if ndjson else item.raw
-                yield _Record(item.line, item.raw, body, _login_keys(value))
+                yield self._converted(item.line, item.raw, decode_record(item))
+                continue
+            body = item.raw.strip(b" \t\r") if ndjson else item.raw
+            if phones is not None and phones.may_change(body):
+                value = decode_record(item)
+                warnings: list[dict[str, str]] = []
+                if phones.fix(value, warnings):
+                    yield _Record(item.line, item.raw, _encoder.encode(value), _login_keys(value), warnings)
+                    continue
+            yield _Record(item.line, item.raw, body, _raw_login_keys(item.line, body))
 
     def _converted(self, line: int, raw: bytes, value: Any) -> _Record:
         assert self._source is not None
+        warnings: list[dict[str, str]] = []
         try:
-            record = self._source.convert(value, upsert=self._upsert())
+            record = self._source.convert(value, upsert=self._upsert(), warnings=warnings)
         except ConversionError as exc:
             raise InputError(line, str(exc)) from exc
-        return _Record(line, raw, _encoder.encode(record), _login_keys(record))
+        if self._phones is not None:
+            self._phones.fix(record, warnings)
+        return _Record(line, raw, _encoder.encode(record), _login_keys(record), warnings or None)
 
 
 def _open(path: Path | None) -> BinaryIO:
@@ -217,12 +267,13 @@ class InputSummary:
     size: int
 
 
-def scan_input(path: Path, source: str | None) -> InputSummary:
+def scan_input(path: Path, source: str | None, phone_region: str | None = None) -> InputSummary:
     """Check every record of a file (and convert it with `--from`) without sending anything; count them."""
     stream = _open(path)
     with stream:
         size = os.fstat(stream.fileno()).st_size
-        reader = _Input(stream, SOURCES[source] if source else None, lambda: False)
+        phones = PhoneFixer(phone_region) if phone_region else None
+        reader = _Input(stream, SOURCES[source] if source else None, lambda: False, phones=phones)
         count = sum(1 for _ in reader.records())
         return InputSummary(count, reader.layout, reader.options, size)
 
@@ -424,6 +475,10 @@ class ImportPlan:
     resume: ResumeState | None
     stdin: _Input | None = None
     """Standard input, already opened (its request options had to be read before the header)."""
+    in_flight: int = DEFAULT_IN_FLIGHT
+    max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
+    phone_region: str | None = None
+    summary_path: Path = Path("report.failures.json")
 
 
 def _size(path: Path) -> int:
@@ -440,14 +495,28 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
-def plan_import(settings: ImportSettings, *, url: str, project: str, host: str | None) -> ImportPlan:
-    """Check the input, the report and the options before anything is sent; raise on any problem."""
+def _taken(path: Path) -> bool:
+    try:
+        return path.stat().st_size > 0
+    except OSError:
+        return False
+
+
+def plan_import(settings: ImportSettings, *, connection: Connection) -> ImportPlan:
+    """Check the input, the report and the options before anything is sent; raise on any problem.
+
+    A resumed run takes every setting from its report's header (the report, failed and summary files, the
+    source, identifier, upsert, dry run, phone region, request size); a new run never writes into a file
+    that has content, so nothing one run wrote is overwritten or appended to by another.
+    """
+    from litestar_userio.transfer.phones import check_region
+
     resume: ResumeState | None = None
     previous: dict[str, Any] = {}
     if settings.resume:
         resume = read_report(settings.report)
         previous = resume.header
-    elif settings.report.exists() and settings.report.stat().st_size > 0:
+    elif _taken(settings.report):
         raise TransferError(
             f"{settings.report} exists from an earlier run: pass --resume {settings.report} to continue that run, "
             "or --report with a new file name"
@@ -456,13 +525,18 @@ def plan_import(settings: ImportSettings, *, url: str, project: str, host: str |
     def resolved(name: str, given: Any, default: Any) -> Any:
         if resume is None:
             return given if given is not None else default
-        recorded = previous.get(name)
+        recorded = previous.get(name, default)
         if given is not None and given != recorded:
-            flag = {"from": "--from", "dry_run": "--dry-run"}.get(name, f"--{name}")
+            flag = {"from": "--from", "dry_run": "--dry-run"}.get(name, "--" + name.replace("_", "-"))
             raise TransferError(f"{settings.report} was written with {flag} {recorded!r}: resume with the same options")
         return recorded
 
     source = resolved("from", settings.source, None)
+    phone_region = resolved("phone_region", settings.phone_region, None)
+    if phone_region is not None:
+        phone_region = check_region(phone_region)
+    in_flight = int(resolved("in_flight", settings.in_flight, DEFAULT_IN_FLIGHT))
+    max_request_bytes = int(resolved("max_request_bytes", settings.max_request_bytes, DEFAULT_MAX_REQUEST_BYTES))
     total: int | None = None
     stdin: _Input | None = None
     size: int | None = None
@@ -478,7 +552,7 @@ def plan_import(settings: ImportSettings, *, url: str, project: str, host: str |
                 f"{settings.path} changed since {settings.report} was written "
                 f"({previous.get('input_size')} bytes then, {size} now): resuming would misplace records"
             )
-        scanned = scan_input(settings.path, source)
+        scanned = scan_input(settings.path, source, phone_region)
         total, layout, options = scanned.records, scanned.layout, scanned.options
     else:
         stdin = _Input(
@@ -487,13 +561,28 @@ def plan_import(settings: ImportSettings, *, url: str, project: str, host: str |
             lambda: upsert,  # resolved below, before the first record is converted
             late_options=False,
             ignored=overridden,
+            phones=PhoneFixer(phone_region) if phone_region else None,
         )
         layout, options = stdin.layout, stdin.options
     identifier = resolved("identifier", settings.identifier, options.identifier or "email")
     upsert: bool = resolved("upsert", settings.upsert, bool(options.upsert))
     dry_run = resolved("dry_run", settings.dry_run, bool(options.dry_run))
     suffix = SOURCES[source].failed_suffix if source else ".ndjson"
-    failed = settings.failed or Path(f"failed{suffix}")
+    if resume is not None and previous.get("failed"):
+        if settings.failed is not None and not _same_file(settings.failed, Path(previous["failed"])):
+            raise TransferError(f"{settings.report} was written with --failed {previous['failed']}: leave out --failed")
+        failed = Path(previous["failed"])
+    else:
+        failed = settings.failed or Path(f"failed{suffix}")
+    summary_path = Path(previous["failures"]) if resume is not None and previous.get("failures") else None
+    summary_path = summary_path or failures_path(settings.report)
+    if resume is None:
+        for path, flag in ((failed, "--failed"), (summary_path, "--report")):
+            if _taken(path):
+                raise TransferError(
+                    f"{path} exists from an earlier run: pass {flag} with a new file name (a run never overwrites"
+                    " another run's files)"
+                )
     for other, role in ((settings.report, "report"),) + (((settings.path, "input"),) if settings.path else ()):
         if _same_file(failed, other):
             raise TransferError(f"the failed file {failed} would overwrite the {role}: pass another --failed")
@@ -512,13 +601,37 @@ def plan_import(settings: ImportSettings, *, url: str, project: str, host: str |
         "identifier": identifier,
         "upsert": upsert,
         "dry_run": dry_run,
-        "url": url,
-        "project": project,
-        "host": host,
+        "phone_region": phone_region,
+        "report": str(settings.report),
+        "failed": str(failed.resolve()),
+        "failures": str(summary_path.resolve()),
+        "in_flight": in_flight,
+        "max_request_bytes": max_request_bytes,
+        "url": connection.url,
+        "project": connection.project,
+        "host": connection.host,
+        "key": str(connection.key_path) if connection.key_path is not None else None,
+        "cacert": str(connection.cacert) if connection.cacert is not None else None,
+        "insecure": connection.insecure,
         "started_at": datetime.now(UTC).isoformat(),
         "resumed": resume is not None,
     }
-    return ImportPlan(settings, identifier, upsert, dry_run, source, failed, total, header, resume, stdin)
+    return ImportPlan(
+        settings,
+        identifier,
+        upsert,
+        dry_run,
+        source,
+        failed,
+        total,
+        header,
+        resume,
+        stdin,
+        in_flight=in_flight,
+        max_request_bytes=max_request_bytes,
+        phone_region=phone_region,
+        summary_path=summary_path,
+    )
 
 
 class Importer:
@@ -543,7 +656,7 @@ class Importer:
         if plan.dry_run:  # only when asked: the reference API knows no `dry_run`
             head["dry_run"] = True
         self._head = _encoder.encode(head)[:-1] + b',"records":['
-        self._slots = asyncio.Semaphore(settings.in_flight)
+        self._slots = asyncio.Semaphore(plan.in_flight)
         self._in_flight: list[_Batch] = []
         self._keys: dict[str, list[_Batch]] = {}
         """Login id -> requests in flight holding it (oldest first)."""
@@ -582,15 +695,9 @@ class Importer:
             self._write_failed([reader.failed_line(raw) for raw in unit.failed])
             return
         if isinstance(unit, _Rejected):
+            errors = [{"name": "Invalid", "reason": "RecordTooLarge", "message": unit.message}]
             self.report.write(
-                [
-                    {
-                        "index": unit.index,
-                        "task": None,
-                        "outcome": "failed",
-                        "errors": [{"name": "Invalid", "reason": "RecordTooLarge", "message": unit.message}],
-                    }
-                ]
+                [{"index": unit.index, "line": unit.record.line, "task": None, "outcome": "failed", "errors": errors}]
             )
             self._write_failed([reader.failed_line(unit.record.raw)])
             self._count(unit.index, "failed")
@@ -604,12 +711,15 @@ class Importer:
             position = detail["index"]
             index = unit.first + position
             outcome = detail["outcome"]
+            record = unit.records[position]
             if outcome == "failed":
-                failed.append(reader.failed_line(unit.records[position].raw))
+                failed.append(reader.failed_line(record.raw))
             if index in unit.written:
                 continue
-            line: dict[str, Any] = {"index": index, "task": unit.task_id}
+            line: dict[str, Any] = {"index": index, "line": record.line, "task": unit.task_id}
             line.update((k, v) for k, v in detail.items() if k not in ("index", "record"))
+            if record.warnings:
+                line["client_warnings"] = record.warnings
             if index in unit.resubmitted:
                 line["resubmitted"] = True
             line["record"] = detail.get("record")  # last: the long part, after what a reader scans for
@@ -805,7 +915,8 @@ class Importer:
     async def run(self) -> ImportResult:
         """Send everything not done yet, follow it to the end, write report and failed file."""
         settings = self.settings
-        reader = self.plan.stdin or _Input(_open(settings.path), self.source, lambda: self.upsert)
+        phones = PhoneFixer(self.plan.phone_region) if self.plan.phone_region else None
+        reader = self.plan.stdin or _Input(_open(settings.path), self.source, lambda: self.upsert, phones=phones)
         stream = reader.stream
         self.report = ReportWriter(settings.report, append=self.resume is not None)
         self._failed = self.failed_path.open("wb")
@@ -813,8 +924,8 @@ class Importer:
         try:
             self.report.run(self.plan.header)
             self._write_failed([reader.failed_header])
-            batcher = _Batcher(reader.records(), self._head, settings.max_request_bytes, self.resume)
-            queue: asyncio.Queue[_Unit | None] = asyncio.Queue(maxsize=settings.in_flight + 64)
+            batcher = _Batcher(reader.records(), self._head, self.plan.max_request_bytes, self.resume)
+            queue: asyncio.Queue[_Unit | None] = asyncio.Queue(maxsize=self.plan.in_flight + 64)
             try:
                 async with asyncio.TaskGroup() as group:
                     watcher = group.create_task(self._watch_interrupt())
@@ -836,6 +947,9 @@ class Importer:
             }
             self.report.summary(summary)
             self.report.sync()
+            self.report.close()
+            failures = FailureSummary.from_report(settings.report)
+            failures.write(self.plan.summary_path, records=batcher.read, counts=self.snapshot.counts)
             return ImportResult(
                 total=batcher.read,
                 counts=dict(self.snapshot.counts),
@@ -844,6 +958,8 @@ class Importer:
                 report=settings.report,
                 failed=self.failed_path,
                 dry_run=self.dry_run,
+                failures=failures,
+                summary_path=self.plan.summary_path,
             )
         finally:
             remove_signals()
@@ -872,8 +988,36 @@ def _first_error(group: BaseExceptionGroup[Any]) -> BaseException:
     return next((e for e in flat if not isinstance(e, asyncio.CancelledError)), flat[0])
 
 
-def describe_result(result: ImportResult) -> list[str]:
-    """The closing lines on stderr."""
+def _next_free(path: Path) -> Path:
+    """`report.ndjson` -> `report-2.ndjson` (or -3, ...): a name no earlier run wrote."""
+    stem, suffix = path.stem, path.suffix
+    base = stem.rsplit("-", 1)[0] if stem.rsplit("-", 1)[-1].isdigit() and "-" in stem else stem
+    number = 2
+    while True:
+        candidate = path.with_name(f"{base}-{number}{suffix}")
+        if not candidate.exists() and not failures_path(candidate).exists():
+            return candidate
+        number += 1
+
+
+def fix_command(result: ImportResult, plan: ImportPlan, connection: Connection) -> str:
+    """The command that imports the fixed failed file with this run's settings, into fresh output files."""
+    report = _next_free(result.report)
+    failed = _next_free(result.failed)
+    args = ["userio", "import", str(result.failed), *connection.args()]
+    if plan.source:
+        args += ["--from", plan.source]
+    args += ["--identifier", plan.identifier, "--upsert" if plan.upsert else "--no-upsert"]
+    if plan.dry_run:
+        args.append("--dry-run")
+    if plan.phone_region:
+        args += ["--phone-region", plan.phone_region]
+    args += ["--report", str(report), "--failed", str(failed)]
+    return shlex.join(args)
+
+
+def describe_result(result: ImportResult, plan: ImportPlan, connection: Connection) -> list[str]:
+    """The closing lines on stderr: totals, failures and warnings grouped, where the files are, what next."""
     counts = result.counts
     rate = result.sent / result.elapsed if result.elapsed > 0 else 0.0
     verb = "dry run (nothing was written):" if result.dry_run else "import done:"
@@ -881,12 +1025,10 @@ def describe_result(result: ImportResult) -> list[str]:
     lines = [
         f"{verb} {format_count(result.total)} record{'' if result.total == 1 else 's'}, {outcome}; "
         f"{format_count(result.sent)} sent in {result.elapsed:.1f} s ({format_count(rate)} records/s)",
-        f"report: {result.report}",
     ]
+    lines += result.failures.describe()
+    lines.append(f"report: {result.report}; failures and warnings grouped: {result.summary_path}")
     if counts["failed"]:
-        stem, suffix = result.failed.stem, result.failed.suffix
-        lines.append(
-            f"failed records, as read: {result.failed}; fix them, then: litestar userio import {result.failed}"
-            f" --report report-2.ndjson --failed {stem}-2{suffix} (and the same --from/--identifier/--upsert)"
-        )
+        lines.append(f"failed records, as read: {result.failed}; fix them, then:")
+        lines.append(f"  {fix_command(result, plan, connection)}")
     return lines

@@ -24,7 +24,7 @@ from typing import Any, BinaryIO, Final
 
 import msgspec
 
-__all__ = ["OUTCOMES", "ReportError", "ReportWriter", "ResumeState", "read_report"]
+__all__ = ["OUTCOMES", "ReportError", "ReportWriter", "ResumeState", "read_header", "read_report"]
 
 OUTCOMES: Final = ("inserted", "updated", "skipped", "failed")
 _CODES: Final = {name: code for code, name in enumerate(OUTCOMES, start=1)}
@@ -80,6 +80,22 @@ class ResumeState:
         self.outcomes[index] = _CODES[outcome]
         self.counts[outcome] += 1
         return True
+
+
+def read_header(path: Path) -> dict[str, Any]:
+    """The first run header of a report: the settings `--resume` continues with."""
+    try:
+        with path.open("rb") as file:
+            first = file.readline()
+    except OSError as exc:
+        raise ReportError(f"cannot read the report {path}: {exc.strerror}") from exc
+    try:
+        item = msgspec.json.decode(first, type=_Line)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        item = _Line()
+    if item.run is None:
+        raise ReportError(f"{path} does not start with a run header: not an import report")
+    return item.run
 
 
 def read_report(path: Path) -> ResumeState:

@@ -3,7 +3,7 @@
 `deployment` starts `python -m example_app` once per session for each deployment: the embedded default
 (SQLite file in a temporary USERIO_HOME, in-process jobs) and production (PostgreSQL + Redis with two
 `litestar userio worker` processes on their own queue). Each test makes its own project (own domain, own
-admin key in USERIO_HOME) and drives the CLI as a user does: `litestar --app example_app.app:app userio ...`.
+admin key in USERIO_HOME) and drives the CLI as a user does: `userio ...` (the `cli` extra's console script).
 
 Export download URLs point at a small HTTP proxy on another host name (127.0.0.1, plain HTTP, like a local S3)
 that records what it receives and can refuse or corrupt a download on request.
@@ -43,6 +43,8 @@ from tests.helpers import HASH_2B
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = Path(__file__).parent / "fixtures"
+USERIO = str(Path(sys.executable).parent / "userio")
+"""The migration client's console script, as `pip install 'litestar-userio[cli]'` installs it."""
 ROLES = ("admin", "editor", "viewer")
 GROUPS = ("staff", "customers")
 
@@ -164,7 +166,7 @@ class Deployment:
             return await tx.fetch(sql, *args)
 
     def command(self, *args: str) -> list[str]:
-        return [sys.executable, "-m", "litestar", "--app", "example_app.app:app", "userio", *args]
+        return [USERIO, *args]
 
     def cli(
         self, *args: str, cwd: Path, stdin: bytes | None = None, env: dict[str, str] | None = None, timeout: float = 240

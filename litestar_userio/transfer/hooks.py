@@ -1,0 +1,194 @@
+"""`userio hooks ...`: push TypeScript hooks, test them against a user, manage secrets and versions.
+
+`push` keeps everything else the hooks document holds (an allowlist, per-hook options), so a push changes
+only the sources it was given.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+from urllib.parse import quote
+
+import click
+import msgspec
+
+from litestar_userio.transfer.commands import _fail, _with_connection, connection_options
+
+if TYPE_CHECKING:
+    from litestar_userio.transfer.client import AdminClient, Connection
+
+__all__ = ["hooks_group"]
+
+HOOKS_PATH: Final = "/_api/admin/hooks"
+EVENTS: Final = ("oidc.jwt.pre_create", "oidc.id_token.pre_create")
+
+
+def _run(connection: Connection, action: Callable[[AdminClient], Awaitable[None]]) -> None:
+    from litestar_userio.transfer.client import AdminClient, TransferError
+
+    async def run() -> None:
+        async with AdminClient.open(connection) as client:
+            await action(client)
+
+    try:
+        asyncio.run(run())
+    except TransferError as exc:
+        _fail(exc.message, exc.exit_code)
+
+
+def _print_json(value: Any) -> None:
+    click.echo(msgspec.json.format(msgspec.json.encode(value)).decode())
+
+
+def _result(body: dict[str, Any]) -> Any:
+    return body.get("result", body)
+
+
+@click.group("hooks")
+def hooks_group() -> None:
+    """Token hooks of a project: push, test, secrets, versions."""
+
+
+@hooks_group.command("push")
+@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--event", type=click.Choice(EVENTS), default=EVENTS[0], show_default=True, help="The event they block.")
+@connection_options
+@_with_connection
+def push(connection: Connection, quiet: bool, files: tuple[Path, ...], event: str) -> None:
+    """Replace the project's hooks of EVENT by FILES (.ts), in order; hooks of the other event stay."""
+    sources = [path.read_text(encoding="utf-8") for path in files]
+
+    async def action(client: AdminClient) -> None:
+        current = _result(await client.get_json(HOOKS_PATH, action="read the hooks"))
+        document = dict(current) if isinstance(current, dict) else {}
+        kept = [h for h in document.get("hooks", []) if isinstance(h, dict) and h.get("event") != event]
+        document["hooks"] = kept + [{"event": event, "source": source} for source in sources]
+        await client.put_json(HOOKS_PATH, msgspec.json.encode(document), action="save the hooks")
+        names = ", ".join(str(path) for path in files)
+        click.echo(f"saved {len(sources)} {event} hook{'s' if len(sources) != 1 else ''} ({names})", err=True)
+
+    _run(connection, action)
+
+
+@hooks_group.command("test")
+@click.argument("file", required=False, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--user", "user_id", required=True, help="The user id (`sub`) to run the hooks for.")
+@click.option("--client-id", required=True, help="The OAuth client the token would be for.")
+@click.option("--event", type=click.Choice(EVENTS), default=EVENTS[0], show_default=True)
+@connection_options
+@_with_connection
+def test(connection: Connection, quiet: bool, file: Path | None, user_id: str, client_id: str, event: str) -> None:
+    """Run the saved hooks (or FILE instead) against a user; print the claims they add. Nothing is issued."""
+    body: dict[str, Any] = {"event": event, "user_id": user_id, "client_id": client_id}
+    if file is not None:
+        body["hooks"] = [{"event": event, "source": file.read_text(encoding="utf-8")}]
+
+    async def action(client: AdminClient) -> None:
+        answer, _ = await client.post_json(f"{HOOKS_PATH}/test", msgspec.json.encode(body), action="test the hooks")
+        preview = _result(answer)
+        for warning in preview.get("warnings", []) if isinstance(preview, dict) else []:
+            click.echo(
+                f"warning: {warning.get('message', warning) if isinstance(warning, dict) else warning}", err=True
+            )
+        for run in preview.get("hooks", []) if isinstance(preview, dict) else []:
+            console = run.get("console") if isinstance(run, dict) else None
+            if console:
+                click.echo(console if isinstance(console, str) else msgspec.json.encode(console).decode(), err=True)
+        _print_json(preview.get("added_claims", {}) if isinstance(preview, dict) else preview)
+        error = preview.get("error") if isinstance(preview, dict) else None
+        if error:
+            _fail(
+                f"the hooks refused or failed: {error.get('message', error) if isinstance(error, dict) else error}", 1
+            )
+
+    _run(connection, action)
+
+
+@hooks_group.group("secrets")
+def secrets_group() -> None:
+    """Secrets the hooks read as `ctx.secrets.NAME` (values are never shown again)."""
+
+
+@secrets_group.command("set")
+@click.argument("name")
+@click.option("--value", help="The value (default: read from standard input, so it stays out of shell history).")
+@connection_options
+@_with_connection
+def secret_set(connection: Connection, quiet: bool, name: str, value: str | None) -> None:
+    """Set secret NAME."""
+    secret = value if value is not None else sys.stdin.read().rstrip("\n")
+
+    async def action(client: AdminClient) -> None:
+        path = f"{HOOKS_PATH}/secrets/{quote(name, safe='')}"
+        await client.put_json(path, msgspec.json.encode({"value": secret}), action=f"set secret {name}")
+        click.echo(f"secret {name} set", err=True)
+
+    _run(connection, action)
+
+
+@secrets_group.command("delete")
+@click.argument("name")
+@connection_options
+@_with_connection
+def secret_delete(connection: Connection, quiet: bool, name: str) -> None:
+    """Delete secret NAME."""
+
+    async def action(client: AdminClient) -> None:
+        await client.delete(f"{HOOKS_PATH}/secrets/{quote(name, safe='')}", action=f"delete secret {name}")
+        click.echo(f"secret {name} deleted", err=True)
+
+    _run(connection, action)
+
+
+@secrets_group.command("list")
+@connection_options
+@_with_connection
+def secret_list(connection: Connection, quiet: bool) -> None:
+    """Print the secrets' names and update times, one a line."""
+
+    async def action(client: AdminClient) -> None:
+        answer = _result(await client.get_json(f"{HOOKS_PATH}/secrets", action="list the secrets"))
+        items = answer.get("secrets", answer.get("items", [])) if isinstance(answer, dict) else answer
+        for item in items or []:
+            click.echo(f"{item.get('name')}\t{item.get('updated_at', '')}")
+
+    _run(connection, action)
+
+
+@hooks_group.command("versions")
+@connection_options
+@_with_connection
+def versions(connection: Connection, quiet: bool) -> None:
+    """Print the saved versions of the hooks, newest first: version, time, who."""
+
+    async def action(client: AdminClient) -> None:
+        answer = _result(await client.get_json(f"{HOOKS_PATH}/versions", action="list the hook versions"))
+        items = answer.get("versions", answer.get("items", [])) if isinstance(answer, dict) else answer
+        for item in items or []:
+            actor = item.get("actor")
+            who = actor if isinstance(actor, str) else msgspec.json.encode(actor).decode()
+            click.echo(f"{item.get('version')}\t{item.get('created_at')}\t{who}")
+
+    _run(connection, action)
+
+
+@hooks_group.command("rollback")
+@click.argument("version", type=int)
+@connection_options
+@_with_connection
+def rollback(connection: Connection, quiet: bool, version: int) -> None:
+    """Save version VERSION of the hooks again, as a new version."""
+
+    async def action(client: AdminClient) -> None:
+        answer, _ = await client.post_json(
+            f"{HOOKS_PATH}/versions/{version}/rollback", b"{}", action=f"roll back to version {version}"
+        )
+        result = _result(answer)
+        new = result.get("version") if isinstance(result, dict) else None
+        click.echo(f"rolled back to version {version}" + (f" (saved as version {new})" if new else ""), err=True)
+
+    _run(connection, action)

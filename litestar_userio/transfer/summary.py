@@ -1,0 +1,168 @@
+"""The end of an import run: failures grouped by reason and location, warnings by kind, each with one example.
+
+Why from the report: it holds every outcome of the run, including those written before a crash and a
+`--resume`, so the summary of a resumed run covers the whole run. Printed on stderr and written as JSON
+beside the report (`report.failures.json` for `report.ndjson`).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+import msgspec
+
+__all__ = ["FailureSummary", "failures_path"]
+
+_SHOWN: Final = 10
+"""Groups printed on stderr (the JSON has all of them)."""
+
+
+def failures_path(report: Path) -> Path:
+    """`report.ndjson` -> `report.failures.json`."""
+    return report.with_name(f"{report.stem}.failures.json")
+
+
+class _Line(msgspec.Struct):
+    index: int | None = None
+    line: int | None = None
+    outcome: str | None = None
+    errors: list[dict[str, Any]] | None = None
+    record: Any = None
+    client_warnings: list[dict[str, str]] | None = None
+
+
+def _at(document: Any, pointer: str) -> Any:
+    """The value a JSON pointer names in the record's echo, or None."""
+    current = document
+    for token in pointer.split("/")[1:]:
+        token = token.replace("~1", "/").replace("~0", "~")
+        if isinstance(current, dict):
+            current = current.get(token)
+        elif isinstance(current, list) and token.isdigit() and int(token) < len(current):
+            current = current[int(token)]
+        else:
+            return None
+    return current
+
+
+@dataclass
+class _Group:
+    count: int
+    example: dict[str, Any]
+
+
+@dataclass
+class FailureSummary:
+    """Failures by (reason, location, kind) and client warnings by kind, counted, each with its first example."""
+
+    failures: dict[tuple[str, str, str], _Group] = field(default_factory=dict)
+    warnings: dict[str, _Group] = field(default_factory=dict)
+
+    def failed(self, index: int, line: int | None, errors: Any, record: Any) -> None:
+        """Count one failed record under each of its causes."""
+        seen: set[tuple[str, str, str]] = set()
+        for error in errors if isinstance(errors, list) else [{}]:
+            error = error if isinstance(error, dict) else {}
+            reason = str(error.get("reason") or "Unknown")
+            info = error.get("info")
+            causes = info.get("causes") if isinstance(info, dict) else None
+            for cause in causes if isinstance(causes, list) and causes else [None]:
+                cause = cause if isinstance(cause, dict) else {}
+                location = str(cause.get("location") or "")
+                kind = str(cause.get("kind") or "")
+                key = (reason, location, kind)
+                if key in seen:
+                    continue
+                seen.add(key)
+                group = self.failures.get(key)
+                if group is not None:
+                    group.count += 1
+                    continue
+                example: dict[str, Any] = {"index": index, "line": line}
+                example["message"] = str(cause.get("message") or error.get("message") or "")
+                if cause.get("details"):
+                    example["details"] = cause["details"]
+                if location:
+                    value = _at(record, location)
+                    if value is not None:
+                        example["value"] = value
+                self.failures[key] = _Group(1, example)
+
+    def warned(self, index: int, line: int | None, warnings: list[dict[str, str]]) -> None:
+        """Count a record's client-side warnings (conversions, what a converter could not carry)."""
+        for warning in warnings:
+            kind = warning.get("kind", "warning")
+            group = self.warnings.get(kind)
+            if group is not None:
+                group.count += 1
+            else:
+                self.warnings[kind] = _Group(1, {"index": index, "line": line, "message": warning.get("message", "")})
+
+    @classmethod
+    def from_report(cls, path: Path) -> FailureSummary:
+        """The summary of every outcome in a report."""
+        summary = cls()
+        decoder = msgspec.json.Decoder(_Line)
+        with path.open("rb") as file:
+            for raw in file:
+                if not raw.startswith(b'{"index"'):
+                    continue
+                try:
+                    item = decoder.decode(raw)
+                except (msgspec.DecodeError, msgspec.ValidationError):
+                    continue
+                if item.index is None:
+                    continue
+                if item.outcome == "failed":
+                    summary.failed(item.index, item.line, item.errors, item.record)
+                if item.client_warnings:
+                    summary.warned(item.index, item.line, item.client_warnings)
+        return summary
+
+    def as_json(self, *, records: int, counts: dict[str, int]) -> dict[str, Any]:
+        """The summary file's content."""
+        failures = sorted(self.failures.items(), key=lambda item: (-item[1].count, item[0]))
+        warnings = sorted(self.warnings.items(), key=lambda item: (-item[1].count, item[0]))
+        return {
+            "records": records,
+            "counts": counts,
+            "failures": [
+                {"reason": r, "location": loc, "kind": k, "count": g.count, "example": g.example}
+                for (r, loc, k), g in failures
+            ],
+            "warnings": [{"kind": k, "count": g.count, "example": g.example} for k, g in warnings],
+        }
+
+    def write(self, path: Path, *, records: int, counts: dict[str, int]) -> None:
+        """Write the JSON file (a temporary file renamed into place: never a torn summary)."""
+        temp = path.with_name(f".{path.name}.part")
+        temp.write_bytes(msgspec.json.format(msgspec.json.encode(self.as_json(records=records, counts=counts))))
+        os.replace(temp, path)
+
+    def describe(self) -> list[str]:
+        """Lines for stderr: the largest groups first."""
+        lines: list[str] = []
+        if self.failures:
+            lines.append("failures by reason and location (count, then the first example):")
+            ordered = sorted(self.failures.items(), key=lambda item: (-item[1].count, item[0]))
+            for (reason, location, kind), group in ordered[:_SHOWN]:
+                where = f" {location}" if location else ""
+                what = f" ({kind})" if kind else ""
+                example = group.example
+                value = f" {msgspec.json.encode(example['value']).decode()}:" if "value" in example else ""
+                lines.append(
+                    f"  {group.count:>7,}  {reason}{where}{what}; "
+                    f"e.g. line {example['line']}:{value} {example['message']}"
+                )
+            if len(ordered) > _SHOWN:
+                lines.append(f"  ... and {len(ordered) - _SHOWN} more groups (in the JSON summary)")
+        if self.warnings:
+            lines.append("warnings (count, then the first example):")
+            for kind, group in sorted(self.warnings.items(), key=lambda item: (-item[1].count, item[0])):
+                lines.append(
+                    f"  {group.count:>7,}  {kind}; e.g. line {group.example['line']}: {group.example['message']}"
+                )
+        return lines
