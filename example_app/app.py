@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from importlib.metadata import version
+
 from litestar import Litestar, get
+from litestar.openapi import OpenAPIConfig
 
 from example_app.oauth import jwks, token
 from example_app.settings import userio_config
@@ -23,4 +26,13 @@ async def index() -> dict[str, str]:
     }
 
 
-app = Litestar(route_handlers=[index, token, jwks], plugins=[UserIOPlugin(userio_config())])
+app = Litestar(
+    route_handlers=[index, token, jwks],
+    plugins=[UserIOPlugin(userio_config())],
+    openapi_config=OpenAPIConfig(
+        title="litestar-userio example",
+        version=version("litestar-userio"),
+        description="The admin API (Bearer: an Admin API JWT, `litestar userio admin-token`) and a demo OAuth "
+        "token endpoint. Try it at /schema/swagger.",
+    ),
+)

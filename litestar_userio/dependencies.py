@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from litestar import Request
 from litestar.datastructures import State
 from litestar.di import NamedDependency
+from litestar.params import HeaderParameter
 
 from litestar_userio.projects.service import ProjectRecord
 from litestar_userio.services import Services
@@ -34,6 +35,16 @@ def provide_services(state: State) -> Services:
     return services
 
 
-async def provide_admin_project(request: Request[Any, Any, Any], userio: NamedDependency[Services]) -> ProjectRecord:
-    """The project of an authenticated admin request (SPEC 5); raises a 403 error otherwise."""
+async def provide_admin_project(
+    request: Request[Any, Any, Any],
+    userio: NamedDependency[Services],
+    host: Annotated[
+        str | None,
+        HeaderParameter(name="host", required=False, description="Selects the project by one of its domains (SPEC 5.4)."),
+    ] = None,
+) -> ProjectRecord:
+    """The project of an authenticated admin request (SPEC 5); raises a 403 error otherwise.
+
+    `host` is read from the request by the authenticator; declared here so the OpenAPI schema shows it.
+    """
     return await userio.admin.authenticate(request)

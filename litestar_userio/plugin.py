@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from click import Group
-from litestar import Litestar
+from litestar import Litestar, Router
 from litestar.config.app import AppConfig
 from litestar.di import Provide
 from litestar.plugins import CLIPluginProtocol, InitPluginProtocol
@@ -17,6 +17,7 @@ from litestar_userio.errors import HookError, PasswordVerificationBusy, oauth_bu
 from litestar_userio.exports.controller import build_export_controller
 from litestar_userio.hooks.controller import build_hooks_controller
 from litestar_userio.imports.controller import build_import_controller
+from litestar_userio.openapi import ADMIN_SECURITY, document_admin_api
 from litestar_userio.services import Services
 from litestar_userio.storage import build_download_controller
 
@@ -38,9 +39,13 @@ class UserIOPlugin(InitPluginProtocol, CLIPluginProtocol):
 
     def on_app_init(self, app_config: AppConfig) -> AppConfig:
         """Register controllers, the services provider and the lifespan that starts the services."""
-        app_config.route_handlers.append(build_import_controller(self._config))
-        app_config.route_handlers.append(build_export_controller(self._config))
-        app_config.route_handlers.append(build_hooks_controller(self._config))
+        admin_api = [
+            build_import_controller(self._config),
+            build_export_controller(self._config),
+            build_hooks_controller(self._config),
+        ]
+        app_config.route_handlers.append(Router("/", route_handlers=admin_api, security=ADMIN_SECURITY))
+        document_admin_api(app_config)
         app_config.exception_handlers.setdefault(HookError, oauth_error_handler)
         app_config.exception_handlers.setdefault(PasswordVerificationBusy, oauth_busy_handler)
         storage = self._config.exports.storage

@@ -65,3 +65,30 @@ async def test_the_docs_page_renders(env):
 
     assert response.status_code == 200
     assert "swagger" in response.text.lower()
+
+
+async def test_every_admin_endpoint_takes_a_bearer_token_and_the_host_header(schema):
+    scheme = schema["components"]["securitySchemes"]["AdminAPIJWT"]
+
+    assert (scheme["type"], scheme["scheme"], scheme["bearerFormat"]) == ("http", "bearer", "JWT")
+    for method, path in ENDPOINTS:
+        operation = schema["paths"][path][method]
+        assert operation["security"] == [{"AdminAPIJWT": []}]
+        assert {"name": "host", "in": "header"}.items() <= next(
+            p for p in operation["parameters"] if p["name"] == "host"
+        ).items()
+
+
+@pytest.mark.parametrize(("method", "path"), list(ENDPOINTS))
+async def test_a_400_is_documented_in_our_envelope_not_litestars(schema, method, path):
+    envelope = ENDPOINTS[(method, path)][2]
+    answer = schema["paths"][path][method]["responses"]["400"]["content"]["application/json"]["schema"]
+
+    assert answer["$ref"].endswith(envelope)
+
+
+async def test_the_schema_has_a_real_title_and_version(schema):
+    from importlib.metadata import version
+
+    assert schema["info"]["title"] != "Litestar API"
+    assert schema["info"]["version"] == version("litestar-userio")

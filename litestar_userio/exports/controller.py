@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import msgspec
 from litestar import Controller, Request, Response, get, post
@@ -66,8 +67,26 @@ def _every_cause(body: bytes) -> list[Cause]:
         return []
 
 
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
 def _origin(request: Request[Any, Any, Any]) -> str:
-    return str(request.base_url).rstrip("/")
+    """The origin the client used, for the local store's download URL when no `base_url` is configured.
+
+    A Host header without a port (`--host trial.localhost` against port 8443) gets the port the request came
+    in on, unless a proxy forwarded it (then the proxy's public port is the default one, or `base_url` says).
+    """
+    origin = str(request.base_url).rstrip("/")
+    host = request.headers.get("host", "")
+    server = request.scope.get("server")
+    forwarded = any(name in request.headers for name in ("forwarded", "x-forwarded-for", "x-forwarded-host"))
+    if not host or forwarded or not server or server[1] is None or host.endswith("]") or ":" in host:
+        return origin
+    port = int(server[1])
+    if port == _DEFAULT_PORTS.get(request.url.scheme):
+        return origin
+    parts = urlsplit(origin)
+    return urlunsplit(parts._replace(netloc=f"{parts.hostname}:{port}"))
 
 
 def build_export_controller(config: UserIOConfig) -> type[Controller]:

@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 from itertools import accumulate
 from typing import Any
 
 import msgspec
 from litestar import Controller, Request, Response, get, post
 from litestar.di import NamedDependency, Provide
+from litestar.exceptions import HTTPException
 from litestar.params import FromPath
 
 from litestar_userio.config import UserIOConfig
 from litestar_userio.dependencies import provide_admin_project
-from litestar_userio.errors import InvalidRequest, UnsupportedMediaType, import_error_handler
+from litestar_userio.errors import BodyTooLarge, InvalidRequest, UnsupportedMediaType, import_error_handler
 from litestar_userio.imports.schemas import ImportRequest, ImportTaskCreated, ImportTaskStatus, UserRecord
 from litestar_userio.jsonbody import find_duplicate_key
 from litestar_userio.openapi import ImportErrorBody, error_responses, json_body
@@ -93,6 +95,20 @@ def idempotency_key(header: str | None) -> str | None:
     return header
 
 
+def _import_errors(limit: int) -> Callable[[Request[Any, Any, Any], Exception], Response[Any]]:
+    """The import error handler, with a 413 that states the limit and the way out."""
+
+    def handler(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
+        if isinstance(exc, HTTPException) and exc.status_code == 413:
+            exc = BodyTooLarge(
+                f"request body is over the limit of {limit} bytes: send fewer records per request, or import the"
+                " file with the `userio import` CLI (pip install 'litestar-userio[cli]'), which splits it"
+            )
+        return import_error_handler(request, exc)
+
+    return handler
+
+
 def build_import_controller(config: UserIOConfig) -> type[Controller]:
     """The import controller for this config (path, body limit)."""
 
@@ -102,7 +118,7 @@ def build_import_controller(config: UserIOConfig) -> type[Controller]:
         path = f"{config.path_prefix}/users/import"
         tags = ["User import"]
         dependencies = {"project": Provide(provide_admin_project)}
-        exception_handlers = {Exception: import_error_handler}
+        exception_handlers = {Exception: _import_errors(config.imports.max_body_size)}
         request_max_body_size = config.imports.max_body_size
 
         @post(

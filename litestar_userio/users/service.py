@@ -63,6 +63,18 @@ class UserService:
                 f"password expired at {expire_after.isoformat()}; it must be changed before signing in",
                 info={"expire_after": expire_after.isoformat()},
             )
+        if password:
+            await self.record_sign_in(project_id, user_id)
+
+    async def record_sign_in(self, project_id: str, user_id: str) -> None:
+        """Set the user's `last_login_at` (exported, SPEC 2.6): a password sign-in that passed every check."""
+        async with self.db.transaction() as tx:
+            await tx.execute(
+                "UPDATE userio_user SET last_login_at = $3 WHERE project_id = $1 AND id = $2",
+                project_id,
+                user_id,
+                self.clock.now(),
+            )
 
     async def verify_password(self, project_id: str, login_id: str, password: str) -> str | None:
         """The user id when `password` matches the user's primary password, else None.
