@@ -40,7 +40,7 @@ async def provide_admin_project(
     userio: NamedDependency[Services],
     host: Annotated[
         str | None,
-        HeaderParameter(name="host", required=False, description="Selects the project by one of its domains (SPEC 5.4)."),
+        HeaderParameter(name="host", required=False, description="Selects the project (SPEC 5.4)."),
     ] = None,
 ) -> ProjectRecord:
     """The project of an authenticated admin request (SPEC 5); raises a 403 error otherwise.

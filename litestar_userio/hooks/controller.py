@@ -285,6 +285,12 @@ def build_hooks_controller(config: UserIOConfig) -> type[Controller]:
             preview = await userio.tokens.preview(
                 project.id, body.event, body.client_id, body.user_id, issuer=_origin(request), hooks=hooks
             )
+            application = await userio.tokens.applications.get(project.id, body.client_id)
+            if body.event == "oidc.jwt.pre_create" and application and not application.issue_jwt_access_token:
+                preview.warnings.append(
+                    f"client {body.client_id!r} gets opaque access tokens: oidc.jwt.pre_create hooks never run for"
+                    " it (this preview shows what they would do to a JWT)"
+                )
             return HookTestResult(preview)
 
     return HooksController

@@ -36,6 +36,8 @@ class HookPreview(msgspec.Struct, omit_defaults=True):
     added_claims: dict[str, Any]
     hooks: list[HookRun]
     error: ErrorObject | msgspec.UnsetType = msgspec.UNSET
+    warnings: list[str] = msgspec.field(default_factory=list)
+    """What makes the preview differ from real issuance (a client that gets opaque tokens runs no JWT hook)."""
 
 
 class AccessToken(msgspec.Struct):

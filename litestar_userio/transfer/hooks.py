@@ -95,9 +95,9 @@ def test(connection: Connection, quiet: bool, file: Path | None, user_id: str, c
                 f"warning: {warning.get('message', warning) if isinstance(warning, dict) else warning}", err=True
             )
         for run in preview.get("hooks", []) if isinstance(preview, dict) else []:
-            console = run.get("console") if isinstance(run, dict) else None
-            if console:
-                click.echo(console if isinstance(console, str) else msgspec.json.encode(console).decode(), err=True)
+            for entry in run.get("console") or [] if isinstance(run, dict) else []:
+                if isinstance(entry, dict):
+                    click.echo(f"console.{entry.get('level', 'log')}: {entry.get('message', '')}", err=True)
         _print_json(preview.get("added_claims", {}) if isinstance(preview, dict) else preview)
         error = preview.get("error") if isinstance(preview, dict) else None
         if error:

@@ -159,6 +159,16 @@ async def test_body_over_500000_bytes_is_413(project):
     assert set(response.json()) == {"error"}
 
 
+async def test_the_413_answer_states_the_limit_and_points_to_the_cli(project):
+    response = await project.env.client.post(
+        IMPORT, content=_body_of_size(500_001), headers={**project.headers(), "Content-Type": "application/json"}
+    )
+
+    assert response.status_code == 413
+    assert "500000 bytes" in response.json()["error"]
+    assert "userio import" in response.json()["error"]
+
+
 async def test_completed_task_expires_after_24_hours(env, project):
     response = await project.post(IMPORT, {"identifier": "email", "records": [{"email": "a@example.com"}]})
     await env.drain()

@@ -131,3 +131,19 @@ async def test_hooks_api_requires_the_admin_token(world):
 
     assert response.status_code == 403
     assert response.json()["error"]["name"] == "Forbidden"
+
+
+async def test_the_test_runner_warns_when_the_client_only_gets_opaque_tokens(world):
+    await world.put_hooks(("oidc.jwt.pre_create", OK_HOOK))
+
+    opaque = await world.project.post(
+        f"{HOOKS}/test", {"event": "oidc.jwt.pre_create", "user_id": world.user_id, "client_id": "opaque-app"}
+    )
+    jwt_client = await world.project.post(
+        f"{HOOKS}/test", {"event": "oidc.jwt.pre_create", "user_id": world.user_id, "client_id": "jwt-app"}
+    )
+
+    (warning,) = opaque.json()["result"]["warnings"]
+    assert "opaque-app" in warning
+    assert "opaque access tokens" in warning
+    assert "warnings" not in jwt_client.json()["result"]
