@@ -12,7 +12,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import click
 from litestar import Litestar
@@ -55,6 +55,12 @@ def _with_services(ctx: click.Context, action: Callable[[Services], Awaitable[T]
     return asyncio.run(run())
 
 
+def _refuse(message: str) -> NoReturn:
+    """One line on stderr and exit 1: a refusal is not a crash, it needs no box or traceback."""
+    click.echo(f"error: {message}", err=True)
+    raise click.exceptions.Exit(1)
+
+
 def _write_private_key(path: Path, pem: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -93,7 +99,7 @@ def project_group() -> None:
 def project_create(ctx: click.Context, project_id: str, domains: tuple[str, ...], key_out: Path | None) -> None:
     """Create a project and its admin API key pair; print the key id."""
     if not PROJECT_ID.fullmatch(project_id):
-        raise click.ClickException(
+        _refuse(
             f"invalid project id {project_id!r}: use 1-63 lower-case letters, digits and '-', starting with a letter"
             " or digit (e.g. acme-prod)"
         )
@@ -106,7 +112,7 @@ def project_create(ctx: click.Context, project_id: str, domains: tuple[str, ...]
         for domain in domains:
             owner = await services.projects.domain_owner(domain)
             if owner is not None:
-                raise click.ClickException(f"domain {domain!r} already selects project {owner!r}")
+                _refuse(f"domain {domain!r} already selects project {owner!r}")
         await services.projects.create(project_id, domains)
         await services.projects.add_admin_key(project_id, pair.kid, pair.public_pem)
 

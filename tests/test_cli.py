@@ -143,3 +143,75 @@ def test_token_ttl_is_bounded(cli_env):
 
     assert result.returncode == 2
     assert "--ttl" in result.stderr
+
+
+def test_a_taken_domain_is_refused_with_one_line(cli_env, tmp_path):
+    pid = project_id(tmp_path)
+    userio(cli_env, "project", "create", "--id", pid, "--domain", f"{pid}.example.test")
+
+    taken = userio(cli_env, "project", "create", "--id", f"{pid}-b", "--domain", f"{pid}.EXAMPLE.test", check=False)
+    listed = userio(cli_env, "project", "list").stdout.splitlines()
+
+    assert taken.returncode == 1
+    assert (
+        taken.stderr.strip().splitlines()[-1] == f"error: domain '{pid}.EXAMPLE.test' already selects project '{pid}'"
+    )
+    assert "Traceback" not in taken.stderr
+    assert f"{pid}-b\t" not in "\n".join(listed)
+    assert not (Path(cli_env["USERIO_HOME"]) / f"{pid}-b-admin-key.pem").exists()
+
+
+@pytest.mark.parametrize("bad", ["Bad_ID!", "UPPER", "-leading", "a" * 64, ""])
+def test_a_malformed_project_id_is_refused_with_one_line(cli_env, bad):
+    result = userio(cli_env, "project", "create", "--id", bad, "--domain", "bad.example.test", check=False)
+
+    assert result.returncode == 1
+    assert result.stderr.startswith("error: invalid project id")
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in result.stderr
+
+
+def test_project_list_prints_each_project_with_its_domains(cli_env, tmp_path):
+    pid = project_id(tmp_path)
+    userio(cli_env, "project", "create", "--id", pid, "--domain", f"{pid}.example.test", "--domain", f"b.{pid}.test")
+
+    listed = userio(cli_env, "project", "list").stdout.splitlines()
+
+    assert f"{pid}\tb.{pid}.test,{pid}.example.test" in listed
+
+
+def test_roles_and_groups_list_print_the_keys(cli_env, tmp_path):
+    pid = project_id(tmp_path)
+    userio(cli_env, "project", "create", "--id", pid, "--domain", f"{pid}.example.test")
+    userio(cli_env, "roles", "add", "--project", pid, "editor", "admin")
+    userio(cli_env, "groups", "add", "--project", pid, "staff")
+
+    roles = userio(cli_env, "roles", "list", "--project", pid)
+    groups = userio(cli_env, "groups", "list", "--project", pid)
+    unknown = userio(cli_env, "roles", "list", "--project", f"{pid}-none", check=False)
+
+    assert roles.stdout.splitlines() == ["admin", "editor"]
+    assert groups.stdout.splitlines() == ["staff"]
+    assert unknown.returncode == 1
+    assert f"no project '{pid}-none'" in unknown.stderr
+
+
+async def test_client_create_registers_a_client_the_token_service_uses(cli_env, tmp_path):
+    pid = project_id(tmp_path)
+    userio(cli_env, "project", "create", "--id", pid, "--domain", f"{pid}.example.test")
+
+    jwt_client = userio(cli_env, "client", "create", "--project", pid, "--client-id", "web")
+    opaque = userio(cli_env, "client", "create", "--project", pid, "--client-id", "legacy", "--opaque-access-token")
+    again = userio(cli_env, "client", "create", "--project", pid, "--client-id", "web", check=False)
+
+    assert (jwt_client.stdout, opaque.stdout) == ("web\n", "legacy\n")
+    assert again.returncode == 1
+    assert "client 'web' already exists" in again.stderr
+    services = await Services.start(UserIOConfig(database_url=cli_env["USERIO_DATABASE_URL"]), run_jobs=False)
+    try:
+        web = await services.tokens.applications.get(pid, "web")
+        legacy = await services.tokens.applications.get(pid, "legacy")
+    finally:
+        await services.close()
+    assert web is not None and web.issue_jwt_access_token is True
+    assert legacy is not None and legacy.issue_jwt_access_token is False
