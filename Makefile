@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+DEMO_STAMP := $(VENV)/.demo-installed
 
 .PHONY: demo test test-hard test-cluster test-quick lint typecheck bench-import bench-export bench-hooks bench-load clean
 
@@ -12,7 +13,12 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-demo: $(STAMP)
+# The demo needs only the example extra (the server, uvicorn and the `userio` client): no dev toolchain.
+$(DEMO_STAMP): pyproject.toml
+	@if [ -f $(STAMP) ] && [ $(STAMP) -nt pyproject.toml ]; then touch $@; else \
+		$(PYTHON) -m venv $(VENV) && $(BIN)/pip install --quiet --disable-pip-version-check -e '.[example]' && touch $@; fi
+
+demo: $(DEMO_STAMP)
 	$(BIN)/python -m example_app
 
 test: $(STAMP)

@@ -16,6 +16,14 @@ from example_app.settings import home, userio_config
 from litestar_userio.auth.keys import sign_admin_token
 
 
+ADA_REQUEST = (
+    '{"identifier": "email", "records": [{"email": "ada@example.com", "email_verified": true, "name": "Ada Lovelace",'
+    ' "roles": ["admin"], "custom_attributes": {"plan": "pro"}, "password": {"type": "bcrypt", "password_hash":'
+    ' "$2b$04$gfLwerl3GiBpgFfuAmfck.Bxn1y20no2FfB9SHzdpb6loeI/1UMZS"}}]}'
+)
+"""The README's Ada: her hash is bcrypt("correct horse"), so step 4 (sign in as Ada) works after this."""
+
+
 def main() -> None:
     state = home()
     state.mkdir(parents=True, exist_ok=True)
@@ -32,16 +40,19 @@ def main() -> None:
         shown += f"export TOKEN=$(cat {token_path.resolve()})"
     print(
         f"""
-litestar-userio example: {base}   (state in {state.resolve()})
+litestar-userio example: {base}   (state in {state.resolve()}; API docs at {base}/schema/swagger)
 
 Admin API JWT for project "{DEMO_PROJECT}" (valid 12 h; make another with
   USERIO_HOME={state} .venv/bin/litestar --app example_app.app:app userio admin-token --project {DEMO_PROJECT}):
 
 {shown}
 
-curl --cacert {cert} -H "Authorization: Bearer $TOKEN" -H "Content-Type: application/json" \\
-  -d '{{"identifier": "email", "records": [{{"email": "ada@example.com", "name": "Ada"}}]}}' \\
+Import Ada with her bcrypt password ("correct horse"), step 1 of the README's quick start:
+
+curl --cacert {cert} -H "Authorization: Bearer $TOKEN" -H "Content-Type: application/json" -d '{ADA_REQUEST}' \\
   {base}/_api/admin/users/import
+
+or a whole file with the migration client: .venv/bin/userio import docs/samples/users.ndjson
 """,
         flush=True,
     )
