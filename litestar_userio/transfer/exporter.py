@@ -17,11 +17,18 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
+from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 import msgspec
 
-from litestar_userio.transfer.client import EXPORT_PATH, AdminClient, TransferError, describe_transport_error
+from litestar_userio.transfer.client import (
+    EXPORT_PATH,
+    AdminClient,
+    Connection,
+    TransferError,
+    describe_transport_error,
+)
 from litestar_userio.transfer.progress import ExportProgress, format_count
 
 __all__ = ["ExportResult", "ExportSettings", "describe_export", "parse_field", "run_export"]
@@ -107,12 +114,34 @@ async def _wait(client: AdminClient, task_id: str, progress: ExportProgress) -> 
         delay = min(delay * 2, _POLL_MAX)
 
 
-async def _download(http: httpx.AsyncClient, url: str, temp: Path, progress: ExportProgress) -> tuple[int, str]:
+def _route(url: str, connection: Connection) -> tuple[str, dict[str, str]]:
+    """Where to fetch a download URL: a URL on the `--host` name goes to `--url`'s address with that Host.
+
+    `--host` says the server at `--url` answers for that name, which need not resolve here (`trial.localhost`).
+    """
+    parts = urlsplit(url)
+    if not connection.host or parts.hostname is None:
+        return url, {}
+    if _bare_host(parts.hostname) != _bare_host(connection.host):
+        return url, {}
+    server = urlsplit(connection.url)
+    return urlunsplit(parts._replace(scheme=server.scheme, netloc=server.netloc)), {"Host": parts.netloc}
+
+
+def _bare_host(host: str) -> str:
+    """A host name without port, lower case."""
+    return host.strip().lower().rsplit(":", 1)[0] if host.count(":") == 1 else host.strip().lower()
+
+
+async def _download(
+    http: httpx.AsyncClient, url: str, temp: Path, progress: ExportProgress, connection: Connection
+) -> tuple[int, str]:
     """Stream `url` into `temp`; the size and SHA-256 of what arrived."""
     digest = hashlib.sha256()
     size = 0
+    target, headers = _route(url, connection)
     try:
-        async with http.stream("GET", url) as response:
+        async with http.stream("GET", target, headers=headers) as response:
             if response.status_code in (401, 403, 404, 410):
                 raise _Expired()
             if not response.is_success:
@@ -171,7 +200,7 @@ async def run_export(
                 if not isinstance(url, str):
                     raise TransferError(f"export task {task_id} completed without a download URL")
                 try:
-                    size, sha256 = await _download(http, url, temp, progress)
+                    size, sha256 = await _download(http, url, temp, progress, client.connection)
                     break
                 except _Expired:
                     if attempt == _DOWNLOAD_ATTEMPTS:

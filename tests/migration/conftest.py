@@ -217,7 +217,12 @@ async def _wait_until_up(url: str, cert: Path, server: subprocess.Popen[bytes], 
 
 
 async def start_deployment(
-    name: str, home: Path, database_url: str | None, redis_url: str | None, workers: int = 2
+    name: str,
+    home: Path,
+    database_url: str | None,
+    redis_url: str | None,
+    workers: int = 2,
+    download_base_url: bool = True,
 ) -> Deployment:
     home.mkdir(parents=True, exist_ok=True)
     port = free_port()
@@ -229,7 +234,7 @@ async def start_deployment(
         "USERIO_DATABASE_URL": database_url or "",
         "USERIO_REDIS_URL": redis_url or "",
         "USERIO_QUEUE_NAME": f"userio:migration:{uuid.uuid4().hex[:8]}",
-        "USERIO_DOWNLOAD_BASE_URL": proxy.url,
+        "USERIO_DOWNLOAD_BASE_URL": proxy.url if download_base_url else "",
         "PORT": str(port),
         "LOG_LEVEL": "warning",
         "PYTHONUNBUFFERED": "1",
@@ -292,6 +297,19 @@ async def postgres_deployment(
     home = tmp_path_factory.mktemp("home-postgres")
     async for running in _session_deployment("postgres-arq", home, postgres_url, redis_url):
         yield running
+
+
+@pytest.fixture(scope="session")
+async def direct_deployment(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Deployment]:
+    """The embedded default with no public base URL configured: download URLs come from the request."""
+    home = tmp_path_factory.mktemp("home-direct")
+    running = await start_deployment("sqlite-direct", home, None, None, download_base_url=False)
+    try:
+        yield running
+    finally:
+        _stop(running.processes)
+        running.proxy.close()
+        await running.db.close()
 
 
 @pytest.fixture(params=DEPLOYMENTS)

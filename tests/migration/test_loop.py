@@ -1,0 +1,476 @@
+"""The migration loop through `userio` (real processes, a live example app): settings, resume, files, summaries.
+
+Each test drives the `userio` console script as a person would and checks what they see: exit codes, the
+lines on stderr (and that the commands printed there run as printed), the files written, the rows stored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shlex
+import signal
+import ssl
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+from tests.migration.conftest import USERIO, Deployment, Project, make_workload
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _lines(path: Path) -> list[dict]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_bytes().splitlines() if line.endswith(b"}")]
+
+
+def printed_command(stderr: str, after: str) -> list[str]:
+    """The command the CLI printed after `after` (same line or the next one), split as a shell would."""
+    lines = stderr.splitlines()
+    for position, line in enumerate(lines):
+        if after in line:
+            rest = line.split(after, 1)[1].strip()
+            text = rest or lines[position + 1].strip()
+            args = shlex.split(text)
+            assert args[0] == "userio", text
+            return args
+    raise AssertionError(f"no {after!r} in {stderr}")
+
+
+def run_printed(
+    deployment: Deployment, args: list[str], cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """A printed `userio ...` command, run as printed (the console script on PATH)."""
+    return subprocess.run(
+        [USERIO, *args[1:]], cwd=cwd, env={**deployment.env, **(env or {})}, capture_output=True, text=True,
+        timeout=240,
+    )  # fmt: skip
+
+
+def jsonl(records: list[dict]) -> bytes:
+    return b"".join(json.dumps(r, ensure_ascii=False).encode() + b"\n" for r in records)
+
+
+async def names(deployment: Deployment, project: Project) -> dict[str, str]:
+    rows = await deployment.fetch(
+        "SELECT i.normalized_value AS login, u.standard_attributes AS attrs FROM userio_user u"
+        " JOIN userio_identity i ON i.user_id = u.id WHERE u.project_id = $1 AND i.login_id_key = 'email'",
+        project.id,
+    )
+    return {row["login"]: json.loads(row["attrs"]).get("name") for row in rows}
+
+
+# Where a command connects.
+
+
+async def test_connection_settings_from_environment_variables_and_a_profile(embedded: Deployment, tmp_path):
+    by_env, by_profile = await embedded.make_project(), await embedded.make_project()
+    (tmp_path / "a.ndjson").write_bytes(jsonl([{"email": "env@example.com"}]))
+    (tmp_path / "b.ndjson").write_bytes(jsonl([{"email": "profile@example.com"}]))
+    key = embedded.home / f"{by_profile.id}-admin-key.pem"
+    profiles = tmp_path / "config" / "userio" / "profiles.toml"
+    profiles.parent.mkdir(parents=True)
+    profiles.write_text(
+        f'[staging]\nurl = "{embedded.url}"\nproject = "{by_profile.id}"\nhost = "{by_profile.host}"\nkey = "{key}"\n'
+    )
+    variables = {"USERIO_URL": embedded.url, "USERIO_PROJECT": by_env.id, "USERIO_HOST": by_env.host}
+
+    from_env = embedded.cli("import", "a.ndjson", "-q", cwd=tmp_path, env=variables)
+    from_profile = embedded.cli(
+        "import",
+        "b.ndjson",
+        "--profile",
+        "staging",
+        "--report",
+        "b.report",
+        "--failed",
+        "b.failed",
+        "-q",
+        cwd=tmp_path,
+        env={"XDG_CONFIG_HOME": str(tmp_path / "config")},
+    )
+    unknown = embedded.cli(
+        "import",
+        "b.ndjson",
+        "--profile",
+        "prod",
+        "--report",
+        "c.report",
+        cwd=tmp_path,
+        env={"XDG_CONFIG_HOME": str(tmp_path / "config")},
+    )
+
+    assert from_env.returncode == 0, from_env.stderr
+    assert from_profile.returncode == 0, from_profile.stderr
+    assert await names(embedded, by_env) == {"env@example.com": None}
+    assert await names(embedded, by_profile) == {"profile@example.com": None}
+    assert unknown.returncode == 2
+    assert unknown.stderr.strip() == f"error: no profile [prod] in {profiles} (it has: staging)"
+
+
+# Nothing lost between runs.
+
+
+async def test_resume_takes_every_setting_from_the_report_header(embedded: Deployment, tmp_path):
+    """The printed "continue with:" line runs as printed, in the run's project, into the run's own files."""
+    workload = make_workload(tmp_path / "users.ndjson", 3000, tag="loop.")
+    project = await embedded.make_project()
+    process = subprocess.Popen(
+        [USERIO, "import", "users.ndjson", *project.args(embedded), "--quiet", "--failed", "mine-failed.ndjson",
+         "--report", "mine.ndjson", "--upsert", "--max-request-bytes", "40000", "--in-flight", "2"],
+        cwd=tmp_path, env=embedded.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while sum("index" in line for line in _lines(tmp_path / "mine.ndjson")) < 300:
+        assert time.monotonic() < deadline and process.poll() is None
+        await asyncio.sleep(0.02)
+    os.kill(process.pid, signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130
+    command = printed_command(stderr.decode(), "continue with:")
+    header = _lines(tmp_path / "mine.ndjson")[0]["run"]
+
+    resumed = run_printed(embedded, command, tmp_path, env={"USERIO_PROJECT": "demo", "USERIO_HOST": "localhost"})
+
+    assert command == ["userio", "import", "users.ndjson", "--resume", "mine.ndjson"]
+    assert (header["project"], header["host"], header["upsert"], header["failed"]) == (
+        project.id, project.host, True, str(tmp_path / "mine-failed.ndjson"),
+    )  # fmt: skip
+    assert resumed.returncode == 1, resumed.stderr
+    assert (tmp_path / "mine-failed.ndjson").read_bytes() == b"".join(line + b"\n" for line in workload.failed_lines())
+    assert not (tmp_path / "failed.ndjson").exists()
+    assert await embedded.user_count(project) == workload.inserted
+    outcomes = [line["outcome"] for line in _lines(tmp_path / "mine.ndjson") if "outcome" in line]
+    assert len(outcomes) == 3000
+    assert outcomes.count("failed") == workload.expected.count("failed")
+
+
+async def test_no_run_overwrites_or_appends_to_another_runs_files(embedded: Deployment, tmp_path):
+    project = await embedded.make_project()
+    (tmp_path / "a.ndjson").write_bytes(jsonl([{"email": "ok@example.com"}, {"email": "broken"}]))
+    (tmp_path / "b.ndjson").write_bytes(jsonl([{"email": "other@example.com"}, {"email": "also broken"}]))
+    first = embedded.cli("import", "a.ndjson", *project.args(embedded), "-q", cwd=tmp_path)
+    (tmp_path / "r4.failures.json").write_text("{}")
+    files = {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()}
+
+    dry_run = embedded.cli("import", "b.ndjson", *project.args(embedded), "--dry-run", "--report", "r2.ndjson",
+                           cwd=tmp_path)  # fmt: skip
+    same_report = embedded.cli("import", "b.ndjson", *project.args(embedded), "--failed", "f2.ndjson", cwd=tmp_path)
+    summary_taken = embedded.cli("import", "b.ndjson", *project.args(embedded), "--report", "r4.ndjson",
+                                 "--failed", "f4.ndjson", cwd=tmp_path)  # fmt: skip
+    export_taken = embedded.cli("export", "--format", "ndjson", "-o", "a.ndjson", *project.args(embedded),
+                                cwd=tmp_path)  # fmt: skip
+
+    assert first.returncode == 1
+    assert {"report.ndjson", "failed.ndjson", "report.failures.json"} <= set(files)
+    assert (dry_run.returncode, same_report.returncode, summary_taken.returncode) == (2, 2, 2)
+    assert "failed.ndjson exists from an earlier run" in dry_run.stderr
+    assert "report.ndjson exists from an earlier run" in same_report.stderr
+    assert "r4.failures.json exists from an earlier run" in summary_taken.stderr
+    assert export_taken.returncode == 2
+    assert "a.ndjson exists" in export_taken.stderr
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()} == files
+    assert await names(embedded, project) == {"ok@example.com": None}
+
+
+async def test_the_printed_fix_command_runs_as_printed_into_the_same_project(embedded: Deployment, tmp_path):
+    project = await embedded.make_project()
+    records = [{"email": "ada@example.com", "name": "Ada"}, {"email": "grace@", "name": "Grace"}]
+    (tmp_path / "users.ndjson").write_bytes(jsonl(records))
+    first = embedded.cli("import", "users.ndjson", *project.args(embedded), "--upsert", "-q", cwd=tmp_path)
+    command = printed_command(first.stderr, "fix them, then:")
+    failed = tmp_path / "failed.ndjson"
+    failed.write_bytes(failed.read_bytes().replace(b'"grace@"', b'"grace@example.com"'))
+
+    fixed = run_printed(embedded, command, tmp_path, env={"USERIO_PROJECT": "demo", "USERIO_URL": "https://nowhere"})
+
+    assert first.returncode == 1
+    assert "--upsert" in command and project.id in command and project.host in command
+    assert fixed.returncode == 0, fixed.stderr
+    assert await names(embedded, project) == {"ada@example.com": "Ada", "grace@example.com": "Grace"}
+    assert (tmp_path / "report-2.ndjson").exists()
+    assert (tmp_path / "failed-2.ndjson").read_bytes() == b""
+
+
+# Errors a person can act on.
+
+
+async def test_failures_are_grouped_by_reason_and_location_with_counts_and_one_example(embedded: Deployment, tmp_path):
+    project = await embedded.make_project()
+    records = [{"email": f"u{i}@example.com", "zoneinfo": "Mars/Olympus"} for i in range(3)]
+    records += [{"email": f"bad{i}"} for i in range(2)]
+    records += [{"email": "r@example.com", "roles": ["superuser"]}, {"email": "fine@example.com"}]
+    (tmp_path / "users.ndjson").write_bytes(jsonl(records))
+
+    result = embedded.cli("import", "users.ndjson", *project.args(embedded), "-q", cwd=tmp_path)
+    summary = json.loads((tmp_path / "report.failures.json").read_text())
+
+    assert result.returncode == 1
+    groups = {(g["reason"], g["location"]): (g["count"], g["example"]) for g in summary["failures"]}
+    assert {key: count for key, (count, _) in groups.items()} == {
+        ("ValidationFailed", "/zoneinfo"): 3,
+        ("ValidationFailed", "/email"): 2,
+        ("RoleUnknownKeys", ""): 1,
+    }
+    assert groups[("ValidationFailed", "/zoneinfo")][1] | {"message": None} == {
+        "index": 0, "line": 1, "value": "Mars/Olympus", "details": {"format": "timezone"}, "message": None,
+    }  # fmt: skip
+    assert groups[("ValidationFailed", "/email")][1]["line"] == 4
+    assert summary["counts"] == {"inserted": 1, "updated": 0, "skipped": 0, "failed": 6}
+    lines = result.stderr.splitlines()
+    start = lines.index("failures by reason and location (count, then the first example):")
+    assert lines[start + 1].split()[:3] == ["3", "ValidationFailed", "/zoneinfo"]
+    assert 'e.g. line 1: "Mars/Olympus":' in lines[start + 1]
+    assert lines[start + 2].split()[:3] == ["2", "ValidationFailed", "/email"]
+    assert "report.failures.json" in result.stderr
+
+
+async def test_phone_region_sends_national_and_spaced_numbers_as_e164(deployment: Deployment, tmp_path):
+    project = await deployment.make_project()
+    records = [
+        {"email": "a@example.com", "phone_number": "020 7946 0958"},
+        {"email": "b@example.com", "phone_number": "+44 7911 123456"},
+        {"email": "c@example.com", "phone_number": "07911 123458"},
+        {"email": "d@example.com", "phone_number": "+447911123457"},
+        {"email": "e@example.com", "phone_number": "12"},
+    ]
+    (tmp_path / "users.ndjson").write_bytes(jsonl(records))
+
+    result = deployment.cli("import", "users.ndjson", *project.args(deployment), "--phone-region", "gb", "-q",
+                            cwd=tmp_path)  # fmt: skip
+    bad_region = deployment.cli("import", "users.ndjson", *project.args(deployment), "--phone-region", "XX",
+                                "--report", "x.ndjson", cwd=tmp_path)  # fmt: skip
+
+    assert result.returncode == 1, result.stderr
+    rows = await deployment.fetch(
+        "SELECT normalized_value FROM userio_identity WHERE project_id = $1 AND login_id_key = 'phone'", project.id
+    )
+    assert {r["normalized_value"] for r in rows} == {"+442079460958", "+447911123456", "+447911123458", "+447911123457"}
+    report = {line["index"]: line for line in _lines(tmp_path / "report.ndjson") if "index" in line}
+    assert [len(report[i].get("client_warnings", [])) for i in range(5)] == [1, 1, 1, 0, 0]
+    assert report[0]["client_warnings"][0]["message"] == (
+        "phone_number '020 7946 0958' sent as '+442079460958' (--phone-region GB)"
+    )
+    assert report[4]["outcome"] == "failed"
+    summary = json.loads((tmp_path / "report.failures.json").read_text())
+    assert [(w["kind"], w["count"]) for w in summary["warnings"]] == [("phone_number_converted", 3)]
+    assert bad_region.returncode == 2
+    assert "--phone-region 'XX' is not a region code" in bad_region.stderr
+
+
+async def test_one_user_written_differently_is_one_login_id_on_both_sides(deployment: Deployment, tmp_path):
+    """The client orders records by the server's own normalization (NFKC, IDNA, E.164), so they apply in order."""
+    project = await deployment.make_project()
+    filler = [{"email": f"fill{i}@example.com", "name": "x" * 200} for i in range(400)]
+    records = [{"email": "Ada@BÜCHER.de", "name": "first"}, *filler, {"email": "ada@bücher.de", "name": "second"}]
+    (tmp_path / "users.ndjson").write_bytes(jsonl(records))
+
+    result = deployment.cli(
+        "import", "users.ndjson", *project.args(deployment), "--upsert", "--identifier", "email",
+        "--max-request-bytes", "5000", "--in-flight", "16", "-q", cwd=tmp_path,
+    )  # fmt: skip
+
+    assert result.returncode == 0, result.stderr
+    report = {line["index"]: line for line in _lines(tmp_path / "report.ndjson") if "index" in line}
+    assert (report[0]["outcome"], report[401]["outcome"]) == ("inserted", "updated")
+    assert report[0]["task"] != report[401]["task"]
+    assert (await names(deployment, project))["ada@xn--bcher-kva.de"] == "second"
+
+
+# Converters.
+
+
+async def test_converters_warn_for_what_they_cannot_carry_and_say_it_in_the_summary(embedded: Deployment, tmp_path):
+    project = await embedded.make_project()
+
+    result = embedded.cli(
+        "import", str(ROOT / "docs" / "samples" / "auth0-users.json"), "--from", "auth0", "--dry-run",
+        *project.args(embedded), "-q", cwd=tmp_path,
+    )  # fmt: skip
+    summary = json.loads((tmp_path / "report.failures.json").read_text())
+    report = {line["index"]: line for line in _lines(tmp_path / "report.ndjson") if "index" in line}
+
+    warnings = {w["kind"]: w for w in summary["warnings"]}
+    assert warnings["password_not_carried"]["count"] == 1
+    assert "md5" in warnings["password_not_carried"]["example"]["message"]
+    assert warnings["social_identity_not_carried"]["count"] == 1
+    assert "google-oauth2" in warnings["social_identity_not_carried"]["example"]["message"]
+    assert warnings["mfa_not_carried"]["count"] == 1
+    assert [w["kind"] for w in report[6]["client_warnings"]] == ["social_identity_not_carried"]
+    assert "social_identity_not_carried; e.g. line 7:" in result.stderr
+
+
+async def test_import_from_supabase_and_clerk_exports(embedded: Deployment, tmp_path):
+    project = await embedded.make_project()
+    fixtures = Path(__file__).parent / "fixtures"
+
+    supabase = embedded.cli("import", str(fixtures / "supabase_users.csv"), "--from", "supabase",
+                            *project.args(embedded), "-q", "--report", "s.ndjson", cwd=tmp_path)  # fmt: skip
+    clerk = embedded.cli("import", str(fixtures / "clerk_users.csv"), "--from", "clerk", "--upsert",
+                         *project.args(embedded), "-q", "--report", "c.ndjson", "--failed", "cf.csv", cwd=tmp_path)  # fmt: skip
+
+    assert supabase.returncode == 1  # the phone-only user has no email, the identifier
+    fix = printed_command(supabase.stderr, "fix them, then:")
+    fix[fix.index("--identifier") + 1] = "phone_number"
+    phone_only = run_printed(embedded, fix, tmp_path)
+    assert phone_only.returncode == 0, phone_only.stderr
+    assert clerk.returncode == 1  # ken signs in by username and phone: no email, the identifier
+    rows = await embedded.fetch(
+        "SELECT u.is_disabled, u.custom_attributes, a.password_hash, i.normalized_value FROM userio_user u"
+        " JOIN userio_identity i ON i.user_id = u.id"
+        " LEFT JOIN userio_authenticator a ON a.user_id = u.id AND a.type = 'password'"
+        " WHERE u.project_id = $1",
+        project.id,
+    )
+    by_login = {r["normalized_value"]: r for r in rows}
+    assert by_login["+447911123456"]["password_hash"] is None
+    assert bool(by_login["banned@example.com"]["is_disabled"]) is True
+    assert by_login["ada@example.com"]["password_hash"].startswith("$2b$04$")  # Supabase's, then Clerk's: same hash
+    assert json.loads(by_login["ada@example.com"]["custom_attributes"])["clerk_user_id"].startswith("user_")
+    assert "+14155550104" not in by_login
+    s_summary = json.loads((tmp_path / "s.failures.json").read_text())
+    c_summary = json.loads((tmp_path / "c.failures.json").read_text())
+    assert {w["kind"]: w["count"] for w in s_summary["warnings"]} == {"social_identity_not_carried": 1}
+    assert {w["kind"]: w["count"] for w in c_summary["warnings"]} == {
+        "password_not_carried": 1,
+        "extra_login_id_not_carried": 1,
+    }
+
+
+async def test_users_move_between_projects_with_from_userio(deployment: Deployment, tmp_path):
+    source, target = await deployment.make_project(), await deployment.make_project()
+    workload = make_workload(tmp_path / "users.ndjson", 200, tag="move.")
+    assert deployment.cli("import", "users.ndjson", *source.args(deployment), "-q", cwd=tmp_path).returncode == 1
+    exported = deployment.cli("export", "--format", "ndjson", "-o", "a.ndjson", *source.args(deployment), "-q",
+                              cwd=tmp_path)  # fmt: skip
+    assert exported.returncode == 0, exported.stderr
+
+    moved = deployment.cli("import", "a.ndjson", "--from", "userio", *target.args(deployment), "-q",
+                           "--report", "m.ndjson", "--failed", "m-failed.ndjson", cwd=tmp_path)  # fmt: skip
+    again = deployment.cli("export", "--format", "ndjson", "-o", "b.ndjson", *target.args(deployment), "-q",
+                           cwd=tmp_path)  # fmt: skip
+
+    assert moved.returncode == 0, moved.stderr
+    assert again.returncode == 0, again.stderr
+
+    def comparable(path: Path) -> dict[str, dict]:
+        documents = {}
+        for line in path.read_text().splitlines():
+            document = json.loads(line)
+            for key in ("sub", "created_at", "updated_at", "last_login_at", "identities"):
+                document.pop(key)
+            document["custom_attributes"].pop("userio_user_id", None)
+            documents[document["email"]] = document
+        return documents
+
+    before, after = comparable(tmp_path / "a.ndjson"), comparable(tmp_path / "b.ndjson")
+    assert len(before) == workload.inserted
+    assert after == before
+    summary = json.loads((tmp_path / "m.failures.json").read_text())
+    assert {w["kind"]: w["count"] for w in summary["warnings"]} == {"password_not_carried": len(before)}
+
+
+def test_the_guide_and_readme_sample_files_exist():
+    guide = (ROOT / "docs" / "migration-guide.md").read_text() + (ROOT / "README.md").read_text()
+    named = {word.strip("`'\"(),:") for word in guide.split() if "docs/samples/" in word}
+
+    assert named >= {
+        "docs/samples/users.ndjson",
+        "docs/samples/auth0-users.json",
+        "docs/samples/supabase-users.csv",
+        "docs/samples/clerk-users.csv",
+        "docs/samples/userio-export.ndjson",
+    }
+    for name in named:
+        assert (ROOT / name).is_file(), name
+
+
+# The server's side of the loop.
+
+
+async def test_export_through_host_without_a_configured_base_url_keeps_the_port(direct_deployment, tmp_path):
+    deployment: Deployment = direct_deployment
+    project = await deployment.make_project()
+    (tmp_path / "users.ndjson").write_bytes(jsonl([{"email": "a@example.com"}]))
+    assert deployment.cli("import", "users.ndjson", *project.args(deployment), "-q", cwd=tmp_path).returncode == 0
+
+    result = deployment.cli("export", "--format", "csv", "--field", "/email", "-o", "users.csv",
+                            *project.args(deployment), "-q", cwd=tmp_path)  # fmt: skip
+
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "users.csv").read_text().splitlines() == ["email", "a@example.com"]
+    token = subprocess.run(
+        [sys.executable, "-m", "litestar", "--app", "example_app.app:app", "userio", "admin-token", "--project",
+         project.id], cwd=ROOT, env=deployment.env, capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    context = ssl.create_default_context(cafile=str(deployment.cacert))
+    headers = {"Authorization": f"Bearer {token}", "Host": project.host}
+    async with httpx.AsyncClient(base_url=deployment.url, verify=context, headers=headers) as client:
+        created = await client.post("/_api/admin/users/export", json={"format": "ndjson"})
+        task_id = created.json()["result"]["id"]
+        deadline = time.monotonic() + 60
+        while (status := (await client.get(f"/_api/admin/users/export/{task_id}")).json()["result"])[
+            "status"
+        ] != "completed":
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.1)
+    port = deployment.url.rsplit(":", 1)[1]
+    assert status["download_url"].startswith(f"https://{project.host}:{port}/")
+
+
+async def test_readme_ada_signs_in_with_her_password_and_last_login_at_is_written(deployment: Deployment, tmp_path):
+    project = await deployment.make_project()
+    admin = [sys.executable, "-m", "litestar", "--app", "example_app.app:app", "userio"]
+    subprocess.run([*admin, "client", "create", "--project", project.id, "--client-id", "web"], cwd=ROOT,
+                   env=deployment.env, check=True, capture_output=True)  # fmt: skip
+    imported = deployment.cli("import", str(ROOT / "docs" / "samples" / "users.ndjson"), "--phone-region", "GB",
+                              *project.args(deployment), "-q", cwd=tmp_path)  # fmt: skip
+    assert imported.returncode == 1, imported.stderr  # the sample keeps a few broken records to show the summary
+
+    context = ssl.create_default_context(cafile=str(deployment.cacert))
+    async with httpx.AsyncClient(base_url=deployment.url, verify=context, headers={"Host": project.host}) as client:
+        signed_in = await client.post(
+            "/oauth2/token",
+            data={"grant_type": "password", "username": "ada@example.com", "password": "correct horse",
+                  "client_id": "web", "scope": "openid"},
+        )  # fmt: skip
+    exported = deployment.cli("export", "--format", "ndjson", "-o", "users.ndjson", *project.args(deployment), "-q",
+                              cwd=tmp_path)  # fmt: skip
+
+    assert signed_in.status_code == 200, signed_in.text
+    documents = {d["email"]: d for d in map(json.loads, (tmp_path / "users.ndjson").read_text().splitlines())}
+    assert documents["ada@example.com"]["last_login_at"] is not None
+    assert documents["grace@example.com"]["last_login_at"] is None
+    assert documents["grace@example.com"]["phone_number"] == "+442079460958"
+    assert exported.returncode == 0
+
+
+# Hooks from the client.
+
+
+async def test_hooks_push_and_test_print_the_claims_added(embedded: Deployment, tmp_path):
+    project = await embedded.make_project()
+    admin = [sys.executable, "-m", "litestar", "--app", "example_app.app:app", "userio"]
+    subprocess.run([*admin, "client", "create", "--project", project.id, "--client-id", "web"], cwd=ROOT,
+                   env=embedded.env, check=True, capture_output=True)  # fmt: skip
+    (tmp_path / "u.ndjson").write_bytes(jsonl([{"email": "ada@example.com", "custom_attributes": {"plan": "pro"}}]))
+    assert embedded.cli("import", "u.ndjson", *project.args(embedded), "-q", cwd=tmp_path).returncode == 0
+    user_id = next(line["user_id"] for line in _lines(tmp_path / "report.ndjson") if "user_id" in line)
+    hook = ROOT / "plugins" / "add-user-attributes-to-jwt.ts"
+
+    pushed = embedded.cli("hooks", "push", str(hook), *project.args(embedded), cwd=tmp_path)
+    tested = embedded.cli("hooks", "test", "--user", user_id, "--client-id", "web", *project.args(embedded),
+                          cwd=tmp_path)  # fmt: skip
+
+    assert pushed.returncode == 0, pushed.stderr
+    assert "saved 1 oidc.jwt.pre_create hook" in pushed.stderr
+    assert tested.returncode == 0, tested.stderr
+    claims = json.loads(tested.stdout)
+    assert claims["custom_attributes"] == {"plan": "pro"}
+    assert claims["standard_attributes"]["email"] == "ada@example.com"
