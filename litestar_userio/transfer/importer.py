@@ -59,8 +59,9 @@ DEFAULT_MAX_REQUEST_BYTES: Final = 500_000
 DEFAULT_IN_FLIGHT: Final = 12
 """Tasks outstanding at once: enough queued work that every worker stays busy while earlier tasks finish
 (measured with bench/cli_import.py: 4 left the two workers idle between tasks)."""
-_POLL_FIRST: Final = 0.2
-_POLL_MAX: Final = 2.0
+_POLL_FIRST: Final = 0.1
+_POLL_MAX: Final = 0.5
+"""Seconds between status reads of a task at most: a finished task is noticed soon (bench/cli_import.py)."""
 _LOGIN_IDS: Final = ("email", "phone_number", "preferred_username")
 _MIN_SPLIT: Final = 100
 """Fewest records sent ahead of a record that must wait; fewer wait with it (no flood of tiny requests)."""
@@ -150,15 +151,18 @@ def _login_keys(record: dict[str, Any]) -> tuple[str, ...]:
     return _keys(record.get("email"), record.get("phone_number"), record.get("preferred_username"))
 
 
-def _raw_login_keys(line: int, raw: bytes) -> tuple[str, ...]:
-    """Login keys straight from the record's bytes; an `InputError` when it is not one JSON object."""
+def _raw_login_keys(line: int, raw: bytes, *, normalize: bool = True) -> tuple[str, ...]:
+    """Login keys straight from the record's bytes; an `InputError` when it is not one JSON object.
+
+    `normalize=False` only checks the record (the first pass over a file needs no keys).
+    """
     try:
         ids = _login_ids_decoder.decode(raw)
     except msgspec.ValidationError as exc:
         raise InputError(line, f"a record must be a JSON object ({exc})") from exc
     except (msgspec.DecodeError, UnicodeDecodeError) as exc:
         raise InputError(line, f"not a valid JSON record: {exc}") from exc
-    return _keys(ids.email, ids.phone_number, ids.preferred_username)
+    return _keys(ids.email, ids.phone_number, ids.preferred_username) if normalize else ()
 
 
 class _Input:
@@ -178,6 +182,8 @@ class _Input:
         self._source = source
         self._upsert = upsert
         self._phones = phones
+        self.with_keys = True
+        """False for a pass that only checks records (no login-id normalization needed)."""
         self.csv: CSVRows | None = None
         self.json: JSONRecords | None = None
         if source is not None and source.reads == "csv":
@@ -234,7 +240,7 @@ class _Input:
                 if phones.fix(value, warnings):
                     yield _Record(item.line, item.raw, _encoder.encode(value), _login_keys(value), warnings)
                     continue
-            yield _Record(item.line, item.raw, body, _raw_login_keys(item.line, body))
+            yield _Record(item.line, item.raw, body, _raw_login_keys(item.line, body, normalize=self.with_keys))
 
     def _converted(self, line: int, raw: bytes, value: Any) -> _Record:
         assert self._source is not None
@@ -274,6 +280,7 @@ def scan_input(path: Path, source: str | None, phone_region: str | None = None) 
         size = os.fstat(stream.fileno()).st_size
         phones = PhoneFixer(phone_region) if phone_region else None
         reader = _Input(stream, SOURCES[source] if source else None, lambda: False, phones=phones)
+        reader.with_keys = False
         count = sum(1 for _ in reader.records())
         return InputSummary(count, reader.layout, reader.options, size)
 

@@ -108,7 +108,9 @@ class FailureSummary:
         decoder = msgspec.json.Decoder(_Line)
         with path.open("rb") as file:
             for raw in file:
-                if not raw.startswith(b'{"index"'):
+                if not raw.startswith(b'{"index"') or (
+                    b'"outcome":"failed"' not in raw and b'"client_warnings"' not in raw
+                ):
                     continue
                 try:
                     item = decoder.decode(raw)
