@@ -1,12 +1,14 @@
 """The migration client's end-to-end rate against the API driven directly, in the same run (issue 12: >= 0.9).
 
-    .venv/bin/python bench/cli_import.py [--users 100000] [--workers 2] [--order api-first|cli-first]
+    .venv/bin/python bench/cli_import.py [--users 100000] [--workers 2]
 
 Starts the example app (HTTPS, PostgreSQL, 2 arq workers) as real processes. Imports the same generated users
-twice, each into its own empty project of that server: once the way bench/import.py does (requests just
-under 500 000 bytes, posted 8 at a time, then every task awaited), once with `userio import users.ndjson`
-as a person runs it (its own process: reading and checking the file, cutting requests, following tasks,
-writing the report). Prints both rates (records/s, end to end) and their ratio.
+four times, each into its own empty project of that server, in the order API, CLI, CLI, API (so a database
+that grows, or load that drifts, favours neither): the API way is bench/import.py's (requests just under
+500 000 bytes, posted 8 at a time, then every task awaited); the CLI way is `userio import users.ndjson` as a
+person runs it (its own process: reading and checking the file, cutting requests, following tasks, writing
+the report and the summary). Prints both rates (records/s, end to end, summed over their two runs), the
+ratio, and the CLI process's own CPU seconds.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import argparse
 import asyncio
 import json
 import os
+import resource
 import shutil
 import signal
 import subprocess
@@ -34,24 +37,38 @@ USERIO = str(Path(sys.executable).parent / "userio")
 LITESTAR = [sys.executable, "-m", "litestar", "--app", "example_app.app:app", "userio"]
 
 
-async def api_import(base: str, cert: Path, home: Path, bodies: list[bytes], in_flight: int) -> float:
-    token = sign_admin_token((home / "demo-admin-key.pem").read_text(), "demo")
-    _, total_seconds, summaries = await run_import(base, cert, token, bodies, in_flight)
+def make_project(env: dict[str, str], home: Path, project: str) -> None:
+    """A project with the generated users' roles and groups, through `litestar userio` as an operator does."""
+    for command in (
+        ["project", "create", "--id", project, "--domain", f"{project}.localhost"],
+        ["roles", "add", "--project", project, "admin", "editor", "viewer"],
+        ["groups", "add", "--project", project, "staff", "customers"],
+    ):
+        subprocess.run([*LITESTAR, *command], cwd=ROOT, env=env, check=True, capture_output=True)
+
+
+async def api_import(base: str, cert: Path, home: Path, project: str, bodies: list[bytes], in_flight: int) -> float:
+    token = sign_admin_token((home / f"{project}-admin-key.pem").read_text(), project)
+    _, total_seconds, summaries = await run_import(base, cert, token, bodies, in_flight, host=f"{project}.localhost")
     assert sum(s["inserted"] for s in summaries) == sum(s["total"] for s in summaries), summaries[:3]
     return total_seconds
 
 
-def cli_import(base: str, env: dict[str, str], work: Path, project: str) -> tuple[float, str]:
+def cli_import(base: str, env: dict[str, str], work: Path, project: str) -> tuple[float, float, str]:
+    """Wall seconds, CPU seconds of the CLI process, its closing lines."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     result = subprocess.run(
         [USERIO, "import", "users.ndjson", "--url", base, "--project", project, "--host", f"{project}.localhost",
-         "--quiet"],
+         "--quiet", "--report", f"{project}.ndjson", "--failed", f"{project}-failed.ndjson"],
         cwd=work, env=env, capture_output=True, text=True,
     )  # fmt: skip
     elapsed = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if result.returncode != 0:
         raise RuntimeError(f"userio import failed ({result.returncode}): {result.stderr[-2000:]}")
-    return elapsed, result.stderr
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return elapsed, cpu, result.stderr
 
 
 async def main() -> None:
@@ -59,7 +76,6 @@ async def main() -> None:
     parser.add_argument("--users", type=int, default=100_000)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--in-flight", type=int, default=8, help="bench/import.py's requests at once")
-    parser.add_argument("--order", choices=["api-first", "cli-first"], default="api-first")
     args = parser.parse_args()
 
     OUT.mkdir(parents=True, exist_ok=True)
@@ -95,26 +111,20 @@ async def main() -> None:
             await asyncio.sleep(0.1)
         await wait_until_up(base, cert)
         workers = [start([*LITESTAR, "worker"], env, OUT / f"cli-import-worker-{i}.log") for i in range(args.workers)]
-        project = "clibench"
-        subprocess.run(
-            [*LITESTAR, "project", "create", "--id", project, "--domain", f"{project}.localhost"],
-            cwd=ROOT, env=env, check=True, capture_output=True,
-        )  # fmt: skip
-        subprocess.run(
-            [*LITESTAR, "roles", "add", "--project", project, "admin", "editor", "viewer"],
-            cwd=ROOT, env=env, check=True, capture_output=True,
-        )  # fmt: skip
-        subprocess.run(
-            [*LITESTAR, "groups", "add", "--project", project, "staff", "customers"],
-            cwd=ROOT, env=env, check=True, capture_output=True,
-        )  # fmt: skip
+        for project in ("api1", "cli1", "cli2", "api2"):
+            make_project(env, home, project)
         await asyncio.sleep(3)  # workers import and connect
-        if args.order == "api-first":
-            api_seconds = await api_import(base, cert, home, bodies, args.in_flight)
-            cli_seconds, cli_output = cli_import(base, env, work, project)
-        else:
-            cli_seconds, cli_output = cli_import(base, env, work, project)
-            api_seconds = await api_import(base, cert, home, bodies, args.in_flight)
+        api_runs, cli_runs, cli_cpu = [], [], []
+        for project in ("api1", "cli1", "cli2", "api2"):
+            if project.startswith("api"):
+                seconds = await api_import(base, cert, home, project, bodies, args.in_flight)
+                api_runs.append(seconds)
+            else:
+                seconds, cpu, cli_output = cli_import(base, env, work, project)
+                cli_runs.append(seconds)
+                cli_cpu.append(cpu)
+            print(f"{project}: {args.users / seconds:,.0f} records/s", flush=True)
+        api_seconds, cli_seconds = sum(api_runs), sum(cli_runs)
     finally:
         for process in [server, *workers]:
             process.send_signal(signal.SIGINT)
@@ -124,16 +134,17 @@ async def main() -> None:
             except subprocess.TimeoutExpired:
                 process.kill()
 
-    api_rate = args.users / api_seconds
-    cli_rate = args.users / cli_seconds
+    api_rate = 2 * args.users / api_seconds
+    cli_rate = 2 * args.users / cli_seconds
     figures = {
         "users": args.users,
         "workers": args.workers,
-        "order": args.order,
-        "api_seconds": round(api_seconds, 2),
+        "order": "api, cli, cli, api",
+        "api_seconds": [round(s, 2) for s in api_runs],
         "api_records_per_second": round(api_rate),
-        "cli_seconds": round(cli_seconds, 2),
+        "cli_seconds": [round(s, 2) for s in cli_runs],
         "cli_records_per_second": round(cli_rate),
+        "cli_cpu_seconds": [round(s, 2) for s in cli_cpu],
         "ratio": round(cli_rate / api_rate, 3),
         "cli_closing_lines": cli_output.strip().splitlines()[-3:],
     }

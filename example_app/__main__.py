@@ -15,7 +15,6 @@ from example_app.logs import uvicorn_log_config
 from example_app.settings import home, userio_config
 from litestar_userio.auth.keys import sign_admin_token
 
-
 ADA_REQUEST = (
     '{"identifier": "email", "records": [{"email": "ada@example.com", "email_verified": true, "name": "Ada Lovelace",'
     ' "roles": ["admin"], "custom_attributes": {"plan": "pro"}, "password": {"type": "bcrypt", "password_hash":'

@@ -222,3 +222,114 @@ async def test_import_from_cognito_csv(deployment: Deployment, tmp_path):
         "tenant_id": "t-001",
         "cognito_username": "jgarcia",
     }
+
+
+# Supabase, Clerk and our own export: fixtures in the real formats.
+
+SUPABASE = FIXTURES / "supabase_users.csv"
+CLERK = FIXTURES / "clerk_users.csv"
+USERIO_EXPORT = FIXTURES / "userio_export.ndjson"
+
+
+def csv_rows(path) -> list[dict[str, str]]:
+    return [row.values for row in CSVRows(io.BytesIO(path.read_bytes()))]
+
+
+def test_supabase_header_is_auth_users_and_rows_convert_to_records_the_api_accepts():
+    from litestar_userio.transfer.converters import SUPABASE_HEADER, supabase_record
+
+    assert CSVRows(io.BytesIO(SUPABASE.read_bytes())).header == list(SUPABASE_HEADER)
+    for row in csv_rows(SUPABASE):
+        accepted(supabase_record(row))
+        accepted(supabase_record(row, upsert=True))
+
+
+def test_supabase_mapping_and_warnings():
+    from litestar_userio.transfer.converters import supabase_record
+
+    ada, _, phone, google, banned = csv_rows(SUPABASE)
+    warnings: list[dict[str, str]] = []
+
+    assert supabase_record(ada) == {
+        "email": "ada@example.com",
+        "email_verified": True,
+        "name": "Ada Lovelace",
+        "custom_attributes": {"plan": "pro", "supabase_user_id": ada["id"]},
+        "password": {"type": "bcrypt", "password_hash": ada["encrypted_password"]},
+    }
+    assert supabase_record(phone)["phone_number"] == "+447911123456"
+    assert supabase_record(phone)["phone_number_verified"] is True
+    converted = supabase_record(google, warnings=warnings)
+    assert (converted["name"], converted["picture"]) == ("Ngozi Okafor", "https://lh3.googleusercontent.com/a/ngozi")
+    assert converted["custom_attributes"] == {"supabase_user_id": google["id"]}
+    assert [w["kind"] for w in warnings] == ["social_identity_not_carried"]
+    assert supabase_record(banned)["disabled"] is True
+
+
+def test_clerk_header_is_the_dashboard_export_and_rows_convert_to_records_the_api_accepts():
+    from litestar_userio.transfer.converters import CLERK_HEADER, clerk_record
+
+    assert CSVRows(io.BytesIO(CLERK.read_bytes())).header == list(CLERK_HEADER)
+    for row in csv_rows(CLERK):
+        accepted(clerk_record(row))
+        accepted(clerk_record(row, upsert=True))
+
+
+def test_clerk_mapping_and_warnings():
+    from litestar_userio.transfer.converters import clerk_record
+
+    ada, grace, soren, ken = csv_rows(CLERK)
+    warnings: list[dict[str, str]] = []
+
+    assert clerk_record(ada) == {
+        "preferred_username": "ada",
+        "email": "ada@example.com",
+        "email_verified": True,
+        "given_name": "Ada",
+        "family_name": "Lovelace",
+        "name": "Ada Lovelace",
+        "password": {"type": "bcrypt", "password_hash": ada["password_digest"]},
+        "custom_attributes": {"clerk_user_id": ada["id"]},
+    }
+    assert "password" not in clerk_record(grace, warnings=warnings)
+    assert sorted(w["kind"] for w in warnings) == ["extra_login_id_not_carried", "password_not_carried"]
+    assert "argon2id" in next(w["message"] for w in warnings if w["kind"] == "password_not_carried")
+    assert clerk_record(soren)["mfa"] == {"totp": {"secret": "JBSWY3DPEHPK3PXP"}}
+    assert "email_verified" not in clerk_record(soren)
+    assert clerk_record(ken)["phone_number_verified"] is True
+
+
+def test_our_export_converts_back_to_records_the_api_accepts():
+    from litestar_userio.transfer.converters import userio_record
+
+    ada, grace, ken = [json.loads(line) for line in USERIO_EXPORT.read_text().splitlines()]
+    warnings: list[dict[str, str]] = []
+
+    for document in (ada, grace, ken):
+        accepted(userio_record(document))
+    assert userio_record(ada) == {
+        "email": "ada@example.com",
+        "email_verified": True,
+        "name": "Ada Lovelace",
+        "given_name": "Ada",
+        "family_name": "Lovelace",
+        "roles": ["admin"],
+        "groups": ["staff"],
+        "custom_attributes": {"plan": "pro", "userio_user_id": ada["sub"]},
+    }
+    assert userio_record(grace)["mfa"] == {"phone_number": "+12025550110", "totp": {"secret": "JBSWY3DPEHPK3PXP"}}
+    assert userio_record(grace)["address"] == {"locality": "Arlington", "country": "US"}
+    assert userio_record(ken, warnings=warnings)["disabled"] is True
+    assert [w["kind"] for w in warnings] == ["password_not_carried", "mfa_not_carried"]
+
+
+def test_auth0_warns_for_a_non_bcrypt_hash_and_a_social_identity():
+    md5 = {"email": "m@example.com", "custom_password_hash": {"algorithm": "md5", "hash": {"value": "5f4d"}}}
+    google = {"email": "g@example.com", "identities": [{"provider": "google-oauth2", "user_id": "1093"}]}
+    warnings: list[dict[str, str]] = []
+
+    assert "password" not in auth0_record(md5, warnings=warnings)
+    assert "password" not in auth0_record(google, warnings=warnings)
+    assert [w["kind"] for w in warnings] == ["password_not_carried", "social_identity_not_carried"]
+    assert "'md5'" in warnings[0]["message"]
+    assert "google-oauth2 identity 1093" in warnings[1]["message"]

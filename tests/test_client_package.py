@@ -1,0 +1,66 @@
+"""The migration client is its own subpackage: its extra declares what it imports, the server never imports it."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from importlib.metadata import requires
+from pathlib import Path
+
+from packaging.requirements import Requirement
+
+ROOT = Path(__file__).resolve().parents[1]
+CLIENT = ROOT / "litestar_userio" / "transfer"
+DISTRIBUTIONS = {"jwt": "pyjwt", "email_validator": "email-validator", "yaml": "pyyaml"}
+
+
+def _loaded_after(code: str) -> list[str]:
+    script = code + "\nimport sys\nprint('\\n'.join(sorted(m for m in sys.modules if m.startswith('litestar_userio'))))"
+    result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True)
+    return result.stdout.split()
+
+
+def test_the_server_the_worker_and_the_plugin_never_import_the_client():
+    loaded = _loaded_after(
+        "from example_app.app import app\n"
+        "import litestar_userio.plugin, litestar_userio.cli, litestar_userio.queue.arq\n"
+        "app.openapi_schema\n"
+    )
+
+    assert "litestar_userio.plugin" in loaded
+    assert not [m for m in loaded if m.startswith("litestar_userio.transfer")]
+
+
+def test_the_server_cli_and_the_client_do_not_import_each_other():
+    server_cli = _loaded_after("import litestar_userio.cli")
+    client = _loaded_after("import litestar_userio.transfer.main")
+
+    assert "litestar_userio.plugin" not in server_cli
+    assert not [m for m in server_cli if m.startswith("litestar_userio.transfer")]
+    assert "litestar_userio.cli" not in client
+    assert "litestar_userio.plugin" not in client
+
+
+def test_the_cli_extra_declares_every_third_party_module_the_client_imports():
+    requirements = [Requirement(text) for text in requires("litestar-userio") or []]
+    declared = {r.name.lower() for r in requirements if r.marker is not None and r.marker.evaluate({"extra": "cli"})}
+    imported: set[str] = set()
+    for path in CLIENT.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            imported.update(name.split(".")[0] for name in names)
+    third_party = {name for name in imported if name not in sys.stdlib_module_names and name != "litestar_userio"}
+
+    assert "certifi" in third_party
+    assert {DISTRIBUTIONS.get(name, name) for name in third_party} <= declared
+
+
+def test_userio_is_a_console_script():
+    result = subprocess.run(
+        [str(Path(sys.executable).parent / "userio"), "--help"], capture_output=True, text=True, check=True
+    )
+
+    assert {"import", "export", "hooks"} <= {line.split()[0] for line in result.stdout.splitlines() if line[:2] == "  "}
