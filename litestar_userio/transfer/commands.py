@@ -207,7 +207,7 @@ def _with_connection(command: Callable[..., None]) -> Callable[..., None]:
     metavar="REPORT",
     help="Continue the run that wrote REPORT (after a crash or Ctrl-C) with its settings; nothing is sent twice.",
 )
-@click.option("--in-flight", type=click.IntRange(1, 32), help="Requests at once [default: 6].")
+@click.option("--in-flight", type=click.IntRange(1, 64), help="Tasks in flight at once [default: 24].")
 @click.option(
     "--max-request-bytes", type=click.IntRange(256), help="Request body limit of the server [default: 500000]."
 )

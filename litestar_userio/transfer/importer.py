@@ -56,11 +56,11 @@ __all__ = [
 
 DEFAULT_MAX_REQUEST_BYTES: Final = 500_000
 """SPEC 8: 500 KB, decimal; the server answers 413 above it."""
-DEFAULT_IN_FLIGHT: Final = 12
+DEFAULT_IN_FLIGHT: Final = 24
 """Tasks outstanding at once: enough queued work that every worker stays busy while earlier tasks finish
-(measured with bench/cli_import.py: 4 left the two workers idle between tasks)."""
+(bench/cli_import.py: with 4 the two workers waited for the client between tasks; the server queues them)."""
 _POLL_FIRST: Final = 0.1
-_POLL_MAX: Final = 0.5
+_POLL_MAX: Final = 0.25
 """Seconds between status reads of a task at most: a finished task is noticed soon (bench/cli_import.py)."""
 _LOGIN_IDS: Final = ("email", "phone_number", "preferred_username")
 _MIN_SPLIT: Final = 100
