@@ -170,7 +170,10 @@ def versions(connection: Connection, quiet: bool) -> None:
         items = answer.get("versions", answer.get("items", [])) if isinstance(answer, dict) else answer
         for item in items or []:
             actor = item.get("actor")
-            who = actor if isinstance(actor, str) else msgspec.json.encode(actor).decode()
+            if isinstance(actor, dict):
+                who = " ".join(f"{k}={v}" for k, v in actor.items() if v is not None) or "-"
+            else:
+                who = str(actor or "-")
             click.echo(f"{item.get('version')}\t{item.get('created_at')}\t{who}")
 
     _run(connection, action)

@@ -474,3 +474,40 @@ async def test_hooks_push_and_test_print_the_claims_added(embedded: Deployment, 
     claims = json.loads(tested.stdout)
     assert claims["custom_attributes"] == {"plan": "pro"}
     assert claims["standard_attributes"]["email"] == "ada@example.com"
+
+
+async def test_hooks_secrets_versions_and_rollback_from_the_client(embedded: Deployment, tmp_path):
+    from litestar_userio.auth.keys import sign_admin_token
+
+    project = await embedded.make_project()
+    args = project.args(embedded)
+    first = ROOT / "plugins" / "add-user-attributes-to-jwt.ts"
+    second = tmp_path / "second.ts"
+    second.write_text("export default async function (e: any): Promise<any> {\n  return { is_allowed: true };\n}\n")
+
+    set_secret = embedded.cli("hooks", "secrets", "set", "CRM_KEY", *args, cwd=tmp_path, stdin=b"s3cret-value\n")
+    listed = embedded.cli("hooks", "secrets", "list", *args, cwd=tmp_path)
+    deleted = embedded.cli("hooks", "secrets", "delete", "CRM_KEY", *args, cwd=tmp_path)
+    after_delete = embedded.cli("hooks", "secrets", "list", *args, cwd=tmp_path)
+    assert embedded.cli("hooks", "push", str(first), *args, cwd=tmp_path).returncode == 0
+    assert embedded.cli("hooks", "push", str(second), *args, cwd=tmp_path).returncode == 0
+    versions = embedded.cli("hooks", "versions", *args, cwd=tmp_path)
+    numbers = [int(line.split("\t")[0]) for line in versions.stdout.splitlines()]
+    rolled = embedded.cli("hooks", "rollback", str(numbers[1]), *args, cwd=tmp_path)
+    again = embedded.cli("hooks", "versions", *args, cwd=tmp_path)
+
+    assert (set_secret.returncode, listed.returncode, deleted.returncode) == (0, 0, 0), set_secret.stderr
+    assert listed.stdout.split("\t")[0] == "CRM_KEY"
+    assert after_delete.stdout == ""
+    for result in (set_secret, listed, deleted, after_delete):
+        assert "s3cret" not in result.stdout + result.stderr
+    assert numbers == sorted(numbers, reverse=True)
+    assert rolled.returncode == 0, rolled.stderr
+    assert f"rolled back to version {numbers[1]}" in rolled.stderr
+    assert len(again.stdout.splitlines()) == len(numbers) + 1
+    token = sign_admin_token((embedded.home / f"{project.id}-admin-key.pem").read_text(), project.id)
+    context = ssl.create_default_context(cafile=str(embedded.cacert))
+    headers = {"Authorization": f"Bearer {token}", "Host": project.host}
+    async with httpx.AsyncClient(base_url=embedded.url, verify=context, headers=headers) as client:
+        saved = (await client.get("/_api/admin/hooks")).json()["result"]["hooks"]
+    assert [hook["source"] for hook in saved] == [first.read_text()]
