@@ -218,9 +218,10 @@ async def test_failures_are_grouped_by_reason_and_location_with_counts_and_one_e
         ("ValidationFailed", "/email"): 2,
         ("RoleUnknownKeys", ""): 1,
     }
-    assert groups[("ValidationFailed", "/zoneinfo")][1] | {"message": None} == {
-        "index": 0, "line": 1, "value": "Mars/Olympus", "details": {"format": "timezone"}, "message": None,
-    }  # fmt: skip
+    example = groups[("ValidationFailed", "/zoneinfo")][1]
+    assert (example["index"], example["line"], example["value"]) == (0, 1, "Mars/Olympus")
+    assert example["details"]["format"] == "timezone"
+    assert example["message"] not in ("", "invalid record")  # the cause's own message, from the server
     assert groups[("ValidationFailed", "/email")][1]["line"] == 4
     assert summary["counts"] == {"inserted": 1, "updated": 0, "skipped": 0, "failed": 6}
     lines = result.stderr.splitlines()
