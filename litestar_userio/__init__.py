@@ -2,6 +2,7 @@
 
 from litestar_userio.config import (
     AuthConfig,
+    ConsoleConfig,
     ExportConfig,
     HookConfig,
     ImportConfig,
@@ -17,6 +18,7 @@ from litestar_userio.plugin import UserIOPlugin
 
 __all__ = [
     "AuthConfig",
+    "ConsoleConfig",
     "ExportConfig",
     "HookConfig",
     "ImportConfig",
