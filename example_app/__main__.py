@@ -42,6 +42,9 @@ Admin API JWT for project "{DEMO_PROJECT}" (valid 12 h; make another with
 curl --cacert {cert} -H "Authorization: Bearer $TOKEN" -H "Content-Type: application/json" \\
   -d '{{"identifier": "email", "records": [{{"email": "ada@example.com", "name": "Ada"}}]}}' \\
   {base}/_api/admin/users/import
+
+Admin console (prints a sign-in link):
+  USERIO_HOME={state} .venv/bin/litestar --app example_app.app:app userio console-url --project {DEMO_PROJECT}
 """,
         flush=True,
     )

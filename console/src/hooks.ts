@@ -98,7 +98,6 @@ export async function hooksPage(main: HTMLElement, signal: AbortSignal): Promise
     tabFocusMode: false,
   });
   signal.addEventListener("abort", () => editor.dispose());
-  (window as any).__hookEditor = editor;
 
   function currentHooks(): Hook[] {
     return hooks.map((hook, i) => ({ ...hook, source: models[i].getValue() }));

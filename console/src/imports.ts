@@ -58,17 +58,20 @@ async function taskList(section: HTMLElement, signal: AbortSignal): Promise<void
   };
   more.addEventListener("click", () => void load().catch((e) => section.append(errorBox(e))));
   await load();
-  // Refresh pending rows while the page is open.
+  // Refresh the first page while the page is open: new tasks appear, pending ones move.
   void (async () => {
     while (!signal.aborted) {
       await sleep(2000);
-      if (signal.aborted || !body.querySelector("[data-pending]")) continue;
+      if (signal.aborted || document.hidden) continue;
       try {
-        const page = await get<{ items: TaskItem[] }>(`/users/import?limit=${Math.max(20, body.children.length)}`);
-        for (const task of page.items) {
+        const page = await get<{ items: TaskItem[] }>("/users/import?limit=20");
+        for (const task of [...page.items].reverse()) {
           const row = body.querySelector(`[data-id="${task.id}"]`);
           if (row) row.replaceWith(taskRow(task));
-          else body.prepend(taskRow(task));
+          else {
+            body.querySelector("td[colspan]")?.parentElement?.remove();
+            body.prepend(taskRow(task));
+          }
         }
       } catch {
         /* the next round tries again */
@@ -191,7 +194,7 @@ async function upload(file: File, options: UploadOptions, out: HTMLElement, sign
     tasks.push({ id: created.id, positions: batch.positions });
     sent += batch.positions.length;
     bar.set(read, file.size, "sending");
-    status.textContent = `Sent ${formatNumber(sent)} records in ${tasks.length} requests (${Math.round((100 * read) / Math.max(1, file.size))}% of the file).`;
+    status.textContent = `Sent ${formatNumber(sent)} records in ${tasks.length} request(s) (${Math.round((100 * read) / Math.max(1, file.size))}% of the file).`;
   }
   const total = sent;
   const started = performance.now();

@@ -6,12 +6,12 @@ attributes; these are plain admin API endpoints (same auth, export-style envelop
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 from litestar import Controller, get
 from litestar.di import NamedDependency, Provide
-from litestar.params import Parameter
+from litestar.params import QueryParameter
 
 from litestar_userio.config import UserIOConfig
 from litestar_userio.db.engine import Database
@@ -122,7 +122,10 @@ def build_directory_controller(config: UserIOConfig) -> type[Controller]:
 
         path = config.path_prefix
         tags = ["Directory"]
-        dependencies = {"project": Provide(provide_admin_project), "directory": Provide(provide_directory, sync_to_thread=False)}
+        dependencies = {
+            "project": Provide(provide_admin_project),
+            "directory": Provide(provide_directory, sync_to_thread=False),
+        }
         exception_handlers = {Exception: export_error_handler}
 
         @get(
@@ -135,7 +138,7 @@ def build_directory_controller(config: UserIOConfig) -> type[Controller]:
             self,
             project: NamedDependency[ProjectRecord],
             directory: NamedDependency[DirectoryService],
-            login_id: str = Parameter(query="login_id", min_length=1, max_length=320),
+            login_id: Annotated[str, QueryParameter(min_length=1, max_length=320)],
         ) -> UserMatches:
             return UserMatches(Items(await directory.find_users(project.id, login_id)))
 

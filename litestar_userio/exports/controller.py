@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 from litestar import Controller, Request, Response, get, post
 from litestar.di import NamedDependency, Provide
-from litestar.params import FromPath, Parameter
+from litestar.params import FromPath, QueryParameter
 
 from litestar_userio.causes import schema_causes
 from litestar_userio.config import UserIOConfig
@@ -131,8 +131,8 @@ def build_export_controller(config: UserIOConfig) -> type[Controller]:
             self,
             project: NamedDependency[ProjectRecord],
             userio: NamedDependency[Services],
-            limit: int = Parameter(default=DEFAULT_PAGE_SIZE, ge=1, le=MAX_PAGE_SIZE, query="limit"),
-            cursor: str | None = Parameter(default=None, query="cursor", max_length=200),
+            limit: Annotated[int, QueryParameter(ge=1, le=MAX_PAGE_SIZE)] = DEFAULT_PAGE_SIZE,
+            cursor: Annotated[str | None, QueryParameter(max_length=200)] = None,
         ) -> ExportTaskListResult:
             after = decode_cursor(cursor)
             return ExportTaskListResult(await userio.exports.list_tasks(project, limit, after))

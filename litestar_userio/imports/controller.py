@@ -5,12 +5,12 @@ from __future__ import annotations
 import hashlib
 import re
 from itertools import accumulate
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 from litestar import Controller, Request, Response, get, post
 from litestar.di import NamedDependency, Provide
-from litestar.params import FromPath, Parameter
+from litestar.params import FromPath, QueryParameter
 
 from litestar_userio.config import UserIOConfig
 from litestar_userio.dependencies import provide_admin_project
@@ -162,8 +162,8 @@ def build_import_controller(config: UserIOConfig) -> type[Controller]:
             self,
             project: NamedDependency[ProjectRecord],
             userio: NamedDependency[Services],
-            limit: int = Parameter(default=DEFAULT_PAGE_SIZE, ge=1, le=MAX_PAGE_SIZE, query="limit"),
-            cursor: str | None = Parameter(default=None, query="cursor", max_length=200),
+            limit: Annotated[int, QueryParameter(ge=1, le=MAX_PAGE_SIZE)] = DEFAULT_PAGE_SIZE,
+            cursor: Annotated[str | None, QueryParameter(max_length=200)] = None,
         ) -> ImportTaskList:
             return await userio.imports.list_tasks(project.id, limit, decode_cursor(cursor))
 
