@@ -94,6 +94,7 @@ export async function hooksPage(main: HTMLElement, signal: AbortSignal): Promise
     minimap: { enabled: false },
     fontSize: 13,
     scrollBeyondLastLine: false,
+    renderFinalNewline: "on", // "dimmed" draws the last line number below the contrast axe-core asks for
     ariaLabel: "Hook source (TypeScript)",
     tabFocusMode: false,
   });

@@ -457,7 +457,11 @@ function detailsBrowser(details: Detail[]): HTMLElement {
 
 function detailRow(detail: Detail): HTMLTableRowElement {
   const notes = [
-    ...(detail.errors ?? []).map((e) => `${e.reason}: ${e.message}`),
+    ...(detail.errors ?? []).map((e) => {
+      const causes: { location?: string; kind?: string }[] = e.info?.causes ?? [];
+      const where = causes.map((c) => `${c.location || "/"} ${c.kind ?? ""}`.trim()).join(", ");
+      return `${e.reason}: ${e.message}${where ? ` (${where})` : ""}`;
+    }),
     ...(detail.warnings ?? []).map((w) => `warning: ${w.message}`),
   ];
   const record = JSON.stringify(detail.record);
