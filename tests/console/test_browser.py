@@ -77,6 +77,13 @@ export default async function (e: EventOIDCJWTPreCreate): Promise<EventOIDCJWTPr
 }
 """
 
+HOOK_CHANGING_A_SERVER_CLAIM = """import type { EventOIDCJWTPreCreate } from "./hooks.d.ts";
+
+export default async function (e: EventOIDCJWTPreCreate) {
+  return { is_allowed: true, mutations: { jwt: { payload: { ...e.payload.jwt.payload, iss: "https://evil.example" } } } };
+}
+"""
+
 HOOK_PROBE = """import type { EventOIDCJWTPreCreate } from "./hooks.d.ts";
 
 export default async function (e: EventOIDCJWTPreCreate) {
@@ -173,6 +180,7 @@ async def test_signs_in_from_the_printed_link_and_keeps_the_token_out_of_the_add
         assert "token" not in request.url
     await shot(page, "01-imports")
     assert await serious_violations(page) == []
+    await fits_a_phone(page, "01-imports")
 
 
 async def test_imports_a_dropped_20000_record_file_after_a_dry_run(session):
@@ -324,7 +332,24 @@ async def test_hook_editor_completes_marks_errors_saves_and_tests_against_an_imp
     assert "ms" in await page.locator("#test-timings").inner_text()
     await shot(page, "10-hook-test", full_page=True)
     assert await serious_violations(page) == []
+    assert await page.locator("#versions").is_hidden()  # this server keeps no hook versions (404)
     await fits_a_phone(page, "10-hooks")
+
+
+async def test_hook_test_explains_a_refused_mutation(session):
+    page = session["page"]
+    await page.locator("#editor .monaco-editor").wait_for()
+
+    await set_editor_text(page, HOOK_CHANGING_A_SERVER_CLAIM)
+    await page.locator("#run-test").click()
+    refusal = page.locator("#test-error")
+    await refusal.wait_for()
+
+    text = await refusal.inner_text()
+    assert "InvalidJWTMutations" in text
+    assert "never remove or change" in text and "Changed: iss" in text
+    assert await page.locator("#test-diff tr.added").count() == 0
+    await shot(page, "10b-hook-refused-mutation", full_page=True)
 
 
 async def test_is_usable_by_keyboard(session):
@@ -364,4 +389,5 @@ async def test_signs_out_and_forgets_the_token(session):
     assert len(session["api_requests"]) == calls_before
     await shot(page, "11-signed-out")
     assert await serious_violations(page) == []
+    await fits_a_phone(page, "11-signed-out")
     assert session["errors"] == []
