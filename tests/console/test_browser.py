@@ -218,6 +218,30 @@ async def test_imports_a_dropped_20000_record_file_after_a_dry_run(session):
     await shot(page, "04-import-done", full_page=True)
 
 
+async def test_streams_a_json_array_file_and_refuses_a_record_too_large_for_one_request(session):
+    page = session["page"]
+    tricky = {"email": "arr1@example.com", "name": 'a, [b] {c} "d" \\', "custom_attributes": {"n": [1, {"b": "]"}]}}
+    records = [tricky, {"email": "arr2@example.com"}, {"email": "arr3@example.com", "name": "x" * 600_000}]
+    text = "[\n" + ",\n".join(json.dumps(r) for r in records) + "\n]\n"
+    transfer = await page.evaluate_handle(
+        """(text) => { const dt = new DataTransfer(); dt.items.add(new File([text], 'users.json')); return dt; }""",
+        text,
+    )
+    result = page.locator("#upload-result")
+
+    await page.dispatch_event("#dropzone", "drop", {"dataTransfer": transfer})
+    await page.get_by_role("button", name="Dry run").click()
+    await page.get_by_role("heading", name="Predicted outcomes").wait_for(timeout=FLOW_TIMEOUT)
+
+    assert await result.locator('dd[data-outcome="inserted"]').inner_text() == "2"
+    alert = await result.get_by_role("alert").inner_text()
+    assert alert.startswith("1 records were not sent: #2 larger than one request may be")
+    sent = [r for r in session["api_requests"] if r.method == "POST" and r.url.endswith("/users/import")][-1]
+    body = json.loads(sent.post_data_buffer)
+    assert body["dry_run"] is True
+    assert body["records"] == records[:2]  # each record as in the file, strings with brackets and quotes intact
+
+
 async def test_inspects_failures_grouped_filters_details_and_downloads_failed_ones(session):
     page = session["page"]
     task = session["state"]["tasks"][0]
