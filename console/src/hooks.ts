@@ -164,7 +164,7 @@ export async function hooksPage(main: HTMLElement, signal: AbortSignal): Promise
       hooks = body.result.hooks.length ? body.result.hooks : hooks;
       saveResult.append(h("p", { class: "ok" }, `Saved ${body.result.hooks.length} hook(s).`));
       announce("Hooks saved.");
-      void loadVersions(versionsCard, models, () => select(selected), signal);
+      void loadVersions(versionsCard, currentHooks, signal);
     } catch (error) {
       const info = error instanceof ApiError ? error.error?.info : undefined;
       if (info && typeof info.line === "number") {
@@ -194,7 +194,7 @@ export async function hooksPage(main: HTMLElement, signal: AbortSignal): Promise
 
   renderTabs();
   select(0);
-  await loadVersions(versionsCard, models, () => select(selected), signal);
+  await loadVersions(versionsCard, currentHooks, signal);
 }
 
 function testPanel(hooks: () => Hook[], currentEvent: () => string, signal: AbortSignal): HTMLElement {
@@ -319,14 +319,20 @@ function previewView(result: Preview, roundTripMs: number): HTMLElement {
 interface Version {
   version: number;
   created_at: string;
-  actor?: unknown;
+  actor?: { kid?: string | null; sub?: string | null } | string | null;
 }
 
-async function loadVersions(card: HTMLElement, models: monaco.editor.ITextModel[], refresh: () => void, signal: AbortSignal): Promise<void> {
+function actorText(actor: Version["actor"]): string {
+  if (!actor) return "";
+  if (typeof actor === "string") return actor;
+  return [actor.sub, actor.kid && `key ${actor.kid}`].filter(Boolean).join(", ");
+}
+
+async function loadVersions(card: HTMLElement, current: () => Hook[], signal: AbortSignal): Promise<void> {
   let versions: Version[];
   try {
     const body = await get<any>("/hooks/versions");
-    versions = body?.result?.items ?? body?.result ?? body?.items ?? [];
+    versions = body?.result?.versions ?? body?.result?.items ?? [];
     if (!Array.isArray(versions)) return;
   } catch (error) {
     if (error instanceof ApiError && (error.status === 404 || error.status === 405)) {
@@ -340,6 +346,7 @@ async function loadVersions(card: HTMLElement, models: monaco.editor.ITextModel[
   const diffHost = h("div", { class: "diff-editor", id: "version-diff", hidden: true });
   card.replaceChildren(
     h("h2", { id: "versions-title" }, "Versions"),
+    h("p", { class: "muted" }, "Every save is a version. Diff compares one with the editor; roll back saves it again as a new version."),
     h(
       "ul",
       { class: "versions" },
@@ -347,9 +354,9 @@ async function loadVersions(card: HTMLElement, models: monaco.editor.ITextModel[
         h(
           "li",
           {},
-          `#${v.version} · ${formatTime(v.created_at)} · ${typeof v.actor === "object" ? JSON.stringify(v.actor) : (v.actor ?? "")} `,
-          h("button", { type: "button", class: "secondary", onclick: () => void showDiff(v.version) }, "Diff"),
-          h("button", { type: "button", class: "secondary", onclick: () => void rollback(v.version) }, "Roll back"),
+          `#${v.version} · ${formatTime(v.created_at)}${actorText(v.actor) ? ` · ${actorText(v.actor)}` : ""} `,
+          h("button", { type: "button", class: "secondary", "aria-label": `Diff version ${v.version}`, onclick: () => void showDiff(v.version) }, "Diff"),
+          h("button", { type: "button", class: "secondary", "aria-label": `Roll back to version ${v.version}`, onclick: () => void rollback(v.version) }, "Roll back"),
         ),
       ),
     ),
@@ -359,13 +366,18 @@ async function loadVersions(card: HTMLElement, models: monaco.editor.ITextModel[
   signal.addEventListener("abort", () => diff?.dispose());
   async function showDiff(version: number): Promise<void> {
     const body = await get<any>(`/hooks/versions/${version}`);
-    const saved: Hook[] = body?.result?.hooks ?? body?.hooks ?? [];
+    const saved: Hook[] = body?.result?.body?.hooks ?? [];
     diffHost.hidden = false;
     diff ??= monaco.editor.createDiffEditor(diffHost, { automaticLayout: true, readOnly: true, renderSideBySide: false, minimap: { enabled: false } });
+    const text = (hooks: Hook[]) => hooks.map((hook, i) => `// hook ${i + 1}: ${hook.event}\n${hook.source}`).join("\n");
+    const previous = diff.getModel();
     diff.setModel({
-      original: monaco.editor.createModel(saved.map((h) => `// ${h.event}\n${h.source}`).join("\n"), "typescript"),
-      modified: monaco.editor.createModel(models.map((m) => m.getValue()).join("\n"), "typescript"),
+      original: monaco.editor.createModel(text(saved), "plaintext"),
+      modified: monaco.editor.createModel(text(current()), "plaintext"),
     });
+    previous?.original.dispose();
+    previous?.modified.dispose();
+    diffHost.setAttribute("aria-label", `Version ${version} (removed lines) against the editor (added lines)`);
   }
   async function rollback(version: number): Promise<void> {
     if (!confirm(`Roll back to version ${version}? It is saved again as a new version.`)) return;
@@ -376,6 +388,5 @@ async function loadVersions(card: HTMLElement, models: monaco.editor.ITextModel[
     } catch (error) {
       card.append(errorBox(error));
     }
-    refresh();
   }
 }
