@@ -1,7 +1,7 @@
 import { ApiError, call, get, post, put } from "./api";
 import { announce, errorBox, formatTime, h } from "./dom";
 import * as monaco from "./monaco";
-import EditorWorker from "monaco-esm/editor/editor.worker.start.js?worker";
+import EditorWorker from "monaco-esm/editor/editor.worker.js?worker";
 import TsWorker from "monaco-esm/languages/features/typescript/ts.worker.js?worker";
 
 const EVENTS = ["oidc.jwt.pre_create", "oidc.id_token.pre_create"] as const;
