@@ -51,8 +51,8 @@ export function tokenExpiry(): number | null {
 
 export const sessionEvents = new EventTarget();
 
-export async function call<T>(method: string, path: string, body?: unknown, extra?: RequestInit): Promise<T> {
-  const headers: Record<string, string> = { Authorization: `Bearer ${token() ?? ""}` };
+export async function call<T>(method: string, path: string, body?: unknown, extraHeaders?: Record<string, string>): Promise<T> {
+  const headers: Record<string, string> = { ...extraHeaders, Authorization: `Bearer ${token() ?? ""}` };
   let payload: BodyInit | undefined;
   if (typeof body === "string") {
     headers["Content-Type"] = "application/json";
@@ -68,7 +68,6 @@ export async function call<T>(method: string, path: string, body?: unknown, extr
     credentials: "omit",
     cache: "no-store",
     referrerPolicy: "no-referrer",
-    ...extra,
   });
   const text = await response.text();
   let parsed: unknown = undefined;

@@ -190,7 +190,9 @@ async function upload(file: File, options: UploadOptions, out: HTMLElement, sign
   let sent = 0;
   for await (const batch of batches(readRecords(file, (n) => (read = n)), options, rejected)) {
     if (signal.aborted) return false;
-    const created = await call<{ id: string }>("POST", "/users/import", batch.body);
+    // The same Idempotency-Key on a retry: a request whose answer was lost is not applied twice.
+    const key = crypto.randomUUID();
+    const created = await retrying(() => call<{ id: string }>("POST", "/users/import", batch.body, { "Idempotency-Key": key }), signal);
     tasks.push({ id: created.id, positions: batch.positions });
     sent += batch.positions.length;
     bar.set(read, file.size, "sending");
@@ -206,7 +208,7 @@ async function upload(file: File, options: UploadOptions, out: HTMLElement, sign
   while (remaining.size && !signal.aborted) {
     for (const task of tasks) {
       if (!remaining.has(task.id)) continue;
-      const body = await get<TaskStatus>(`/users/import/${task.id}`);
+      const body = await retrying(() => get<TaskStatus>(`/users/import/${task.id}`), signal);
       if (body.status === "completed" && body.summary) {
         remaining.delete(task.id);
         processed.set(task.id, body.summary.total);
@@ -245,6 +247,19 @@ async function upload(file: File, options: UploadOptions, out: HTMLElement, sign
   }
   if (options.dryRun) out.append(h("p", {}, "Nothing was written. Run the import to apply these outcomes."));
   return true;
+}
+
+/** Retries what the server answers "try later" (429, 503: a busy database, a restart) with growing pauses. */
+async function retrying<T>(action: () => Promise<T>, signal: AbortSignal, attempts = 8): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await action();
+    } catch (error) {
+      const transient = error instanceof ApiError ? [429, 502, 503, 504].includes(error.status) : error instanceof TypeError;
+      if (!transient || attempt >= attempts || signal.aborted) throw error;
+      await sleep(Math.min(8000, 250 * 2 ** attempt));
+    }
+  }
 }
 
 class RateMeter {

@@ -41,10 +41,11 @@ export async function* readRecords(file: Blob, onBytes?: (read: number) => void)
     }
   }
 
+  let scan = 0; // next index of `buffer` to look at; what is before it was scanned already
+
   function* arrayElements(): Generator<RawRecord> {
-    let i = 0;
-    for (; i < buffer.length; i++) {
-      const c = buffer[i];
+    for (; scan < buffer.length; scan++) {
+      const c = buffer[scan];
       if (inString) {
         if (escaped) escaped = false;
         else if (c === "\\") escaped = true;
@@ -53,35 +54,32 @@ export async function* readRecords(file: Blob, onBytes?: (read: number) => void)
       }
       if (c === '"') {
         inString = true;
-        if (depth === 1 && start < 0) start = i;
+        if (depth === 1 && start < 0) start = scan;
       } else if (c === "{" || c === "[") {
-        if (depth === 1 && start < 0) start = i;
+        if (depth === 1 && start < 0) start = scan;
         depth++;
       } else if (c === "}" || c === "]") {
         depth--;
         if (depth === 0) {
-          if (start >= 0) {
-            yield { position: position++, text: buffer.slice(start, i).trim() };
-            start = -1;
-          }
+          if (start >= 0) yield { position: position++, text: buffer.slice(start, scan).trim() };
+          start = -1;
           ended = true;
           buffer = "";
+          scan = 0;
           return;
         }
       } else if (c === "," && depth === 1) {
-        if (start >= 0) yield { position: position++, text: buffer.slice(start, i).trim() };
+        if (start >= 0) yield { position: position++, text: buffer.slice(start, scan).trim() };
         start = -1;
       } else if (depth === 1 && start < 0 && !/\s/.test(c)) {
-        start = i;
+        start = scan;
       }
     }
-    // Keep only the unfinished element.
-    if (start >= 0) {
-      buffer = buffer.slice(start);
-      start = 0;
-    } else {
-      buffer = "";
-    }
+    // Keep only the unfinished element; it is not scanned again.
+    const keep = start >= 0 ? start : buffer.length;
+    buffer = buffer.slice(keep);
+    scan -= keep;
+    if (start >= 0) start = 0;
   }
 
   for (;;) {
