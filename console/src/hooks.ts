@@ -368,7 +368,14 @@ async function loadVersions(card: HTMLElement, current: () => Hook[], signal: Ab
     const body = await get<any>(`/hooks/versions/${version}`);
     const saved: Hook[] = body?.result?.body?.hooks ?? [];
     diffHost.hidden = false;
-    diff ??= monaco.editor.createDiffEditor(diffHost, { automaticLayout: true, readOnly: true, renderSideBySide: false, minimap: { enabled: false } });
+    diff ??= monaco.editor.createDiffEditor(diffHost, {
+      automaticLayout: true,
+      readOnly: true,
+      renderSideBySide: false,
+      minimap: { enabled: false },
+      originalAriaLabel: `Hooks of version ${version}`,
+      modifiedAriaLabel: "Hooks in the editor",
+    });
     const text = (hooks: Hook[]) => hooks.map((hook, i) => `// hook ${i + 1}: ${hook.event}\n${hook.source}`).join("\n");
     const previous = diff.getModel();
     diff.setModel({

@@ -402,9 +402,9 @@ async def test_hook_versions_panel_lists_diffs_and_rolls_back_where_the_server_k
     assert (await versions.first.inner_text()).startswith("#2")
 
     await page.get_by_role("button", name="Diff version 1").click()
+    await page.locator("#version-diff .line-insert, #version-diff .char-insert").first.wait_for()
     await page.locator("#version-diff").scroll_into_view_if_needed()
     await shot(page, "10c-hook-versions")
-    await page.locator("#version-diff .line-insert, #version-diff .char-insert").first.wait_for()
     assert await serious_violations(page) == []
 
     page.once("dialog", lambda dialog: asyncio.ensure_future(dialog.accept()))
