@@ -373,9 +373,10 @@ async function loadVersions(card: HTMLElement, current: () => Hook[], signal: Ab
       readOnly: true,
       renderSideBySide: false,
       minimap: { enabled: false },
-      originalAriaLabel: `Hooks of version ${version}`,
-      modifiedAriaLabel: "Hooks in the editor",
     });
+    // The panes' own labels (originalAriaLabel and modifiedAriaLabel do not reach their input elements).
+    diff.getOriginalEditor().updateOptions({ ariaLabel: "Hooks of the chosen version" });
+    diff.getModifiedEditor().updateOptions({ ariaLabel: "Hooks in the editor" });
     const text = (hooks: Hook[]) => hooks.map((hook, i) => `// hook ${i + 1}: ${hook.event}\n${hook.source}`).join("\n");
     const previous = diff.getModel();
     diff.setModel({
