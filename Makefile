@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_STAMP := $(VENV)/.demo-installed
 
-.PHONY: demo test test-hard test-cluster test-quick lint typecheck bench-import bench-export bench-hooks bench-load clean
+.PHONY: console demo test test-hard test-cluster test-quick lint typecheck bench-import bench-export bench-hooks bench-load clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -57,6 +57,10 @@ bench-hooks: $(STAMP)
 
 bench-load: $(STAMP)
 	$(BIN)/python bench/load.py
+
+# Rebuild the admin console's committed assets from console/ (needs Node.js; the server does not).
+console:
+	cd console && npm ci && npm run build
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache dist build

@@ -52,6 +52,9 @@ curl --cacert {cert} -H "Authorization: Bearer $TOKEN" -H "Content-Type: applica
   {base}/_api/admin/users/import
 
 or a whole file with the migration client: .venv/bin/userio import docs/samples/users.ndjson
+
+Admin console (prints a sign-in link):
+  USERIO_HOME={state} .venv/bin/litestar --app example_app.app:app userio console-url --project {DEMO_PROJECT}
 """,
         flush=True,
     )

@@ -7,6 +7,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from litestar_userio import (
+    ConsoleConfig,
     ExportConfig,
     HookConfig,
     ImportConfig,
@@ -73,4 +74,5 @@ def userio_config() -> UserIOConfig:
         exports=ExportConfig(storage=storage, page_size=int(os.environ.get("USERIO_EXPORT_PAGE_SIZE", 2000))),
         hooks=HookConfig(secrets_key=hook_secrets_key(state)),
         migrate_on_startup=True,
+        console=ConsoleConfig(public_url=f"https://localhost:{os.environ.get('PORT', '8443')}"),
     )

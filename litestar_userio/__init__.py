@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from litestar_userio.config import (
         AuthConfig,
+        ConsoleConfig,
         ExportConfig,
         HookConfig,
         ImportConfig,
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AuthConfig",
+    "ConsoleConfig",
     "ExportConfig",
     "HookConfig",
     "ImportConfig",

@@ -291,3 +291,35 @@ def declare(
 
     _with_services(ctx, action)
     print(name, file=sys.stdout)
+
+
+@userio_group.command("console-url")
+@click.option("--project", "project_id", required=True)
+@click.option("--key", "key_path", type=click.Path(dir_okay=False, path_type=Path), help="Admin private key (PEM).")
+@click.option(
+    "--base-url", help="The server's origin; default: ConsoleConfig.public_url, else https://localhost:$PORT."
+)
+@click.option("--ttl", type=click.IntRange(60, 86400), help="Session lifetime in seconds; default: ConsoleConfig.")
+@click.pass_context
+def console_url(
+    ctx: click.Context, project_id: str, key_path: Path | None, base_url: str | None, ttl: int | None
+) -> None:
+    """Print a sign-in link to the admin console (last line) carrying a short-lived admin token in its fragment.
+
+    The fragment never leaves the browser: no request, log or referrer carries it.
+    """
+    console = _config(ctx).console
+    if console is None:
+        raise click.ClickException("the console is off: set UserIOConfig(console=ConsoleConfig())")
+    path = key_path or default_key_path(project_id)
+    try:
+        pem = path.read_text()
+    except OSError as exc:
+        raise click.ClickException(f"cannot read the admin key {path}: {exc.strerror}") from exc
+    lifetime = timedelta(seconds=ttl) if ttl is not None else console.token_ttl
+    token = sign_admin_token(pem, project_id, ttl=lifetime)
+    origin = (base_url or console.public_url or f"https://localhost:{os.environ.get('PORT', '8443')}").rstrip("/")
+    click.echo(
+        f"Admin console for project {project_id!r}; the link signs you in for {int(lifetime.total_seconds())} s:"
+    )
+    click.echo(f"{origin}{console.path.rstrip('/')}/#token={token}")

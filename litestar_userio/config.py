@@ -10,6 +10,7 @@ from litestar_userio.clock import Clock, SystemClock
 
 __all__ = [
     "AuthConfig",
+    "ConsoleConfig",
     "ExportConfig",
     "HookConfig",
     "ImportConfig",
@@ -209,6 +210,18 @@ class PasswordConfig:
 
 
 @dataclass
+class ConsoleConfig:
+    """The admin console in the browser (beyond the reference); off unless `UserIOConfig.console` is set."""
+
+    path: str = "/_userio/console"
+    """Where the console's page and assets are served."""
+    public_url: str | None = None
+    """Origin that `litestar userio console-url` puts in its link; None: `https://localhost:$PORT` (8443)."""
+    token_ttl: timedelta = timedelta(minutes=30)
+    """Lifetime of the admin token in a console link: the session ends with it."""
+
+
+@dataclass
 class UserIOConfig:
     """Everything the plugin needs; the defaults give the embedded deployment."""
 
@@ -229,3 +242,5 @@ class UserIOConfig:
     """PostgreSQL connections per process."""
     clock: Clock = field(default_factory=SystemClock)
     """Time source; tests pass a controllable one instead of sleeping."""
+    console: ConsoleConfig | None = None
+    """The admin console; None (the default) serves nothing."""

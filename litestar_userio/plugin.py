@@ -12,6 +12,7 @@ from litestar.di import Provide
 from litestar.plugins import CLIPluginProtocol, InitPluginProtocol
 
 from litestar_userio.config import LocalStorageConfig, UserIOConfig
+from litestar_userio.console import build_console_controller, build_directory_controller
 from litestar_userio.dependencies import SERVICES_KEY, STORAGE_KEY, provide_services, provide_storage
 from litestar_userio.errors import HookError, PasswordVerificationBusy, oauth_busy_handler, oauth_error_handler
 from litestar_userio.exports.controller import build_export_controller
@@ -43,9 +44,12 @@ class UserIOPlugin(InitPluginProtocol, CLIPluginProtocol):
             build_import_controller(self._config),
             build_export_controller(self._config),
             build_hooks_controller(self._config),
+            build_directory_controller(self._config),
         ]
         app_config.route_handlers.append(Router("/", route_handlers=admin_api, security=ADMIN_SECURITY))
         document_admin_api(app_config)
+        if self._config.console is not None:
+            app_config.route_handlers.append(build_console_controller(self._config.console))
         app_config.exception_handlers.setdefault(HookError, oauth_error_handler)
         app_config.exception_handlers.setdefault(PasswordVerificationBusy, oauth_busy_handler)
         storage = self._config.exports.storage

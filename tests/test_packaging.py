@@ -71,6 +71,18 @@ def test_wheel_ships_the_hook_workers_javascript(wheel):
     assert shipped == (ROOT / "litestar_userio" / "hooks" / "worker_setup.js").read_text()
 
 
+def test_wheel_ships_the_built_console_and_the_hook_types(wheel):
+    names = set(zipfile.ZipFile(wheel).namelist())
+    static = ROOT / "litestar_userio" / "console" / "static"
+    built = {
+        f"litestar_userio/console/static/{p.relative_to(static).as_posix()}" for p in static.rglob("*") if p.is_file()
+    }
+
+    assert built and built <= names
+    assert "litestar_userio/console/hooks.d.ts" in names
+    assert not any(n.startswith("console/") or "node_modules" in n for n in names)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("engine", ["sqlite", "postgres"])
 def test_clean_venv_migrates_an_empty_database_from_the_wheel(clean_venv, engine, tmp_path, request):

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import urlsplit, urlunsplit
 
 import msgspec
 from litestar import Controller, Request, Response, get, post
 from litestar.di import NamedDependency, Provide
-from litestar.params import FromPath
+from litestar.params import FromPath, QueryParameter
 
 from litestar_userio.causes import schema_causes
 from litestar_userio.config import UserIOConfig
@@ -20,10 +20,16 @@ from litestar_userio.errors import (
     ValidationFailed,
     export_error_handler,
 )
-from litestar_userio.exports.schemas import ExportRequest, ExportResult, export_request_validator
+from litestar_userio.exports.schemas import (
+    ExportRequest,
+    ExportResult,
+    ExportTaskListResult,
+    export_request_validator,
+)
 from litestar_userio.imports.validation import cause_from_msgspec
 from litestar_userio.jsonbody import find_duplicate_key
 from litestar_userio.openapi import ExportErrorBody, error_responses, json_body
+from litestar_userio.paging import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, decode_cursor
 from litestar_userio.projects.service import ProjectRecord
 from litestar_userio.services import Services
 
@@ -133,5 +139,21 @@ def build_export_controller(config: UserIOConfig) -> type[Controller]:
             userio: NamedDependency[Services],
         ) -> ExportResult:
             return ExportResult(await userio.exports.status(project, task_id, _origin(request)))
+
+        @get(
+            "/",
+            summary="List the project's export tasks, newest first",
+            description="Without download URLs (the status signs a fresh one); pass `next_cursor` back as `cursor`.",
+            responses=error_responses(ExportErrorBody, 400, 403, 500, 503),
+        )
+        async def list_tasks(
+            self,
+            project: NamedDependency[ProjectRecord],
+            userio: NamedDependency[Services],
+            limit: Annotated[int, QueryParameter(ge=1, le=MAX_PAGE_SIZE)] = DEFAULT_PAGE_SIZE,
+            cursor: Annotated[str | None, QueryParameter(max_length=200)] = None,
+        ) -> ExportTaskListResult:
+            after = decode_cursor(cursor)
+            return ExportTaskListResult(await userio.exports.list_tasks(project, limit, after))
 
     return ExportController

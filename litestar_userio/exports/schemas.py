@@ -19,6 +19,8 @@ __all__ = [
     "ExportRequest",
     "ExportResult",
     "ExportTask",
+    "ExportTaskList",
+    "ExportTaskListResult",
     "export_request_validator",
 ]
 
@@ -107,3 +109,16 @@ request msgspec refused. A field object may carry other keys (ignored); `csv` ma
 def export_request_validator() -> Draft202012Validator:
     """The validator of `EXPORT_REQUEST_SCHEMA`."""
     return Draft202012Validator(EXPORT_REQUEST_SCHEMA)
+
+
+class ExportTaskList(Struct):
+    """`GET /users/export`: newest first, without download URLs; `next_cursor` is null on the last page."""
+
+    items: list[ExportTask]
+    next_cursor: str | None
+
+
+class ExportTaskListResult(Struct):
+    """The envelope of the export list."""
+
+    result: ExportTaskList

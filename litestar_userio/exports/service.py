@@ -28,9 +28,10 @@ from litestar_userio.exports.columns import Column, check_request, columns_for
 from litestar_userio.exports.document import build_document
 from litestar_userio.exports.encoding import CONTENT_TYPES, csv_header, csv_rows, ndjson_lines
 from litestar_userio.exports.reader import read_users
-from litestar_userio.exports.schemas import ExportProgress, ExportRequest, ExportTask
+from litestar_userio.exports.schemas import ExportProgress, ExportRequest, ExportTask, ExportTaskList
 from litestar_userio.ids import new_task_id
 from litestar_userio.imports.service import paused_gc
+from litestar_userio.paging import PageCursor, encode_cursor
 from litestar_userio.projects.service import ProjectRecord, ProjectService
 from litestar_userio.queue.base import JobQueue
 from litestar_userio.ratelimit import DatabaseRateLimiter, RateLimiter
@@ -287,3 +288,43 @@ class ExportService:
             if isinstance(self.limiter, DatabaseRateLimiter):
                 await self.limiter.purge(tx, now - self.config.rate_limit.period)
         return len(purged)
+
+    # The project's tasks (beyond SPEC: the console's list).
+
+    async def list_tasks(self, project: ProjectRecord, limit: int, after: PageCursor | None) -> ExportTaskList:
+        """The project's live tasks, newest first, `limit` at a time; no download URL (the status signs one)."""
+        self._require_enabled(project)
+        args: list[object] = [project.id, self.clock.now(), limit + 1]
+        keyset = ""
+        if after is not None:
+            args += [after.created_at, after.id]
+            keyset = " AND (created_at < $4 OR (created_at = $4 AND id < $5))"
+        async with self.db.reader() as tx:
+            rows = await tx.fetch(
+                "SELECT id, created_at, status, request, processed, completed_at, failed_at, error, size,"
+                " sha256, record_count FROM userio_export_task WHERE project_id = $1"
+                f" AND (expire_at IS NULL OR expire_at > $2){keyset} ORDER BY created_at DESC, id DESC LIMIT $3",
+                *args,
+            )
+        items = []
+        for row in rows[:limit]:
+            task = ExportTask(
+                id=row["id"],
+                created_at=row["created_at"],
+                status=row["status"],
+                request=msgspec.json.decode(row["request"]),
+            )
+            if row["status"] != "completed":
+                task.progress = ExportProgress(processed=row["processed"])
+            elif row["failed_at"] is not None:
+                task.completed_at = row["completed_at"]
+                task.failed_at = row["failed_at"]
+                task.error = msgspec.json.decode(row["error"], type=ErrorObject)
+            else:
+                task.completed_at = row["completed_at"]
+                task.record_count = row["record_count"]
+                task.size = row["size"]
+                task.sha256 = row["sha256"]
+            items.append(task)
+        last = items[-1] if len(rows) > limit else None
+        return ExportTaskList(items, encode_cursor(PageCursor(last.created_at, last.id)) if last else None)

@@ -6,20 +6,27 @@ import hashlib
 import re
 from collections.abc import Callable
 from itertools import accumulate
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 from litestar import Controller, Request, Response, get, post
 from litestar.di import NamedDependency, Provide
 from litestar.exceptions import HTTPException
-from litestar.params import FromPath
+from litestar.params import FromPath, QueryParameter
 
 from litestar_userio.config import UserIOConfig
 from litestar_userio.dependencies import provide_admin_project
 from litestar_userio.errors import BodyTooLarge, InvalidRequest, UnsupportedMediaType, import_error_handler
-from litestar_userio.imports.schemas import ImportRequest, ImportTaskCreated, ImportTaskStatus, UserRecord
+from litestar_userio.imports.schemas import (
+    ImportRequest,
+    ImportTaskCreated,
+    ImportTaskList,
+    ImportTaskStatus,
+    UserRecord,
+)
 from litestar_userio.jsonbody import find_duplicate_key
 from litestar_userio.openapi import ImportErrorBody, error_responses, json_body
+from litestar_userio.paging import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, decode_cursor
 from litestar_userio.projects.service import ProjectRecord
 from litestar_userio.services import Services
 
@@ -160,5 +167,20 @@ def build_import_controller(config: UserIOConfig) -> type[Controller]:
         ) -> Response[ImportTaskStatus]:
             body = await userio.imports.status(project.id, task_id)
             return Response(body, media_type="application/json")  # type: ignore[arg-type]
+
+        @get(
+            "/",
+            summary="List the project's import tasks, newest first",
+            description="Each task without its details; pass `next_cursor` back as `cursor` for the next page.",
+            responses=error_responses(ImportErrorBody, 400, 403, 503),
+        )
+        async def list_tasks(
+            self,
+            project: NamedDependency[ProjectRecord],
+            userio: NamedDependency[Services],
+            limit: Annotated[int, QueryParameter(ge=1, le=MAX_PAGE_SIZE)] = DEFAULT_PAGE_SIZE,
+            cursor: Annotated[str | None, QueryParameter(max_length=200)] = None,
+        ) -> ImportTaskList:
+            return await userio.imports.list_tasks(project.id, limit, decode_cursor(cursor))
 
     return ImportController

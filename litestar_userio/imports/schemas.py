@@ -22,6 +22,8 @@ __all__ = [
     "ImportRequest",
     "ImportSummary",
     "ImportTaskCreated",
+    "ImportTaskItem",
+    "ImportTaskList",
     "ImportTaskStatus",
     "MFAInput",
     "PasswordInput",
@@ -167,6 +169,25 @@ class ImportTaskStatus(Struct, omit_defaults=True, kw_only=True):
     summary: ImportSummary | UnsetType = UNSET
     details: Raw | list[ImportDetail] | UnsetType = UNSET
     progress: ImportProgress | UnsetType = UNSET
+
+
+class ImportTaskItem(Struct, omit_defaults=True):
+    """A task in the project's list: its status and counters, never its details."""
+
+    id: str
+    created_at: datetime
+    status: Literal["pending", "completed"]
+    dry_run: bool
+    completed_at: datetime | UnsetType = UNSET
+    summary: ImportSummary | UnsetType = UNSET
+    progress: ImportProgress | UnsetType = UNSET
+
+
+class ImportTaskList(Struct):
+    """`GET /users/import`: newest first; `next_cursor` is null on the last page."""
+
+    items: list[ImportTaskItem]
+    next_cursor: str | None
 
 
 def encode(value: Any) -> bytes:

@@ -31,9 +31,12 @@ from litestar_userio.imports.schemas import (
     ImportRequest,
     ImportSummary,
     ImportTaskCreated,
+    ImportTaskItem,
+    ImportTaskList,
     ImportTaskStatus,
 )
 from litestar_userio.imports.validation import parse_record
+from litestar_userio.paging import PageCursor, encode_cursor
 from litestar_userio.projects.service import ProjectRecord, ProjectService
 from litestar_userio.queue.base import JobQueue
 from litestar_userio.users.repository import UserRepository
@@ -362,6 +365,38 @@ class ImportService:
                 self.clock.now(),
             )
         return len(rows)
+
+    # The project's tasks (beyond SPEC: the console's list).
+
+    async def list_tasks(self, project_id: str, limit: int, after: PageCursor | None) -> ImportTaskList:
+        """The project's live tasks, newest first, `limit` at a time, without details."""
+        args: list[object] = [project_id, self.clock.now(), limit + 1]
+        keyset = ""
+        if after is not None:
+            args += [after.created_at, after.id]
+            keyset = " AND (created_at < $4 OR (created_at = $4 AND id < $5))"
+        async with self.db.reader() as tx:
+            rows = await tx.fetch(
+                "SELECT id, created_at, status, dry_run, total, processed, inserted, updated, skipped, failed,"
+                " completed_at FROM userio_import_task WHERE project_id = $1 AND (expire_at IS NULL OR expire_at > $2)"
+                f"{keyset} ORDER BY created_at DESC, id DESC LIMIT $3",
+                *args,
+            )
+        items = [_list_item(row) for row in rows[:limit]]
+        last = items[-1] if len(rows) > limit else None
+        return ImportTaskList(items, encode_cursor(PageCursor(last.created_at, last.id)) if last else None)
+
+
+def _list_item(row: Row) -> ImportTaskItem:
+    item = ImportTaskItem(
+        id=row["id"], created_at=row["created_at"], status=row["status"], dry_run=bool(row["dry_run"])
+    )
+    if row["status"] == "completed":
+        item.completed_at = row["completed_at"]
+        item.summary = ImportSummary(*(row[k] for k in ("total", *_OUTCOMES)))
+    else:
+        item.progress = ImportProgress(total=row["total"], processed=row["processed"])
+    return item
 
 
 @contextmanager

@@ -1,0 +1,455 @@
+"""End to end in a real browser: the console against a live example app, as an admin uses it.
+
+One module-scoped app and browser; the tests run in file order, each a step of the admin's session (sign in,
+import, inspect, export, hooks, sign out). Every step saves screenshots into docs/console/ (docs/console.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from playwright.async_api import expect
+
+from tests.console.browser import CHROMIUM_ARGS, SHOTS, LiveApp, axe_source, chromium_path, live_app
+
+pytestmark = pytest.mark.slow
+
+RECORDS = 20_000
+DESKTOP = {"width": 1280, "height": 800}
+PHONE = {"width": 390, "height": 844}
+FLOW_TIMEOUT = 180_000
+
+
+def bad_email(i: int) -> bool:
+    return i % 100 == 0
+
+
+def bad_phone(i: int) -> bool:
+    return i % 250 == 0
+
+
+def user_file() -> str:
+    lines = []
+    for i in range(RECORDS):
+        record: dict[str, Any] = {
+            "email": f"user{i:05d}-at-example.com" if bad_email(i) else f"user{i:05d}@example.com",
+            "name": f"User {i}",
+            "custom_attributes": {"plan": "pro" if i % 2 else "free"},
+        }
+        if bad_phone(i):
+            record["phone_number"] = "12345"
+        lines.append(json.dumps(record))
+    return "\n".join(lines) + "\n"
+
+
+FAILED = sum(1 for i in range(RECORDS) if bad_email(i) or bad_phone(i))
+
+HOOK_WITH_TYPE_ERROR = """import type { EventOIDCJWTPreCreate, EventOIDCJWTPreCreateHookResponse } from "./hooks.d.ts";
+
+export default async function (e: EventOIDCJWTPreCreate): Promise<EventOIDCJWTPreCreateHookResponse> {
+  const plan: number = e.payload.user.custom_attributes.plan;
+  return { is_allowed: true, mutations: { jwt: { payload: { ...e.payload.jwt.payload, plan } } } };
+}
+"""
+
+HOOK_THE_SERVER_REFUSES = """import type { EventOIDCJWTPreCreate } from "./hooks.d.ts";
+
+enum Plan { Free, Pro }
+export default async function (e: EventOIDCJWTPreCreate) {
+  return { is_allowed: true };
+}
+"""
+
+HOOK_FIXED = """import type { EventOIDCJWTPreCreate, EventOIDCJWTPreCreateHookResponse } from "./hooks.d.ts";
+
+export default async function (e: EventOIDCJWTPreCreate): Promise<EventOIDCJWTPreCreateHookResponse> {
+  const plan = String(e.payload.user.custom_attributes.plan ?? "free");
+  console.log("plan of", e.payload.user.standard_attributes.email, "is", plan);
+  return {
+    is_allowed: true,
+    mutations: { jwt: { payload: { ...e.payload.jwt.payload, plan, email: e.payload.user.standard_attributes.email } } },
+  };
+}
+"""
+
+HOOK_CHANGING_A_SERVER_CLAIM = """import type { EventOIDCJWTPreCreate } from "./hooks.d.ts";
+
+export default async function (e: EventOIDCJWTPreCreate) {
+  return { is_allowed: true, mutations: { jwt: { payload: { ...e.payload.jwt.payload, iss: "https://evil.example" } } } };
+}
+"""
+
+HOOK_PROBE = """import type { EventOIDCJWTPreCreate } from "./hooks.d.ts";
+
+export default async function (e: EventOIDCJWTPreCreate) {
+  e.payload."""
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveApp]:
+    executable = chromium_path()
+    assert executable
+    yield from live_app(tmp_path_factory.mktemp("console") / "home")
+
+
+@pytest.fixture(scope="module")
+async def browser() -> AsyncIterator[Any]:
+    from playwright.async_api import async_playwright
+
+    executable = chromium_path()
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        yield browser
+        await browser.close()
+
+
+@pytest.fixture(scope="module")
+async def session(app: LiveApp, browser: Any) -> AsyncIterator[dict[str, Any]]:
+    """The admin's tab, and every request it sent to the admin API."""
+    context = await browser.new_context(ignore_https_errors=True, viewport=DESKTOP, accept_downloads=True)
+    await context.grant_permissions(["clipboard-read", "clipboard-write"])
+    context.set_default_timeout(30_000)
+    page = await context.new_page()
+    api_requests: list[Any] = []
+    page.on("request", lambda r: api_requests.append(r) if "/_api/admin/" in r.url else None)
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    link = app.userio("console-url", "--project", "demo").strip().splitlines()[-1]
+    yield {"page": page, "link": link, "app": app, "api_requests": api_requests, "errors": errors, "state": {}}
+    await context.close()
+
+
+async def shot(page: Any, name: str, *, full_page: bool = False) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    await page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=full_page)
+
+
+async def serious_violations(page: Any) -> list[str]:
+    if not await page.evaluate("typeof window.axe === 'object'"):
+        await page.evaluate(axe_source() + "\n;0")  # through DevTools: the page's CSP allows no injected script
+    result = await page.evaluate("async () => await axe.run(document, { resultTypes: ['violations'] })")
+    return [
+        f"{v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes']][:3]}"
+        for v in result["violations"]
+        if v["impact"] in {"serious", "critical"}
+    ]
+
+
+async def fits_a_phone(page: Any, name: str) -> None:
+    """Readable at 390x844: nothing wider than the screen, and a screenshot to look at."""
+    await page.set_viewport_size(PHONE)
+    await page.wait_for_timeout(300)  # a layout pass; nothing to await
+    overflow = await page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+    await shot(page, f"{name}-phone", full_page=False)
+    await page.set_viewport_size(DESKTOP)
+    assert overflow <= 0, f"{name}: the page is {overflow}px wider than a phone screen"
+
+
+async def set_editor_text(page: Any, text: str) -> None:
+    """Paste, as an author brings a hook from elsewhere (typing would add the editor's auto-indentation)."""
+    await page.evaluate("text => navigator.clipboard.writeText(text)", text)
+    await page.locator("#editor .view-lines").click()
+    await page.keyboard.press("Control+A")
+    await page.keyboard.press("Control+V")
+
+
+async def test_signs_in_from_the_printed_link_and_keeps_the_token_out_of_the_address(session):
+    page = session["page"]
+
+    response = await page.goto(session["link"])
+    await page.wait_for_selector("#dropzone")
+
+    assert response.headers["content-security-policy"].startswith("default-src 'none'; script-src 'self'")
+    assert "frame-ancestors 'none'" in response.headers["content-security-policy"]
+    assert response.headers["referrer-policy"] == "no-referrer"
+    assert "token" not in page.url
+    stored = await page.evaluate("sessionStorage.getItem('userio.console.token')")
+    assert stored and stored == session["link"].split("#token=")[1]
+    assert await page.evaluate("document.cookie") == ""
+    calls = [r for r in session["api_requests"] if "/_api/admin/users/import" in r.url]
+    assert calls
+    for request in calls:
+        headers = await request.all_headers()
+        assert headers["authorization"] == f"Bearer {stored}"
+        assert "referer" not in headers and "cookie" not in headers
+        assert "token" not in request.url
+    await shot(page, "01-imports")
+    assert await serious_violations(page) == []
+    await fits_a_phone(page, "01-imports")
+
+
+async def test_imports_a_dropped_20000_record_file_after_a_dry_run(session):
+    page = session["page"]
+    text = user_file()
+    transfer = await page.evaluate_handle(
+        """(text) => { const dt = new DataTransfer(); dt.items.add(new File([text], 'users.ndjson')); return dt; }""",
+        text,
+    )
+
+    await page.dispatch_event("#dropzone", "drop", {"dataTransfer": transfer})
+    await page.get_by_role("button", name="Dry run").click()
+    await page.get_by_role("heading", name="Predicted outcomes").wait_for(timeout=FLOW_TIMEOUT)
+
+    result = page.locator("#upload-result")
+    assert await result.locator('dd[data-outcome="inserted"]').inner_text() == f"{RECORDS - FAILED:,}"
+    assert await result.locator('dd[data-outcome="failed"]').inner_text() == f"{FAILED:,}"
+    assert "Nothing was written" in await result.inner_text()
+    await shot(page, "02-dry-run", full_page=True)
+    sizes = []
+    for request in session["api_requests"]:
+        if request.method == "POST" and request.url.endswith("/users/import"):
+            sizes.append(len(request.post_data_buffer))
+    assert len(sizes) >= 3 and max(sizes) < 500_000
+
+    await page.get_by_role("button", name="Run import").click()
+    await result.filter(has_text=re.compile("records processed|finished")).wait_for()
+    await shot(page, "03-import-progress")
+    await page.get_by_role("heading", name="Outcomes", exact=True).wait_for(timeout=FLOW_TIMEOUT)
+
+    assert await result.locator('dd[data-outcome="inserted"]').inner_text() == f"{RECORDS - FAILED:,}"
+    assert await result.locator('dd[data-outcome="failed"]').inner_text() == f"{FAILED:,}"
+    assert await result.get_by_role("progressbar").get_attribute("aria-valuenow") == "100"
+    session["state"]["tasks"] = await result.locator("a[href^='#/imports/task_']").all_inner_texts()
+    await shot(page, "04-import-done", full_page=True)
+
+
+async def test_streams_a_json_array_file_and_refuses_a_record_too_large_for_one_request(session):
+    page = session["page"]
+    tricky = {"email": "arr1@example.com", "name": 'a, [b] {c} "d" \\', "custom_attributes": {"n": [1, {"b": "]"}]}}
+    records = [tricky, {"email": "arr2@example.com"}, {"email": "arr3@example.com", "name": "x" * 600_000}]
+    text = "[\n" + ",\n".join(json.dumps(r) for r in records) + "\n]\n"
+    transfer = await page.evaluate_handle(
+        """(text) => { const dt = new DataTransfer(); dt.items.add(new File([text], 'users.json')); return dt; }""",
+        text,
+    )
+    result = page.locator("#upload-result")
+
+    await page.dispatch_event("#dropzone", "drop", {"dataTransfer": transfer})
+    await page.get_by_role("button", name="Dry run").click()
+    await page.get_by_role("heading", name="Predicted outcomes").wait_for(timeout=FLOW_TIMEOUT)
+
+    assert await result.locator('dd[data-outcome="inserted"]').inner_text() == "2"
+    alert = await result.get_by_role("alert").inner_text()
+    assert alert.startswith("1 records were not sent: #2 larger than one request may be")
+    sent = [r for r in session["api_requests"] if r.method == "POST" and r.url.endswith("/users/import")][-1]
+    body = json.loads(sent.post_data_buffer)
+    assert body["dry_run"] is True
+    assert body["records"] == records[:2]  # each record as in the file, strings with brackets and quotes intact
+
+
+async def test_inspects_failures_grouped_filters_details_and_downloads_failed_ones(session):
+    page = session["page"]
+    task = session["state"]["tasks"][0]
+
+    await page.goto(session["link"].split("#")[0] + f"#/imports/{task}")
+    await page.locator("#failure-groups").wait_for()
+
+    groups = await page.locator("#failure-groups tbody tr").all_inner_texts()
+    assert any("Invalid/ValidationFailed" in g and "/email (format)" in g for g in groups)
+    assert any("/phone_number (format)" in g for g in groups)
+    await page.locator("#detail-outcome").select_option("failed")
+    await page.locator("#detail-search").fill("user00100")
+    await expect(page.locator("#details tbody tr")).to_have_count(1)
+    rows = await page.locator("#details tbody tr").all_inner_texts()
+    assert len(rows) == 1 and "user00100-at-example.com" in rows[0] and "failed" in rows[0]
+    await shot(page, "05-task-failures", full_page=True)
+    assert await serious_violations(page) == []
+
+    async with page.expect_download() as info:
+        await page.locator("#download-failed").click()
+    download = await info.value
+    lines = Path(await download.path()).read_text().splitlines()
+    failed_here = int((await page.locator('dd[data-outcome="failed"]').inner_text()).replace(",", ""))
+    assert len(lines) == failed_here > 0
+    assert all(json.loads(line)["outcome"] == "failed" for line in lines)
+    await fits_a_phone(page, "05-task")
+
+
+async def test_builds_a_csv_export_refusing_duplicate_names_and_downloads_it(session):
+    page = session["page"]
+    await page.goto(session["link"].split("#")[0] + "#/exports")
+    await page.locator("#export-history").wait_for()
+
+    await page.get_by_label("Column name for /email", exact=True).fill("sub")
+    error = page.locator("#field-error")
+    await error.wait_for()
+    assert '"sub"' in await error.inner_text()
+    assert await page.locator("#start-export").is_disabled()
+    await shot(page, "06-export-duplicate-name")
+
+    await page.get_by_label("Column name for /email", exact=True).fill("mail")
+    await page.get_by_label("/name", exact=True).uncheck()
+    await page.locator("#custom-attribute").fill("plan")
+    await page.locator("#add-custom").click()
+    await page.get_by_label("Column name for /custom_attributes/plan", exact=True).fill("plan")
+    await page.locator("#start-export").click()
+    download_button = page.locator("#export-history tbody tr").first.get_by_role("button", name="Download")
+    await download_button.wait_for(timeout=FLOW_TIMEOUT)
+    await page.locator("#history-title").scroll_into_view_if_needed()
+    await shot(page, "07-export-history")
+    assert await serious_violations(page) == []
+
+    urls = []
+    for _ in range(2):  # every click asks for a freshly signed URL
+        async with page.expect_download() as info:
+            await download_button.click()
+        download = await info.value
+        urls.append(download.url)
+    content = Path(await download.path()).read_text().splitlines()
+    assert content[0] == "sub,mail,plan"
+    assert len(content) == 1 + RECORDS - FAILED
+    assert any(line.endswith(",user00001@example.com,pro") for line in content)
+    status_calls = [r for r in session["api_requests"] if "/users/export/userexport_" in r.url and r.method == "GET"]
+    assert len(status_calls) >= 2
+    await fits_a_phone(page, "07-exports")
+
+
+async def test_hook_editor_completes_marks_errors_saves_and_tests_against_an_imported_user(session):
+    page = session["page"]
+    await page.goto(session["link"].split("#")[0] + "#/hooks")
+    await page.locator("#editor .monaco-editor").wait_for()
+
+    await set_editor_text(page, HOOK_PROBE)
+    await page.keyboard.press("Control+Space")
+    suggestions = page.locator(".suggest-widget .monaco-list-row")
+    await suggestions.first.wait_for()
+    labels = await suggestions.all_inner_texts()
+    assert any(label.startswith("user") for label in labels) and any(label.startswith("jwt") for label in labels)
+    await shot(page, "08-hook-completion")
+    await page.keyboard.press("Escape")
+
+    await set_editor_text(page, HOOK_WITH_TYPE_ERROR)
+    problem = page.locator("#problems li").filter(has_text="not assignable to type 'number'")
+    await problem.wait_for()
+    assert (await problem.inner_text()).startswith("Line 4, column 9")
+    assert await page.locator("#editor .squiggly-error").count() > 0
+    await shot(page, "09-hook-type-error")
+
+    await set_editor_text(page, HOOK_THE_SERVER_REFUSES)
+    await page.locator("#save-hooks").click()
+    server_problem = page.locator("#problems li.server")
+    await server_problem.wait_for()
+    assert (await server_problem.inner_text()).startswith("Line 3, column 1")
+    assert "Not saved" in await page.locator("#save-result").inner_text()
+
+    await set_editor_text(page, HOOK_FIXED)
+    await page.locator("#problems li").first.wait_for(state="detached")
+    await page.locator("#save-hooks").click()
+    await page.locator("#save-result .ok").wait_for()
+
+    await page.locator("#test-user").fill("user00001@")
+    await page.locator("#test-user-match option").first.wait_for(state="attached")
+    assert await page.locator("#test-user-match option").first.inner_text() == "user00001@example.com (email)"
+    await page.locator("#test-client").select_option("demo-app")
+    await page.locator("#run-test").click()
+    added = page.locator("#test-diff tr.added")
+    await added.first.wait_for()
+    added_rows = await added.all_inner_texts()
+    assert any("plan" in row and '"pro"' in row for row in added_rows)
+    assert any("email" in row and "user00001@example.com" in row for row in added_rows)
+    assert "plan of user00001@example.com is pro" in await page.locator("#test-console").inner_text()
+    assert "ms" in await page.locator("#test-timings").inner_text()
+    await shot(page, "10-hook-test", full_page=True)
+    assert await serious_violations(page) == []
+    await fits_a_phone(page, "10-hooks")
+
+
+async def test_hook_test_explains_a_refused_mutation(session):
+    page = session["page"]
+    await page.locator("#editor .monaco-editor").wait_for()
+
+    await set_editor_text(page, HOOK_CHANGING_A_SERVER_CLAIM)
+    await page.locator("#run-test").click()
+    refusal = page.locator("#test-error")
+    await refusal.wait_for()
+
+    text = await refusal.inner_text()
+    assert "InvalidJWTMutations" in text
+    assert "never remove or change" in text and "Changed: iss" in text
+    assert await page.locator("#test-diff tr.added").count() == 0
+    await shot(page, "10b-hook-refused-mutation", full_page=True)
+
+
+async def test_hook_versions_panel_lists_diffs_and_rolls_back_where_the_server_keeps_versions(session):
+    page = session["page"]
+    token = session["link"].split("#token=")[1]
+    base = session["link"].split("#")[0]
+    keeps_versions = (
+        httpx.get(
+            session["app"].origin + "/_api/admin/hooks/versions",
+            headers={"Authorization": f"Bearer {token}"},
+            verify=False,
+        ).status_code
+        == 200
+    )
+    if not keeps_versions:  # a server without hook versions (404): the console hides the panel
+        await page.goto(base + "#/hooks")
+        await page.locator("#editor .monaco-editor").wait_for()
+        await expect(page.locator("#versions")).to_be_hidden()
+        return
+
+    await page.locator("#save-hooks").click()  # the editor holds the claim-changing hook: a second version
+    await page.locator("#save-result .ok").wait_for()
+    versions = page.locator("#versions li")
+    await expect(versions).to_have_count(2)
+    assert (await versions.first.inner_text()).startswith("#2")
+
+    await page.get_by_role("button", name="Diff version 1").click()
+    await page.locator("#version-diff .line-insert, #version-diff .char-insert").first.wait_for()
+    await page.locator("#version-diff").scroll_into_view_if_needed()
+    await shot(page, "10c-hook-versions")
+    assert await serious_violations(page) == []
+
+    page.once("dialog", lambda dialog: asyncio.ensure_future(dialog.accept()))
+    await page.get_by_role("button", name="Roll back to version 1").click()
+    await expect(page.locator("#versions li")).to_have_count(3)
+    assert (await page.locator("#versions li").first.inner_text()).startswith("#3")
+    assert "plan of" in (await page.locator("#editor .view-lines").inner_text()).replace("\xa0", " ")
+
+
+async def test_is_usable_by_keyboard(session):
+    page = session["page"]
+    await page.goto(session["link"].split("#")[0] + "#/imports")
+    await page.locator("#dropzone").wait_for()
+    focused = "document.activeElement.id || document.activeElement.textContent"
+
+    assert await page.evaluate(focused) == "main"  # a page change moves focus to its content
+    for name in ("sign-out", "Hooks", "Exports"):
+        await page.keyboard.press("Shift+Tab")
+        assert await page.evaluate(focused) == name
+    await page.keyboard.press("Enter")
+    await page.locator("#export-history").wait_for()
+    await page.keyboard.press("Tab")
+    assert await page.evaluate(focused) == "format-csv"
+    await page.keyboard.press("ArrowDown")
+    assert await page.locator("#fields").is_hidden()  # ndjson chosen: no column picker
+    for name in ("sign-out", "Hooks", "Exports", "Imports", "Skip to content"):
+        await page.keyboard.press("Shift+Tab")
+        assert await page.evaluate(focused) == name
+    assert page.url.endswith("#/exports")
+
+
+async def test_signs_out_and_forgets_the_token(session):
+    page = session["page"]
+    await page.goto(session["link"].split("#")[0] + "#/imports")
+    await page.locator("#dropzone").wait_for()
+    calls_before = len(session["api_requests"])
+
+    await page.get_by_role("button", name="Sign out").click()
+    await page.get_by_role("heading", name="Signed out").wait_for()
+
+    assert await page.evaluate("sessionStorage.getItem('userio.console.token')") is None
+    await page.goto(session["link"].split("#")[0] + "#/exports")
+    await page.get_by_role("heading", name="Signed out").wait_for()
+    assert len(session["api_requests"]) == calls_before
+    await shot(page, "11-signed-out")
+    assert await serious_violations(page) == []
+    await fits_a_phone(page, "11-signed-out")
+    assert session["errors"] == []
