@@ -18,10 +18,15 @@ $(DEMO_STAMP): pyproject.toml
 	@if [ -f $(STAMP) ] && [ $(STAMP) -nt pyproject.toml ]; then touch $@; else \
 		$(PYTHON) -m venv $(VENV) && $(BIN)/pip install --quiet --disable-pip-version-check -e '.[example]' && touch $@; fi
 
+# axe-core for the console's accessibility checks in the browser tests (Chromium itself comes from apt).
+AXE := console/node_modules/axe-core/axe.min.js
+$(AXE): console/package-lock.json
+	if command -v npm >/dev/null; then npm install --prefix console --no-audit --no-fund; else echo "npm is missing: browser tests will skip"; fi
+
 demo: $(DEMO_STAMP)
 	$(BIN)/python -m example_app
 
-test: $(STAMP)
+test: $(STAMP) $(AXE)
 	$(BIN)/ruff check litestar_userio tests example_app bench
 	$(BIN)/mypy
 	$(BIN)/pytest
@@ -60,7 +65,7 @@ bench-load: $(STAMP)
 
 # Rebuild the admin console's committed assets from console/ (needs Node.js; the server does not).
 console:
-	cd console && npm ci && npm run build
+	cd console && npm install --no-audit --no-fund && npm run build
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache dist build
