@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_STAMP := $(VENV)/.demo-installed
 
-.PHONY: console demo test test-hard test-cluster test-quick lint typecheck bench-import bench-export bench-hooks bench-load clean
+.PHONY: console console-shots demo test test-hard test-cluster test-quick lint typecheck bench-import bench-export bench-hooks bench-load clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -62,6 +62,11 @@ bench-hooks: $(STAMP)
 
 bench-load: $(STAMP)
 	$(BIN)/python bench/load.py
+
+# Refresh the screenshots docs/console.md shows (the browser tests otherwise keep theirs in a temporary folder).
+console-shots: $(STAMP) $(AXE)
+	USERIO_CONSOLE_SHOTS=$(CURDIR)/docs USERIO_REQUIRE_SERVICES=1 $(BIN)/pytest tests/console/test_browser.py -q
+	cp docs/userio-console-shots/*.png docs/console/ && rm -r docs/userio-console-shots
 
 # Rebuild the admin console's committed assets from console/ (needs Node.js; the server does not).
 console:
