@@ -1,8 +1,13 @@
 """Jobs on Redis through arq: the queue the web process enqueues into, and the worker that runs them.
 
-Any number of worker processes may share a queue. A worker killed mid-job leaves the job in Redis; arq
-runs it again once its in-progress mark expires (`job_timeout` + 10 s), and the job functions are
-idempotent (import chunks commit their writes and their done-mark together).
+Any number of worker processes may share a queue. A running job holds a lease in Redis and renews it; when its
+worker is killed the lease lapses within `lease_ttl`, and the sweeper (every `sweep_interval`) enqueues the work
+again under a fresh job id. arq would also run the dead job again once its in-progress mark expires
+(`job_timeout` + 10 s); by then it finds the work done. The job functions are idempotent (import chunks commit
+their writes and their done-mark together).
+
+Every key this deployment writes carries the queue name: job ids, the sweeper's cron ids, rate-limit buckets and
+leases, so deployments sharing a Redis never meet.
 """
 
 from __future__ import annotations
@@ -23,9 +28,12 @@ from arq.worker import Retry, Worker, func
 from redis.exceptions import RedisError
 
 from litestar_userio.config import UserIOConfig
-from litestar_userio.errors import unavailable_dependency
+from litestar_userio.errors import ServiceUnavailable, WriteConflict
 from litestar_userio.queue.base import JobFunction
-from litestar_userio.queue.registry import SWEEP_JOB, job_functions
+from litestar_userio.queue.connections import redis_errors
+from litestar_userio.queue.leases import RedisLeaseStore
+from litestar_userio.queue.registry import RECOVER_JOB, SWEEP_JOB, job_functions
+from litestar_userio.ratelimit import RedisRateLimiter
 
 __all__ = ["ArqQueue", "build_worker", "run_worker"]
 
@@ -39,6 +47,8 @@ class ArqQueue:
         self.redis_url = redis_url
         self.queue_name = queue_name
         self._pool: ArqRedis | None = None
+        self._limiter: RedisRateLimiter | None = None
+        self._leases: RedisLeaseStore | None = None
 
     async def start(self) -> None:
         """Open the Redis pool; with Redis down, start anyway (tasks are stored; enqueues fail until it is back)."""
@@ -66,10 +76,32 @@ class ArqQueue:
             raise RuntimeError("ArqQueue.start() was not called")
         return self._pool
 
+    @property
+    def limiter(self) -> RedisRateLimiter:
+        """Buckets in Redis under `<queue name>:ratelimit`."""
+        if self._limiter is None:
+            self._limiter = RedisRateLimiter(self.pool, prefix=f"{self.queue_name}:ratelimit")
+        return self._limiter
+
+    @property
+    def leases(self) -> RedisLeaseStore:
+        """Leases in Redis under `<queue name>:lease`."""
+        if self._leases is None:
+            self._leases = RedisLeaseStore(self.pool, prefix=f"{self.queue_name}:lease")
+        return self._leases
+
     async def enqueue(self, function: str, *args: Any, job_id: str | None = None) -> bool:
-        """Queue a job; False when arq still knows a job with this id (queued, running or its result kept)."""
-        job = await self.pool.enqueue_job(function, *args, _job_id=job_id, _queue_name=self.queue_name)
+        """Queue a job; False when arq still knows a job with this id (queued, running or its result kept).
+
+        The id is scoped by the queue name: arq keeps `arq:job:<id>` and friends outside the queue's own key.
+        """
+        scoped = f"{self.queue_name}:{job_id}" if job_id is not None else None
+        with redis_errors():
+            job = await self.pool.enqueue_job(function, *args, _job_id=scoped, _queue_name=self.queue_name)
         return job is not None
+
+    async def serve(self, ctx: dict[str, Any]) -> None:
+        """Nothing: arq workers (`litestar userio worker`) run the jobs."""
 
     async def close(self) -> None:
         """Close the Redis pool."""
@@ -81,16 +113,15 @@ class ArqQueue:
 def _retry_when_unavailable(function: JobFunction) -> JobFunction:
     """Turn a database or Redis outage into arq's `Retry` (with backoff): arq retries nothing else.
 
-    The work is pending in the database either way; retrying soon just spares waiting for the sweeper.
+    Conflicts that outlasted their retries too. The work is pending in the database either way; retrying soon
+    just spares waiting for the sweeper.
     """
 
     @functools.wraps(function)
     async def job(ctx: dict[str, Any], *args: Any) -> Any:
         try:
             return await function(ctx, *args)
-        except Exception as exc:
-            if unavailable_dependency(exc) is None:
-                raise
+        except (ServiceUnavailable, WriteConflict) as exc:
             raise Retry(defer=min(30, 2 ** int(ctx.get("job_try", 1)))) from exc
 
     return job
@@ -121,6 +152,7 @@ def build_worker(config: UserIOConfig, **overrides: Any) -> Worker:
 
     functions = job_functions()
     sweep = functions.pop(SWEEP_JOB)
+    functions.pop(RECOVER_JOB)  # workers share the queue: none may take the others' running work at its start
     settings: dict[str, Any] = {
         "functions": [
             func(
@@ -134,7 +166,7 @@ def build_worker(config: UserIOConfig, **overrides: Any) -> Worker:
         "cron_jobs": [
             cron(
                 cast("WorkerCoroutine", sweep),
-                name=SWEEP_JOB,
+                name=f"{config.queue.queue_name}:{SWEEP_JOB}",  # arq's cron job ids are global: scope them
                 run_at_startup=True,
                 timeout=timeout,
                 **_cron_seconds(config.queue.sweep_interval),
@@ -185,7 +217,7 @@ async def run_worker(config: UserIOConfig, *, burst: bool = False, restart_delay
                 if burst or stop.is_set():
                     return
                 continue
-            if unavailable_dependency(failure) is None:
+            if not isinstance(failure, ServiceUnavailable | RedisError | OSError):  # arq's own loop talks to Redis
                 raise failure
             logger.warning("the worker lost Redis or the database (%s); restarting in %.0f s", failure, restart_delay)
             with contextlib.suppress(TimeoutError):
