@@ -111,9 +111,9 @@ class ExportService:
         await self._enqueue(task_id, f"{task_id}:0")
         return ExportTask(id=task_id, created_at=now, status="pending", request=echo)
 
-    async def _enqueue(self, task_id: str, job_key: str) -> None:
+    async def _enqueue(self, task_id: str, job_key: str, *, first: bool = False) -> None:
         try:
-            await self.queue.enqueue(EXPORT_JOB, task_id, job_id=f"userio:export:{job_key}")
+            await self.queue.enqueue(EXPORT_JOB, task_id, job_id=f"userio:export:{job_key}", first=first)
         except Exception:  # the task is stored: the sweeper enqueues it once the queue is back
             logger.warning("could not enqueue export %s; the sweeper will retry", task_id, exc_info=True)
 
@@ -278,7 +278,7 @@ class ExportService:
             )
         stamp = int(now.timestamp() * 1000)
         for row in rows:
-            await self._enqueue(row["id"], f"{row['id']}:{row['attempts']}-{stamp}")
+            await self._enqueue(row["id"], f"{row['id']}:{row['attempts']}-{stamp}", first=True)
         return len(rows)
 
     async def purge_expired(self) -> int:

@@ -178,9 +178,9 @@ class ImportService:
             raise IdempotencyKeyReused()
         return ImportTaskCreated(id=row["id"], created_at=row["created_at"], status=row["status"])
 
-    async def _enqueue(self, task_id: str, seq: int, job_key: str) -> None:
+    async def _enqueue(self, task_id: str, seq: int, job_key: str, *, first: bool = False) -> None:
         try:
-            await self.queue.enqueue(IMPORT_CHUNK_JOB, task_id, seq, job_id=f"userio:import:{job_key}")
+            await self.queue.enqueue(IMPORT_CHUNK_JOB, task_id, seq, job_id=f"userio:import:{job_key}", first=first)
         except Exception:  # the task is stored: the sweeper enqueues it once the queue is back
             logger.warning(
                 "could not enqueue chunk %s of import %s; the sweeper will retry", seq, task_id, exc_info=True
@@ -430,7 +430,8 @@ class ImportService:
             )
         stamp = int(now.timestamp() * 1000)
         for row in rows:
-            await self._enqueue(row["task_id"], row["seq"], f"{row['task_id']}:{row['seq']}:{row['attempts']}-{stamp}")
+            job_key = f"{row['task_id']}:{row['seq']}:{row['attempts']}-{stamp}"
+            await self._enqueue(row["task_id"], row["seq"], job_key, first=True)
         return len(rows)
 
     async def purge_expired(self) -> int:

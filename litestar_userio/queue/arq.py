@@ -6,8 +6,8 @@ again under a fresh job id. arq would also run the dead job again once its in-pr
 (`job_timeout` + 10 s); by then it finds the work done. The job functions are idempotent (import chunks commit
 their writes and their done-mark together).
 
-Every key this deployment writes carries the queue name: job ids, the sweeper's cron ids, rate-limit buckets and
-leases, so deployments sharing a Redis never meet.
+Every key this deployment writes carries the queue name: job ids, rate-limit buckets and leases (the sweeper's
+included), so deployments sharing a Redis never meet.
 """
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ import contextlib
 import functools
 import logging
 import signal
-from datetime import timedelta
+import uuid
+from datetime import UTC, datetime, timedelta
 from typing import Any, cast
 
 from arq import create_pool
 from arq.connections import ArqRedis, RedisSettings
-from arq.cron import cron
 from arq.typing import WorkerCoroutine
 from arq.worker import Retry, Worker, func
 from redis.exceptions import RedisError
@@ -38,6 +38,10 @@ from litestar_userio.ratelimit import RedisRateLimiter
 __all__ = ["ArqQueue", "build_worker", "run_worker"]
 
 logger = logging.getLogger("litestar_userio.queue")
+
+_FRONT = datetime.fromtimestamp(1, UTC)
+_JOB_EXPIRY = timedelta(days=1)
+"""arq's default expiry of a queued job; given explicitly with `_FRONT`, whose score would make arq's negative."""
 
 
 class ArqQueue:
@@ -90,14 +94,16 @@ class ArqQueue:
             self._leases = RedisLeaseStore(self.pool, prefix=f"{self.queue_name}:lease")
         return self._leases
 
-    async def enqueue(self, function: str, *args: Any, job_id: str | None = None) -> bool:
+    async def enqueue(self, function: str, *args: Any, job_id: str | None = None, first: bool = False) -> bool:
         """Queue a job; False when arq still knows a job with this id (queued, running or its result kept).
 
         The id is scoped by the queue name: arq keeps `arq:job:<id>` and friends outside the queue's own key.
+        `first` gives the job the score of a job deferred to 1970, so workers take it before the others waiting.
         """
         scoped = f"{self.queue_name}:{job_id}" if job_id is not None else None
+        options: dict[str, Any] = {"_defer_until": _FRONT, "_expires": _JOB_EXPIRY} if first else {}
         with redis_errors():
-            job = await self.pool.enqueue_job(function, *args, _job_id=scoped, _queue_name=self.queue_name)
+            job = await self.pool.enqueue_job(function, *args, _job_id=scoped, _queue_name=self.queue_name, **options)
         return job is not None
 
     async def serve(self, ctx: dict[str, Any]) -> None:
@@ -127,11 +133,21 @@ def _retry_when_unavailable(function: JobFunction) -> JobFunction:
     return job
 
 
-def _cron_seconds(interval: timedelta) -> dict[str, Any]:
-    seconds = max(1, int(interval.total_seconds()))
-    if seconds < 60:
-        return {"second": set(range(0, 60, seconds))}
-    return {"second": 0, "minute": set(range(0, 60, max(1, seconds // 60)))}
+async def _sweep_forever(ctx: dict[str, Any], sweep: JobFunction, interval: timedelta) -> None:
+    """The sweeper of one worker: every `interval`, unless another worker swept within it (a lease decides).
+
+    It runs beside arq's job slots, not as a cron job: a cron job waits behind every job queued before it, and a
+    sweeper stuck behind a long backlog would leave a dead worker's chunks waiting as long.
+    """
+    leases = ctx["userio"].queue.leases
+    owner = uuid.uuid4().hex
+    while True:
+        try:
+            if await leases.acquire("sweep", owner, interval * 0.9):
+                await sweep(ctx)
+        except Exception as exc:  # the next tick tries again
+            logger.warning("sweep failed: %s", exc)
+        await asyncio.sleep(interval.total_seconds())
 
 
 def build_worker(config: UserIOConfig, **overrides: Any) -> Worker:
@@ -139,20 +155,26 @@ def build_worker(config: UserIOConfig, **overrides: Any) -> Worker:
     if config.queue.redis_url is None:
         raise ValueError("the arq worker needs QueueConfig.redis_url")
     timeout = config.queue.job_timeout.total_seconds()
+    functions = job_functions()
+    functions.pop(RECOVER_JOB)  # workers share the queue: none may take the others' running work at its start
 
     async def startup(ctx: dict[str, Any]) -> None:
         from litestar_userio.services import Services
 
         queue = ArqQueue(config.queue.redis_url or "", config.queue.queue_name)
         ctx["userio"] = await Services.start(config, queue=queue)
+        ctx["userio_sweeper"] = asyncio.create_task(
+            _sweep_forever(ctx, functions[SWEEP_JOB], config.queue.sweep_interval), name="userio:sweeper"
+        )
 
     async def shutdown(ctx: dict[str, Any]) -> None:
+        if "userio_sweeper" in ctx:
+            ctx["userio_sweeper"].cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await ctx["userio_sweeper"]
         if "userio" in ctx:
             await ctx["userio"].close()
 
-    functions = job_functions()
-    sweep = functions.pop(SWEEP_JOB)
-    functions.pop(RECOVER_JOB)  # workers share the queue: none may take the others' running work at its start
     settings: dict[str, Any] = {
         "functions": [
             func(
@@ -162,15 +184,6 @@ def build_worker(config: UserIOConfig, **overrides: Any) -> Worker:
                 max_tries=config.queue.max_tries,
             )
             for name, f in functions.items()
-        ],
-        "cron_jobs": [
-            cron(
-                cast("WorkerCoroutine", sweep),
-                name=f"{config.queue.queue_name}:{SWEEP_JOB}",  # arq's cron job ids are global: scope them
-                run_at_startup=True,
-                timeout=timeout,
-                **_cron_seconds(config.queue.sweep_interval),
-            )
         ],
         "redis_settings": RedisSettings.from_dsn(config.queue.redis_url),
         "queue_name": config.queue.queue_name,

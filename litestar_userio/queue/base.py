@@ -32,8 +32,11 @@ class JobQueue(Protocol):
         """Leases of running jobs, visible to whoever may take their work over."""
         ...
 
-    async def enqueue(self, function: str, *args: Any, job_id: str | None = None) -> bool:
-        """Queue `function(ctx, *args)`; False when a job with `job_id` is already known."""
+    async def enqueue(self, function: str, *args: Any, job_id: str | None = None, first: bool = False) -> bool:
+        """Queue `function(ctx, *args)`; False when a job with `job_id` is already known.
+
+        `first` puts the job ahead of those waiting: work taken over from a dead worker has waited already.
+        """
         ...
 
     async def start(self) -> None:

@@ -54,8 +54,8 @@ class InProcessQueue:
         self._running = asyncio.Event()
         self._running.set()
 
-    async def enqueue(self, function: str, *args: Any, job_id: str | None = None) -> bool:
-        """Schedule a job; False if a job with this id is queued or running."""
+    async def enqueue(self, function: str, *args: Any, job_id: str | None = None, first: bool = False) -> bool:
+        """Schedule a job; False if a job with this id is queued or running (`first` changes nothing here)."""
         if function not in self.functions:
             raise LookupError(f"unknown job function {function!r}")
         self._counter += 1
