@@ -255,18 +255,31 @@ class ExportService:
     # Housekeeping (the sweeper).
 
     async def requeue_stale(self, *, older_than: datetime | None = None) -> int:
-        """Enqueue again the exports nobody is doing (lease lapsed, job lost; with `older_than`, all pending)."""
+        """Enqueue again the exports nobody is doing (lease lapsed, job lost; with `older_than`, all pending).
+
+        The same rules as `ImportService.requeue_stale`.
+        """
         now = self.clock.now()
         async with self.db.reader() as tx:
             pending = await tx.fetch("SELECT id, enqueued_at FROM userio_export_task WHERE status = 'pending'")
         cutoff = older_than or now - self.queue_config.stale_after
         chosen = [row["id"] for row in pending if row["enqueued_at"] is not None and row["enqueued_at"] <= cutoff]
-        started = [row["id"] for row in pending if row["enqueued_at"] is None]
         if older_than is not None:
-            chosen += started
-        elif started:
+            chosen += [row["id"] for row in pending if row["enqueued_at"] is None]
+        elif pending:
+            stalled = {
+                job.split(":")[2]
+                for job in await self.queue.stalled_jobs(self.queue_config.lease_ttl)
+                if job.startswith("userio:export:") and job.count(":") >= 3
+            }
+            grace = now - self.queue_config.lease_ttl
+            started = [
+                row["id"]
+                for row in pending
+                if row["enqueued_at"] is None or (row["id"] in stalled and row["enqueued_at"] <= grace)
+            ]
             lapsed = await self.queue.leases.lapsed([_lease_name(task_id) for task_id in started])
-            chosen += [task_id for task_id in started if _lease_name(task_id) in lapsed]
+            chosen = list(dict.fromkeys(chosen + [task_id for task_id in started if _lease_name(task_id) in lapsed]))
         if not chosen:
             return 0
         async with self.db.transaction() as tx:

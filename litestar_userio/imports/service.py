@@ -403,8 +403,9 @@ class ImportService:
     async def requeue_stale(self, *, older_than: datetime | None = None) -> int:
         """Enqueue again the chunks nobody is doing; returns how many.
 
-        Those whose lease lapsed (their worker died), those enqueued `stale_after` ago and never started (Redis
-        lost its queue), and with `older_than` every chunk pending since then (a new in-process runner).
+        Those a worker took (claimed in the database, or marked by the queue `lease_ttl` ago) and whose lease is
+        not held: their worker died. Those enqueued `stale_after` ago and never started (Redis lost its queue).
+        With `older_than`, every chunk pending since then (a new in-process runner).
         """
         now = self.clock.now()
         async with self.db.reader() as tx:
@@ -413,12 +414,20 @@ class ImportService:
             )
         cutoff = older_than or now - self.queue_config.stale_after
         chosen = [row for row in pending if row["enqueued_at"] is not None and row["enqueued_at"] <= cutoff]
-        started = [row for row in pending if row["enqueued_at"] is None]
         if older_than is not None:
-            chosen += started
-        elif started:
+            chosen += [row for row in pending if row["enqueued_at"] is None]
+        elif pending:
+            stalled = {_job_chunk(job) for job in await self.queue.stalled_jobs(self.queue_config.lease_ttl)}
+            grace = now - self.queue_config.lease_ttl  # a chunk enqueued again just now waits for its new job
+            started = [
+                row
+                for row in pending
+                if row["enqueued_at"] is None
+                or ((row["task_id"], row["seq"]) in stalled and row["enqueued_at"] <= grace)
+            ]
             lapsed = await self.queue.leases.lapsed([_lease_name(r["task_id"], r["seq"]) for r in started])
             chosen += [row for row in started if _lease_name(row["task_id"], row["seq"]) in lapsed]
+            chosen = list({row["id"]: row for row in chosen}.values())
         if not chosen:
             return 0
         async with self.db.transaction() as tx:
@@ -486,6 +495,14 @@ _UNAPPLICABLE = ValidationFailed(
 
 def _lease_name(task_id: str, seq: int) -> str:
     return f"import:{task_id}:{seq}"
+
+
+def _job_chunk(job_id: str) -> tuple[str, int] | None:
+    """The chunk a job id of ours names (`userio:import:<task>:<seq>:<run>`), or None for another job."""
+    parts = job_id.split(":")
+    if len(parts) < 4 or parts[:2] != ["userio", "import"] or not parts[3].isdigit():
+        return None
+    return parts[2], int(parts[3])
 
 
 def _parse(raw: Raw, schema: dict[str, CustomAttributeSpec] | None, max_bcrypt_cost: int) -> ParsedRecord:

@@ -16,7 +16,7 @@ def build_queue(config: UserIOConfig, *, run_jobs: bool = True) -> JobQueue:
     if config.queue.redis_url and run_jobs:
         from litestar_userio.queue.arq import ArqQueue
 
-        return ArqQueue(config.queue.redis_url, config.queue.queue_name)
+        return ArqQueue(config.queue.redis_url, config.queue.queue_name, config.queue.job_timeout)
     from litestar_userio.queue.inprocess import InProcessQueue
     from litestar_userio.queue.registry import RECOVER_JOB, SWEEP_JOB, job_functions
 

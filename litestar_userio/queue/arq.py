@@ -23,6 +23,7 @@ from typing import Any, cast
 
 from arq import create_pool
 from arq.connections import ArqRedis, RedisSettings
+from arq.constants import in_progress_key_prefix
 from arq.typing import WorkerCoroutine
 from arq.worker import Retry, Worker, func
 from redis.exceptions import RedisError
@@ -47,9 +48,11 @@ _JOB_EXPIRY = timedelta(days=1)
 class ArqQueue:
     """Enqueues into an arq queue on Redis."""
 
-    def __init__(self, redis_url: str, queue_name: str) -> None:
+    def __init__(self, redis_url: str, queue_name: str, job_timeout: timedelta = timedelta(minutes=2)) -> None:
         self.redis_url = redis_url
         self.queue_name = queue_name
+        self.in_progress_timeout = job_timeout + timedelta(seconds=10)
+        """How long arq's in-progress mark of a job lives (arq: the longest job timeout plus 10 s)."""
         self._pool: ArqRedis | None = None
         self._limiter: RedisRateLimiter | None = None
         self._leases: RedisLeaseStore | None = None
@@ -106,6 +109,27 @@ class ArqQueue:
             job = await self.pool.enqueue_job(function, *args, _job_id=scoped, _queue_name=self.queue_name, **options)
         return job is not None
 
+    async def stalled_jobs(self, picked_before: timedelta) -> list[str]:
+        """Jobs of this queue whose in-progress mark was set at least `picked_before` ago (it dies with its TTL).
+
+        A worker killed after arq marked a job but before the job took its lease leaves only this mark; arq itself
+        would run the job again when the mark expires, `job_timeout` + 10 s later.
+        """
+        now_ms = int(datetime.now(UTC).timestamp() * 1000)
+        with redis_errors():
+            ids = await self.pool.zrangebyscore(self.queue_name, "-inf", now_ms)
+            if not ids:
+                return []
+            async with self.pool.pipeline(transaction=False) as pipe:
+                for job_id in ids:
+                    pipe.pttl(in_progress_key_prefix + job_id.decode())
+                ttls = await pipe.execute()
+        newest = (self.in_progress_timeout - picked_before).total_seconds() * 1000
+        prefix = f"{self.queue_name}:"
+        return [
+            job_id.decode().removeprefix(prefix) for job_id, ttl in zip(ids, ttls, strict=True) if 0 < ttl <= newest
+        ]
+
     async def serve(self, ctx: dict[str, Any]) -> None:
         """Nothing: arq workers (`litestar userio worker`) run the jobs."""
 
@@ -161,7 +185,7 @@ def build_worker(config: UserIOConfig, **overrides: Any) -> Worker:
     async def startup(ctx: dict[str, Any]) -> None:
         from litestar_userio.services import Services
 
-        queue = ArqQueue(config.queue.redis_url or "", config.queue.queue_name)
+        queue = ArqQueue(config.queue.redis_url or "", config.queue.queue_name, config.queue.job_timeout)
         ctx["userio"] = await Services.start(config, queue=queue)
         ctx["userio_sweeper"] = asyncio.create_task(
             _sweep_forever(ctx, functions[SWEEP_JOB], config.queue.sweep_interval), name="userio:sweeper"

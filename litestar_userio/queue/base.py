@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -36,6 +37,13 @@ class JobQueue(Protocol):
         """Queue `function(ctx, *args)`; False when a job with `job_id` is already known.
 
         `first` puts the job ahead of those waiting: work taken over from a dead worker has waited already.
+        """
+        ...
+
+    async def stalled_jobs(self, picked_before: timedelta) -> list[str]:
+        """Ids of jobs a worker took at least `picked_before` ago and has not finished (it may have died).
+
+        The in-process runner has none to report: its jobs die only with the process.
         """
         ...
 

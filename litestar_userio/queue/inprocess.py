@@ -67,6 +67,10 @@ class InProcessQueue:
         task.add_done_callback(lambda _: self._tasks.pop(key, None))
         return True
 
+    async def stalled_jobs(self, picked_before: timedelta) -> list[str]:
+        """None: a job of this runner dies only with the process."""
+        return []
+
     def pause(self) -> None:
         """Hold queued jobs (running ones finish); they start again on `resume`."""
         self._running.clear()

@@ -89,7 +89,11 @@ async def test_nul_in_any_string_fails_its_record_alone_naming_where(project, re
 async def test_nul_in_a_login_id_is_accepted_and_fails_only_its_record(project):
     body = await post_raw(
         project,
-        [good("a@example.com"), b'{"email":"b\\u0000@example.com"}', b'{"email":"c@example.com","phone_number":"+1\\u0000"}'],
+        [
+            good("a@example.com"),
+            b'{"email":"b\\u0000@example.com"}',
+            b'{"email":"c@example.com","phone_number":"+1\\u0000"}',
+        ],
     )
 
     assert body["details"][0]["outcome"] == "inserted"
@@ -123,7 +127,9 @@ async def refusing_trigger(project: Project) -> str:
                 f" IF NEW.project_id = '{project.id}' AND NEW.standard_attributes->>'name' = '{REFUSED_NAME}'"
                 " THEN RAISE EXCEPTION 'refused by a check of the operator'; END IF; RETURN NEW; END $$"
             )
-            await tx.execute(f"CREATE TRIGGER {name} BEFORE INSERT ON userio_user FOR EACH ROW EXECUTE FUNCTION {name}()")
+            await tx.execute(
+                f"CREATE TRIGGER {name} BEFORE INSERT ON userio_user FOR EACH ROW EXECUTE FUNCTION {name}()"
+            )
         else:
             await tx.execute(
                 f"CREATE TRIGGER {name} BEFORE INSERT ON userio_user WHEN NEW.project_id = '{project.id}'"

@@ -143,7 +143,11 @@ class StallMeter:
     async def _watch(self) -> None:
         last, since = -1, time.monotonic()
         while True:
-            processed, pending = await self._processed()
+            try:
+                processed, pending = await self._processed()
+            except (KeyError, ValueError):  # a 503 while the shared server is out of connections for a moment
+                await asyncio.sleep(0.1)
+                continue
             now = time.monotonic()
             if processed != last:
                 last, since = processed, now
