@@ -264,6 +264,7 @@ class ExportService:
             pending = await tx.fetch("SELECT id, enqueued_at FROM userio_export_task WHERE status = 'pending'")
         cutoff = older_than or now - self.queue_config.stale_after
         chosen = [row["id"] for row in pending if row["enqueued_at"] is not None and row["enqueued_at"] <= cutoff]
+        taken_over: list[str] = []  # work a dead worker held: it goes ahead of the queue's backlog
         if older_than is not None:
             chosen += [row["id"] for row in pending if row["enqueued_at"] is None]
         elif pending:
@@ -279,7 +280,8 @@ class ExportService:
                 if row["enqueued_at"] is None or (row["id"] in stalled and row["enqueued_at"] <= grace)
             ]
             lapsed = await self.queue.leases.lapsed([_lease_name(task_id) for task_id in started])
-            chosen = list(dict.fromkeys(chosen + [task_id for task_id in started if _lease_name(task_id) in lapsed]))
+            taken_over = [task_id for task_id in started if _lease_name(task_id) in lapsed]
+            chosen = list(dict.fromkeys(chosen + taken_over))
         if not chosen:
             return 0
         async with self.db.transaction() as tx:
@@ -291,7 +293,7 @@ class ExportService:
             )
         stamp = int(now.timestamp() * 1000)
         for row in rows:
-            await self._enqueue(row["id"], f"{row['id']}:{row['attempts']}-{stamp}", first=True)
+            await self._enqueue(row["id"], f"{row['id']}:{row['attempts']}-{stamp}", first=row["id"] in taken_over)
         return len(rows)
 
     async def purge_expired(self) -> int:

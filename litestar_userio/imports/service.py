@@ -414,6 +414,7 @@ class ImportService:
             )
         cutoff = older_than or now - self.queue_config.stale_after
         chosen = [row for row in pending if row["enqueued_at"] is not None and row["enqueued_at"] <= cutoff]
+        taken_over: list[Row] = []  # work a dead worker held: it goes ahead of the queue's backlog
         if older_than is not None:
             chosen += [row for row in pending if row["enqueued_at"] is None]
         elif pending:
@@ -426,8 +427,8 @@ class ImportService:
                 or ((row["task_id"], row["seq"]) in stalled and row["enqueued_at"] <= grace)
             ]
             lapsed = await self.queue.leases.lapsed([_lease_name(r["task_id"], r["seq"]) for r in started])
-            chosen += [row for row in started if _lease_name(row["task_id"], row["seq"]) in lapsed]
-            chosen = list({row["id"]: row for row in chosen}.values())
+            taken_over = [row for row in started if _lease_name(row["task_id"], row["seq"]) in lapsed]
+            chosen = list({row["id"]: row for row in chosen + taken_over}.values())
         if not chosen:
             return 0
         async with self.db.transaction() as tx:
@@ -438,9 +439,10 @@ class ImportService:
                 now,
             )
         stamp = int(now.timestamp() * 1000)
+        ahead = {(row["task_id"], row["seq"]) for row in taken_over}
         for row in rows:
             job_key = f"{row['task_id']}:{row['seq']}:{row['attempts']}-{stamp}"
-            await self._enqueue(row["task_id"], row["seq"], job_key, first=True)
+            await self._enqueue(row["task_id"], row["seq"], job_key, first=(row["task_id"], row["seq"]) in ahead)
         return len(rows)
 
     async def purge_expired(self) -> int:
