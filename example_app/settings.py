@@ -64,7 +64,8 @@ def userio_config() -> UserIOConfig:
         queue_name=os.environ.get("USERIO_QUEUE_NAME", "userio:queue"),
         job_timeout=_seconds("USERIO_JOB_TIMEOUT", 120),
         stale_after=_seconds("USERIO_STALE_AFTER", 180),
-        sweep_interval=_seconds("USERIO_SWEEP_INTERVAL", 30),
+        sweep_interval=_seconds("USERIO_SWEEP_INTERVAL", QueueConfig.sweep_interval.total_seconds()),
+        lease_ttl=_seconds("USERIO_LEASE_TTL", QueueConfig.lease_ttl.total_seconds()),
         worker_max_jobs=int(os.environ.get("USERIO_WORKER_MAX_JOBS", 8)),
     )
     return UserIOConfig(

@@ -8,7 +8,6 @@ answers `{"error": "<message>"}` (SPEC 4.1), the export and hook APIs
 from __future__ import annotations
 
 import logging
-import sqlite3
 from typing import Any, ClassVar
 
 import msgspec
@@ -19,6 +18,7 @@ __all__ = [
     "AdminAuthFailed",
     "BodyTooLarge",
     "Cause",
+    "DatabaseUnavailable",
     "DuplicateKeyFound",
     "DuplicatedIdentity",
     "ErrorObject",
@@ -46,6 +46,7 @@ __all__ = [
     "NotFound",
     "PasswordExpired",
     "PasswordVerificationBusy",
+    "QueueUnavailable",
     "RateLimited",
     "RefreshTokenInvalid",
     "RoleUnknownKeys",
@@ -59,6 +60,7 @@ __all__ = [
     "UserIOError",
     "UserOutsideValidPeriod",
     "ValidationFailed",
+    "WriteConflict",
     "export_error_handler",
     "import_error_handler",
     "oauth_busy_handler",
@@ -447,47 +449,39 @@ class ServiceUnavailable(UserIOError):
         )
 
 
-_UNAVAILABLE_SQLSTATE_CLASSES = ("08", "53", "57")
-"""connection_exception, insufficient_resources, operator_intervention (admin shutdown, terminated backend)."""
+class DatabaseUnavailable(ServiceUnavailable):
+    """The database cannot be reached (connection lost, server shutting down, file unreadable, locked too long).
+
+    Raised by `db/engine.py` in place of the driver's error: nothing above it inspects driver exceptions.
+    """
+
+    def __init__(self) -> None:
+        super().__init__("database")
+
+
+class QueueUnavailable(ServiceUnavailable):
+    """Redis cannot be reached; raised by the queue backend (`queue/arq.py`) in place of the client's error."""
+
+    def __init__(self) -> None:
+        super().__init__("queue")
+
+
+class WriteConflict(InternalError):
+    """A concurrent transaction got there first (unique violation, serialization failure, deadlock).
+
+    Raised by `db/engine.py` in place of the driver's error; running the transaction again on what is committed
+    now may succeed, so callers retry it before it ever reaches a client.
+    """
+
+    reason = "WriteConflict"
+    default_message = "a concurrent change got in the way; try again"
 
 
 def unavailable_dependency(exc: BaseException) -> str | None:
-    """Which dependency an exception says is down ("database", "queue"), or None when it says nothing of the kind."""
-    module = type(exc).__module__
-    sqlstate = getattr(exc, "sqlstate", None)
-    if isinstance(sqlstate, str) and sqlstate[:2] in _UNAVAILABLE_SQLSTATE_CLASSES:
-        return "database"
-    if module.startswith("asyncpg") and type(exc).__name__ in {
-        "InterfaceError",
-        "ConnectionDoesNotExistError",
-        "InternalClientError",
-    }:
-        return "database"
-    if module.startswith("redis"):
-        return "queue"
-    if isinstance(exc, sqlite3.OperationalError) and any(
-        text in str(exc) for text in ("unable to open", "locked", "disk I/O")
-    ):
-        return "database"
-    if isinstance(exc, ConnectionError | TimeoutError):
-        return _raised_in(exc)
+    """Which dependency an error says is down ("database", "queue"), or None when it says nothing of the kind."""
+    if isinstance(exc, ServiceUnavailable) and exc.info is not None:
+        return str(exc.info["dependency"])
     return None
-
-
-_LIBRARIES = (("asyncpg", "database"), ("aiosqlite", "database"), ("redis", "queue"), ("arq", "queue"))
-
-
-def _raised_in(exc: BaseException) -> str | None:
-    """The dependency whose client library raised `exc`, from the modules in its traceback."""
-    traceback = exc.__traceback__
-    found = None
-    while traceback is not None:
-        module = str(traceback.tb_frame.f_globals.get("__name__", ""))
-        for prefix, dependency in _LIBRARIES:
-            if module.startswith(prefix):
-                found = dependency
-        traceback = traceback.tb_next
-    return found
 
 
 _HTTP_ERRORS: dict[int, type[UserIOError]] = {
@@ -501,6 +495,9 @@ _HTTP_ERRORS: dict[int, type[UserIOError]] = {
 
 
 def _as_userio_error(exc: Exception) -> UserIOError:
+    if isinstance(exc, ServiceUnavailable):
+        logger.warning("userio admin API: %s (%s)", exc.message, exc.__cause__ or exc)
+        return exc
     if isinstance(exc, UserIOError):
         return exc
     if isinstance(exc, HTTPException):
@@ -513,9 +510,6 @@ def _as_userio_error(exc: Exception) -> UserIOError:
             error = Invalid(exc.detail or None)
             error.status_code = exc.status_code  # type: ignore[misc]
             return error
-    if dependency := unavailable_dependency(exc):
-        logger.warning("userio admin API: the %s is unavailable: %s", dependency, exc)
-        return ServiceUnavailable(dependency)
     logger.exception("unexpected error in the userio admin API", exc_info=exc)
     return InternalError()
 

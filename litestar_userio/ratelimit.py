@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from litestar_userio.db.engine import Tx
+from litestar_userio.queue.connections import redis_errors
 
 __all__ = ["DatabaseRateLimiter", "RateLimiter", "RedisRateLimiter"]
 
@@ -24,6 +25,10 @@ class RateLimiter(Protocol):
         self, tx: Tx, project_id: str, bucket: str, limit: int, period: timedelta, now: datetime
     ) -> int | None:
         """None when a use was taken; otherwise the seconds until one frees up (for `Retry-After`)."""
+        ...
+
+    async def purge(self, tx: Tx, before: datetime) -> None:
+        """Forget uses older than any window still open (the sweeper calls it)."""
         ...
 
 
@@ -72,9 +77,12 @@ return -1
 
 
 class RedisRateLimiter:
-    """Uses as a sorted set per project and bucket; the check and the take are one Lua script."""
+    """Uses as a sorted set per project and bucket; the check and the take are one Lua script.
 
-    def __init__(self, redis: Any, prefix: str = "userio:ratelimit") -> None:
+    Keys live under `prefix`, scoped by the queue name, so deployments sharing a Redis keep their own buckets.
+    """
+
+    def __init__(self, redis: Any, prefix: str) -> None:
         self.redis = redis
         self.prefix = prefix
         self._script = redis.register_script(_TAKE)
@@ -84,8 +92,12 @@ class RedisRateLimiter:
     ) -> int | None:
         """Check and take in Redis; the transaction is not used."""
         window_ms = int(period.total_seconds() * 1000)
-        wait_ms = await self._script(
-            keys=[f"{self.prefix}:{project_id}:{bucket}"],
-            args=[int(now.timestamp() * 1000), window_ms, limit, uuid.uuid4().hex],
-        )
+        with redis_errors():
+            wait_ms = await self._script(
+                keys=[f"{self.prefix}:{project_id}:{bucket}"],
+                args=[int(now.timestamp() * 1000), window_ms, limit, uuid.uuid4().hex],
+            )
         return None if int(wait_ms) < 0 else max(1, math.ceil(int(wait_ms) / 1000))
+
+    async def purge(self, tx: Tx, before: datetime) -> None:
+        """Nothing to do: each bucket's key expires with its window."""

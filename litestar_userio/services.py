@@ -10,10 +10,9 @@ from litestar_userio.exports.service import ExportService
 from litestar_userio.hooks.service import HookService
 from litestar_userio.imports.service import ImportService
 from litestar_userio.projects.service import ProjectService
+from litestar_userio.queue import build_queue
 from litestar_userio.queue.base import JobQueue
-from litestar_userio.queue.inprocess import InProcessQueue
-from litestar_userio.queue.registry import SWEEP_JOB, job_functions
-from litestar_userio.ratelimit import DatabaseRateLimiter, RateLimiter, RedisRateLimiter
+from litestar_userio.ratelimit import RateLimiter
 from litestar_userio.storage import Storage, build_storage
 from litestar_userio.tokens.applications import ApplicationService
 from litestar_userio.tokens.keys import SigningKeyStore
@@ -61,31 +60,16 @@ class Services:
         """Open the database (migrating it if configured), the queue and the storage.
 
         Without `queue`, a Redis URL in the config selects arq (enqueue only: workers run the jobs), else the
-        in-process runner runs them here. `run_jobs=False` builds an in-process queue that never starts (CLI).
+        in-process runner runs them here. `run_jobs=False` builds an in-process queue that runs nothing (CLI).
         """
         db = Database(config.database_url, pool_size=config.db_pool_size)
         await db.start()
         if config.migrate_on_startup:
             await migrate(db)
         if queue is None:
-            if config.queue.redis_url and run_jobs:
-                from litestar_userio.queue.arq import ArqQueue
-
-                queue = ArqQueue(config.queue.redis_url, config.queue.queue_name)
-            else:
-                queue = InProcessQueue(
-                    job_functions(),
-                    concurrency=config.queue.concurrency,
-                    max_tries=config.queue.max_tries,
-                    sweep_job=SWEEP_JOB,
-                    sweep_interval=config.queue.sweep_interval,
-                )
-        if not isinstance(queue, InProcessQueue):
-            await queue.start()
-        limiter: RateLimiter = DatabaseRateLimiter()
-        pool = getattr(queue, "pool", None)
-        if pool is not None:
-            limiter = RedisRateLimiter(pool)
+            queue = build_queue(config, run_jobs=run_jobs)
+        await queue.start()
+        limiter: RateLimiter = queue.limiter
         clock = config.clock
         storage = build_storage(config.exports.storage, clock) if config.exports.storage is not None else None
         projects = ProjectService(db, clock)
@@ -106,13 +90,8 @@ class Services:
             hooks=hooks,
             tokens=tokens,
         )
-        if isinstance(queue, InProcessQueue):
-            queue.ctx["userio"] = services
-            if run_jobs:
-                # Jobs of a previous process died with it: everything pending is picked up again now.
-                await services.imports.requeue_stale(older_than=clock.now())
-                await services.exports.requeue_stale(older_than=clock.now())
-                await queue.start()
+        if run_jobs:
+            await queue.serve({"userio": services})
         return services
 
     async def close(self) -> None:

@@ -13,12 +13,13 @@ import json
 import logging
 import re
 import sqlite3
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
+import asyncpg
 from piccolo.apps.migrations.tables import Migration
 from piccolo.engine.base import Engine
 from piccolo.engine.postgres import PostgresEngine
@@ -26,8 +27,9 @@ from piccolo.engine.sqlite import SQLiteEngine, TransactionType
 from piccolo.table import Table
 
 from litestar_userio.db.tables import TABLES
+from litestar_userio.errors import DatabaseUnavailable, UserIOError, WriteConflict
 
-__all__ = ["Database", "Dialect", "Row", "Tx", "is_write_conflict"]
+__all__ = ["Database", "Dialect", "Row", "Tx", "driver_errors"]
 
 Dialect = Literal["postgres", "sqlite"]
 Row = Mapping[str, Any]
@@ -42,15 +44,43 @@ logger = logging.getLogger("litestar_userio.db")
 
 _CONFLICT_SQLSTATES = {"23505", "40001", "40P01"}
 """unique_violation, serialization_failure, deadlock_detected."""
+_UNAVAILABLE_SQLSTATE_CLASSES = ("08", "53", "57")
+"""connection_exception, insufficient_resources, operator_intervention (admin shutdown, terminated backend)."""
+_SQLITE_UNAVAILABLE = ("unable to open", "locked", "busy", "disk I/O")
+_DRIVER_ERRORS = (asyncpg.PostgresError, asyncpg.InterfaceError, asyncpg.InternalClientError, sqlite3.Error)
 
 
-def is_write_conflict(error: BaseException) -> bool:
-    """Whether a transaction failed only because a concurrent one got there first (retrying may succeed)."""
-    if getattr(error, "sqlstate", None) in _CONFLICT_SQLSTATES:
-        return True
-    if isinstance(error, sqlite3.IntegrityError):
-        return "UNIQUE" in str(error)
-    return isinstance(error, sqlite3.OperationalError) and "locked" in str(error)
+def _translated(error: BaseException) -> UserIOError | None:
+    """Our error for a driver error that means "try again" (`WriteConflict`) or "the database is away"."""
+    sqlstate = getattr(error, "sqlstate", None)
+    if isinstance(sqlstate, str):
+        if sqlstate in _CONFLICT_SQLSTATES:
+            return WriteConflict()
+        if sqlstate[:2] in _UNAVAILABLE_SQLSTATE_CLASSES:
+            return DatabaseUnavailable()
+        return None
+    if isinstance(error, asyncpg.InterfaceError | asyncpg.InternalClientError):
+        return DatabaseUnavailable()  # the connection is closed or broken
+    if isinstance(error, sqlite3.IntegrityError) and "UNIQUE" in str(error):
+        return WriteConflict()
+    if isinstance(error, sqlite3.OperationalError) and any(text in str(error) for text in _SQLITE_UNAVAILABLE):
+        return DatabaseUnavailable()
+    return None
+
+
+@contextmanager
+def driver_errors() -> Iterator[None]:
+    """The database boundary: driver errors meaning conflict or outage leave as our own errors.
+
+    `WriteConflict` or `DatabaseUnavailable`; any other error (a value the database refuses, a bug) leaves unchanged.
+    """
+    try:
+        yield
+    except _DRIVER_ERRORS as error:
+        ours = _translated(error)
+        if ours is None:
+            raise
+        raise ours from error
 
 
 class Tx:
@@ -94,12 +124,13 @@ class Tx:
 
         Rows are not copied into dicts: for the export's pages that copy cost more than the query.
         """
-        if self.dialect == "postgres":
-            return await self.connection.fetch(sql, *args)  # type: ignore[no-any-return]
-        cursor = await self.connection.execute(self._sql(sql), args)
-        rows = await cursor.fetchall()
-        await cursor.close()
-        return rows  # type: ignore[no-any-return]
+        with driver_errors():
+            if self.dialect == "postgres":
+                return await self.connection.fetch(sql, *args)  # type: ignore[no-any-return]
+            cursor = await self.connection.execute(self._sql(sql), args)
+            rows = await cursor.fetchall()
+            await cursor.close()
+            return rows  # type: ignore[no-any-return]
 
     async def fetchrow(self, sql: str, *args: Any) -> Row | None:
         """Run a query and return its first row, or None."""
@@ -108,29 +139,49 @@ class Tx:
 
     async def execute(self, sql: str, *args: Any) -> None:
         """Run a statement."""
-        if self.dialect == "postgres":
-            await self.connection.execute(sql, *args)
-        else:
-            await self.connection.execute(self._sql(sql), args)
+        with driver_errors():
+            if self.dialect == "postgres":
+                await self.connection.execute(sql, *args)
+            else:
+                await self.connection.execute(self._sql(sql), args)
 
     async def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         """Run a statement once per parameter row."""
         if not rows:
             return
-        if self.dialect == "postgres":
-            await self.connection.executemany(sql, rows)
-        else:
-            await self.connection.executemany(self._sql(sql), rows)
+        with driver_errors():
+            if self.dialect == "postgres":
+                await self.connection.executemany(sql, rows)
+            else:
+                await self.connection.executemany(self._sql(sql), rows)
 
     async def insert_many(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
         """Bulk insert: COPY on PostgreSQL, `executemany` on SQLite. JSON columns take JSON strings."""
         if not rows:
             return
         if self.dialect == "postgres":
-            await self.connection.copy_records_to_table(table, records=rows, columns=list(columns))
+            with driver_errors():
+                await self.connection.copy_records_to_table(table, records=rows, columns=list(columns))
             return
         marks = ", ".join(f"${i}" for i in range(1, len(columns) + 1))
         await self.executemany(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})", rows)
+
+    @asynccontextmanager
+    async def savepoint(self) -> AsyncIterator[None]:
+        """A nested transaction: an error inside undoes only what was done inside, and the transaction goes on."""
+        if self.dialect == "postgres":
+            with driver_errors():
+                async with self.connection.transaction():
+                    yield
+            return
+        await self.execute("SAVEPOINT userio_record")
+        try:
+            yield
+        except BaseException:
+            await self.execute("ROLLBACK TO SAVEPOINT userio_record")
+            await self.execute("RELEASE SAVEPOINT userio_record")
+            raise
+        await self.execute("RELEASE SAVEPOINT userio_record")
 
     async def delete_in(self, table: str, column: str, values: Sequence[Any]) -> None:
         """Delete the rows whose `column` is one of `values`."""
@@ -182,10 +233,16 @@ class Database:
 
     async def start(self) -> None:
         """Open the connection pool. Queries go through `Tx`; only migrations use Piccolo's bound tables."""
-        if isinstance(self.engine, PostgresEngine):
-            await self.engine.start_connection_pool(min_size=1, max_size=self.pool_size, reset=_reset_connection)
-        else:
-            await self.engine.run_ddl("PRAGMA journal_mode=WAL")
+        try:
+            with driver_errors():
+                if isinstance(self.engine, PostgresEngine):
+                    await self.engine.start_connection_pool(
+                        min_size=1, max_size=self.pool_size, reset=_reset_connection
+                    )
+                else:
+                    await self.engine.run_ddl("PRAGMA journal_mode=WAL")
+        except (OSError, TimeoutError) as error:  # the server refused or did not answer the connection
+            raise DatabaseUnavailable() from error
 
     async def close(self) -> None:
         """Close the pool: connections still in use get a few seconds to come back, then are closed."""
@@ -207,7 +264,8 @@ class Database:
         than the queries of a token issuance.
         """
         if isinstance(self.engine, SQLiteEngine):
-            connection = self._idle_readers.pop() if self._idle_readers else await self.engine.get_connection()
+            with driver_errors():
+                connection = self._idle_readers.pop() if self._idle_readers else await self.engine.get_connection()
             try:
                 yield Tx("sqlite", connection)
             finally:
@@ -216,9 +274,7 @@ class Database:
                 else:
                     await connection.close()
         else:
-            assert isinstance(self.engine, PostgresEngine)
-            assert self.engine.pool is not None
-            async with self.engine.pool.acquire() as connection:
+            async with self._pg_connection() as connection:
                 yield Tx("postgres", connection)
 
     @asynccontextmanager
@@ -228,33 +284,51 @@ class Database:
         PostgreSQL: REPEATABLE READ. SQLite in WAL mode: a read transaction keeps its snapshot until it ends.
         """
         if isinstance(self.engine, SQLiteEngine):
-            connection = await self.engine.get_connection()
+            with driver_errors():
+                connection = await self.engine.get_connection()
             try:
-                await connection.execute("BEGIN DEFERRED")
+                with driver_errors():
+                    await connection.execute("BEGIN DEFERRED")
                 yield Tx("sqlite", connection)
             finally:
-                await connection.execute("ROLLBACK")
-                await connection.close()
+                with driver_errors():
+                    await connection.execute("ROLLBACK")
+                    await connection.close()
         else:
-            assert isinstance(self.engine, PostgresEngine)
-            assert self.engine.pool is not None
-            async with (
-                self.engine.pool.acquire() as connection,
-                connection.transaction(isolation="repeatable_read", readonly=True),
-            ):
-                yield Tx("postgres", connection)
+            async with self._pg_connection() as connection:
+                with driver_errors():
+                    async with connection.transaction(isolation="repeatable_read", readonly=True):
+                        yield Tx("postgres", connection)
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[Tx]:
         """A write transaction. On SQLite it takes the write lock at once (BEGIN IMMEDIATE)."""
         if isinstance(self.engine, SQLiteEngine):
-            async with self.engine.transaction(transaction_type=TransactionType.immediate) as txn:
-                yield Tx("sqlite", txn.connection)
+            with driver_errors():
+                async with self.engine.transaction(transaction_type=TransactionType.immediate) as txn:
+                    yield Tx("sqlite", txn.connection)
         else:
             # Not Piccolo's transaction: when the server drops the connection its rollback raises before the
             # connection goes back to the pool, and the pool then waits forever on close. asyncpg's own
-            # `acquire` context releases a broken connection too.
-            assert isinstance(self.engine, PostgresEngine)
-            assert self.engine.pool is not None
-            async with self.engine.pool.acquire() as connection, connection.transaction():
-                yield Tx("postgres", connection)
+            # release copes with a broken connection.
+            async with self._pg_connection() as connection:
+                with driver_errors():
+                    async with connection.transaction():
+                        yield Tx("postgres", connection)
+
+    @asynccontextmanager
+    async def _pg_connection(self) -> AsyncIterator[Any]:
+        """A pooled PostgreSQL connection; a server that cannot be reached is `DatabaseUnavailable`."""
+        assert isinstance(self.engine, PostgresEngine)
+        pool = self.engine.pool
+        if pool is None:
+            raise DatabaseUnavailable()
+        try:
+            with driver_errors():
+                connection = await pool.acquire()
+        except (OSError, TimeoutError) as error:  # refused or unanswered while opening a connection
+            raise DatabaseUnavailable() from error
+        try:
+            yield connection
+        finally:
+            await pool.release(connection)

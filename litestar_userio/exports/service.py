@@ -34,7 +34,8 @@ from litestar_userio.imports.service import paused_gc
 from litestar_userio.paging import PageCursor, encode_cursor
 from litestar_userio.projects.service import ProjectRecord, ProjectService
 from litestar_userio.queue.base import JobQueue
-from litestar_userio.ratelimit import DatabaseRateLimiter, RateLimiter
+from litestar_userio.queue.leases import hold_lease
+from litestar_userio.ratelimit import RateLimiter
 from litestar_userio.storage.base import Storage
 
 __all__ = ["EXPORT_JOB", "RATE_LIMIT_BUCKET", "ExportService"]
@@ -111,9 +112,9 @@ class ExportService:
         await self._enqueue(task_id, f"{task_id}:0")
         return ExportTask(id=task_id, created_at=now, status="pending", request=echo)
 
-    async def _enqueue(self, task_id: str, job_key: str) -> None:
+    async def _enqueue(self, task_id: str, job_key: str, *, first: bool = False) -> None:
         try:
-            await self.queue.enqueue(EXPORT_JOB, task_id, job_id=f"userio:export:{job_key}")
+            await self.queue.enqueue(EXPORT_JOB, task_id, job_id=f"userio:export:{job_key}", first=first)
         except Exception:  # the task is stored: the sweeper enqueues it once the queue is back
             logger.warning("could not enqueue export %s; the sweeper will retry", task_id, exc_info=True)
 
@@ -156,10 +157,15 @@ class ExportService:
     # The job.
 
     async def run(self, task_id: str) -> None:
-        """Produce the file of a pending export; a no-op once the task is completed."""
+        """Produce the file of a pending export, holding its lease; a no-op once the task is completed."""
+        async with hold_lease(self.queue.leases, _lease_name(task_id), self.queue_config.lease_ttl) as held:
+            if held:  # else another worker runs it; should that worker die, its lease lapses and the sweeper steps in
+                await self._run(task_id)
+
+    async def _run(self, task_id: str) -> None:
         async with self.db.transaction() as tx:
             task = await tx.fetchrow(
-                "UPDATE userio_export_task SET attempts = attempts + 1, processed = 0 WHERE id = $1"
+                "UPDATE userio_export_task SET attempts = attempts + 1, processed = 0, enqueued_at = NULL WHERE id = $1"
                 " AND status = 'pending' RETURNING project_id, created_at, request, attempts",
                 task_id,
             )
@@ -250,18 +256,45 @@ class ExportService:
     # Housekeeping (the sweeper).
 
     async def requeue_stale(self, *, older_than: datetime | None = None) -> int:
-        """Enqueue again the exports still pending since `older_than` (dead worker, lost queue)."""
-        cutoff = older_than or self.clock.now() - self.queue_config.stale_after
+        """Enqueue again the exports nobody is doing (lease lapsed, job lost; with `older_than`, all pending).
+
+        The same rules as `ImportService.requeue_stale`.
+        """
+        now = self.clock.now()
+        async with self.db.reader() as tx:
+            pending = await tx.fetch("SELECT id, enqueued_at FROM userio_export_task WHERE status = 'pending'")
+        cutoff = older_than or now - self.queue_config.stale_after
+        chosen = [row["id"] for row in pending if row["enqueued_at"] is not None and row["enqueued_at"] <= cutoff]
+        taken_over: list[str] = []  # work a dead worker held: it goes ahead of the queue's backlog
+        if older_than is not None:
+            chosen += [row["id"] for row in pending if row["enqueued_at"] is None]
+        elif pending:
+            stalled = {
+                job.split(":")[2]
+                for job in await self.queue.stalled_jobs(self.queue_config.lease_ttl)
+                if job.startswith("userio:export:") and job.count(":") >= 3
+            }
+            grace = now - self.queue_config.lease_ttl
+            started = [
+                row["id"]
+                for row in pending
+                if row["enqueued_at"] is None or (row["id"] in stalled and row["enqueued_at"] <= grace)
+            ]
+            lapsed = await self.queue.leases.lapsed([_lease_name(task_id) for task_id in started])
+            taken_over = [task_id for task_id in started if _lease_name(task_id) in lapsed]
+            chosen = list(dict.fromkeys(chosen + taken_over))
+        if not chosen:
+            return 0
         async with self.db.transaction() as tx:
             rows = await tx.fetch(
-                "UPDATE userio_export_task SET enqueued_at = $2 WHERE status = 'pending'"
-                " AND (enqueued_at IS NULL OR enqueued_at <= $1) RETURNING id, attempts",
-                cutoff,
-                self.clock.now(),
+                f"UPDATE userio_export_task SET enqueued_at = $2 WHERE {tx.any('id', 1)} AND status = 'pending'"
+                " RETURNING id, attempts",
+                tx.array(chosen),
+                now,
             )
-        stamp = int(self.clock.now().timestamp() * 1000)
+        stamp = int(now.timestamp() * 1000)
         for row in rows:
-            await self._enqueue(row["id"], f"{row['id']}:{row['attempts']}-{stamp}")
+            await self._enqueue(row["id"], f"{row['id']}:{row['attempts']}-{stamp}", first=row["id"] in taken_over)
         return len(rows)
 
     async def purge_expired(self) -> int:
@@ -285,8 +318,7 @@ class ExportService:
             purged.append(row["id"])
         async with self.db.transaction() as tx:
             await tx.delete_in("userio_export_task", "id", purged)
-            if isinstance(self.limiter, DatabaseRateLimiter):
-                await self.limiter.purge(tx, now - self.config.rate_limit.period)
+            await self.limiter.purge(tx, now - self.config.rate_limit.period)
         return len(purged)
 
     # The project's tasks (beyond SPEC: the console's list).
@@ -328,3 +360,7 @@ class ExportService:
             items.append(task)
         last = items[-1] if len(rows) > limit else None
         return ExportTaskList(items, encode_cursor(PageCursor(last.created_at, last.id)) if last else None)
+
+
+def _lease_name(task_id: str) -> str:
+    return f"export:{task_id}"

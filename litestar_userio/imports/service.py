@@ -2,7 +2,13 @@
 
 A task is stored with its chunks before anything is enqueued, so whatever runs the jobs can die at any
 point: a chunk's writes, its details and its "done" mark commit together, and a chunk that was not done is
-run again from the start (by arq's retry, or by the sweeper).
+run again from the start. A running chunk holds a lease its job renews; the sweeper enqueues again a chunk
+whose lease lapsed (its worker died) or whose job was lost.
+
+A record that some layer refuses fails alone (DECISIONS 10): values no layer below can hold are found before
+the chunk runs (`screening.py`); anything else that makes a chunk fail for a reason that is not transient
+gets one more whole try, then the chunk is applied record by record, each in a savepoint, and a record that
+fails there is reported failed. No error path runs again the code that failed.
 """
 
 from __future__ import annotations
@@ -20,10 +26,19 @@ from msgspec import Raw
 
 from litestar_userio.clock import Clock
 from litestar_userio.config import ImportConfig, QueueConfig
-from litestar_userio.db.engine import Database, Row, Tx, is_write_conflict
-from litestar_userio.errors import IdempotencyKeyReused, InternalError, TaskNotFound
+from litestar_userio.db.engine import Database, Row, Tx
+from litestar_userio.errors import (
+    Cause,
+    IdempotencyKeyReused,
+    InternalError,
+    ServiceUnavailable,
+    TaskNotFound,
+    UserIOError,
+    ValidationFailed,
+    WriteConflict,
+)
 from litestar_userio.ids import new_task_id
-from litestar_userio.imports.planning import login_keys, plan_chunks
+from litestar_userio.imports.planning import LoginKey, login_keys, plan_chunks
 from litestar_userio.imports.rules import ImportWorld
 from litestar_userio.imports.schemas import (
     ImportDetail,
@@ -35,10 +50,14 @@ from litestar_userio.imports.schemas import (
     ImportTaskList,
     ImportTaskStatus,
 )
-from litestar_userio.imports.validation import parse_record
+from litestar_userio.imports.screening import safe_decode, screen_record, storable_text
+from litestar_userio.imports.validation import ParsedRecord, parse_record, redact
 from litestar_userio.paging import PageCursor, encode_cursor
 from litestar_userio.projects.service import ProjectRecord, ProjectService
 from litestar_userio.queue.base import JobQueue
+from litestar_userio.queue.leases import hold_lease
+from litestar_userio.users.custom_attributes import CustomAttributeSpec
+from litestar_userio.users.login_id_rules import LoginIDRules
 from litestar_userio.users.repository import UserRepository
 
 __all__ = ["IMPORT_CHUNK_JOB", "ImportService"]
@@ -47,6 +66,8 @@ logger = logging.getLogger("litestar_userio.imports")
 
 IMPORT_CHUNK_JOB = "userio_import_chunk"
 _CONFLICT_RETRIES = 5
+_WHOLE_CHUNK_TRIES = 2
+"""Runs of a whole chunk that fail for a reason that is not transient before it is applied record by record."""
 _OUTCOMES = ("inserted", "updated", "skipped", "failed")
 
 
@@ -92,7 +113,7 @@ class ImportService:
         task_id = new_task_id("task_")
         now = self.clock.now()
         rules = project.settings.login_id_rules()
-        keys = [login_keys(raw, rules) for raw in request.records]
+        keys = [_planning_keys(raw, rules) for raw in request.records]
         wanted: dict[str, set[str]] = {}
         for record_keys in keys:
             for attribute, value in record_keys:
@@ -132,8 +153,8 @@ class ImportService:
                         for seq, indices in enumerate(chunks)
                     ],
                 )
-        except Exception as exc:
-            if idempotency_key is None or not is_write_conflict(exc):
+        except WriteConflict:
+            if idempotency_key is None:
                 raise
             # The same key at the same moment: the other request created the task.
             existing = await self._replayed(project.id, idempotency_key, request_sha256)
@@ -162,9 +183,9 @@ class ImportService:
             raise IdempotencyKeyReused()
         return ImportTaskCreated(id=row["id"], created_at=row["created_at"], status=row["status"])
 
-    async def _enqueue(self, task_id: str, seq: int, job_key: str) -> None:
+    async def _enqueue(self, task_id: str, seq: int, job_key: str, *, first: bool = False) -> None:
         try:
-            await self.queue.enqueue(IMPORT_CHUNK_JOB, task_id, seq, job_id=f"userio:import:{job_key}")
+            await self.queue.enqueue(IMPORT_CHUNK_JOB, task_id, seq, job_id=f"userio:import:{job_key}", first=first)
         except Exception:  # the task is stored: the sweeper enqueues it once the queue is back
             logger.warning(
                 "could not enqueue chunk %s of import %s; the sweeper will retry", seq, task_id, exc_info=True
@@ -210,35 +231,62 @@ class ImportService:
 
     async def process_chunk(self, task_id: str, seq: int) -> None:
         """Apply one chunk exactly once: its writes, details and done-mark commit in one transaction."""
-        async with self.db.transaction() as tx:
-            row = await tx.fetchrow(
-                "UPDATE userio_import_chunk SET attempts = attempts + 1 WHERE task_id = $1 AND seq = $2"
-                " AND status = 'pending' RETURNING attempts",
-                task_id,
-                seq,
-            )
-        if row is None:
-            return
-        if row["attempts"] > self.queue_config.max_attempts:
-            logger.error(
-                "chunk %s of import %s failed %s times; its records are reported failed",
-                seq,
-                task_id,
-                self.queue_config.max_attempts,
-            )
-            await self._finish_chunk(task_id, seq, failed=True)
-            return
+        async with hold_lease(self.queue.leases, _lease_name(task_id, seq), self.queue_config.lease_ttl) as held:
+            if not held:
+                return  # another worker runs it; should that worker die, its lease lapses and the sweeper steps in
+            async with self.db.transaction() as tx:
+                row = await tx.fetchrow(
+                    "UPDATE userio_import_chunk SET attempts = attempts + 1, enqueued_at = NULL"
+                    " WHERE task_id = $1 AND seq = $2 AND status = 'pending' RETURNING attempts",
+                    task_id,
+                    seq,
+                )
+            if row is None:
+                return
+            if row["attempts"] > self.queue_config.max_attempts:
+                logger.error(
+                    "chunk %s of import %s was started %s times without finishing; its records are reported failed",
+                    seq,
+                    task_id,
+                    self.queue_config.max_attempts,
+                )
+                await self._finish_chunk(task_id, seq, mode="give_up")
+                return
+            await self._apply_chunk(task_id, seq)
+
+    async def _apply_chunk(self, task_id: str, seq: int) -> None:
+        """Whole, and when that keeps failing for a reason that is not transient, record by record."""
+        for attempt in range(1, _WHOLE_CHUNK_TRIES + 1):
+            try:
+                await self._finish_with_conflict_retries(task_id, seq, mode="whole")
+                return
+            except (ServiceUnavailable, WriteConflict):
+                raise  # transient: the queue runs the job again
+            except Exception:
+                logger.warning(
+                    "chunk %s of import %s failed (%s of %s)%s",
+                    seq,
+                    task_id,
+                    attempt,
+                    _WHOLE_CHUNK_TRIES,
+                    "; applying its records one by one" if attempt == _WHOLE_CHUNK_TRIES else "",
+                    exc_info=True,
+                )
+        await self._finish_with_conflict_retries(task_id, seq, mode="one_by_one")
+
+    async def _finish_with_conflict_retries(self, task_id: str, seq: int, *, mode: str) -> None:
         for conflict in range(_CONFLICT_RETRIES + 1):
             try:
-                await self._finish_chunk(task_id, seq, failed=False)
+                await self._finish_chunk(task_id, seq, mode=mode)
                 return
-            except Exception as exc:
-                if conflict == _CONFLICT_RETRIES or not is_write_conflict(exc):
+            except WriteConflict:
+                if conflict == _CONFLICT_RETRIES:
                     raise
                 # Another task wrote one of these users meanwhile: run the chunk again on what is committed now.
                 await asyncio.sleep(random.uniform(0.01, 0.05) * 2**conflict)
 
-    async def _finish_chunk(self, task_id: str, seq: int, *, failed: bool) -> None:
+    async def _finish_chunk(self, task_id: str, seq: int, *, mode: str) -> None:
+        """Apply the chunk (`whole`, `one_by_one`) or report its records failed (`give_up`), and mark it done."""
         async with self.db.transaction() as tx:
             chunk = await tx.fetchrow(
                 "SELECT id, status, indices, records FROM userio_import_chunk"
@@ -255,8 +303,11 @@ class ImportService:
                 return
             indices: list[int] = msgspec.json.decode(chunk["indices"])
             records: list[Raw] = msgspec.json.decode(chunk["records"], type=list[Raw])
-            if failed:
-                details = _failed_details(indices, records)
+            if mode == "give_up":
+                error = InternalError("this record could not be processed; it was not applied")
+                details = [_refused_detail(i, raw, error) for i, raw in zip(indices, records, strict=True)]
+            elif mode == "one_by_one":
+                details = await self._apply_one_by_one(tx, task, task_id, indices, records)
             else:
                 details = await self._apply(tx, task, indices, records)
             counts = {outcome: 0 for outcome in _OUTCOMES}
@@ -278,6 +329,22 @@ class ImportService:
             if progress is not None and progress["processed"] >= progress["total"]:
                 await self._complete(tx, task_id)
 
+    async def _apply_one_by_one(
+        self, tx: Tx, task: Row, task_id: str, indices: list[int], records: list[Raw]
+    ) -> list[ImportDetail]:
+        """Each record in its own savepoint, in index order: one that fails is reported failed, alone."""
+        details: list[ImportDetail] = []
+        for index, raw in zip(indices, records, strict=True):
+            try:
+                async with tx.savepoint():
+                    details.extend(await self._apply(tx, task, [index], [raw]))
+            except (ServiceUnavailable, WriteConflict):
+                raise
+            except Exception as exc:
+                logger.warning("record %s of import %s could not be applied: %s", index, task_id, type(exc).__name__)
+                details.append(_refused_detail(index, raw, _UNAPPLICABLE))
+        return details
+
     async def _apply(self, tx: Tx, task: Row, indices: list[int], records: list[Raw]) -> list[ImportDetail]:
         project_id = task["project_id"]
         project = await self.projects.get(project_id, tx)
@@ -287,12 +354,13 @@ class ImportService:
         rules = project.settings.login_id_rules()
         with paused_gc():
             parsed = [
-                parse_record(raw, schema, self.config.max_bcrypt_cost, identifier=task["identifier"]) for raw in records
+                _parse(raw, schema, self.config.max_bcrypt_cost, identifier=task["identifier"]) for raw in records
             ]
             wanted: dict[str, set[str]] = {}
-            for raw in records:
-                for attribute, value in login_keys(raw, rules):
-                    wanted.setdefault(attribute, set()).add(value)
+            for raw, record in zip(records, parsed, strict=True):
+                if record.record is not None:  # a failed record touches no user
+                    for attribute, value in login_keys(raw, rules):
+                        wanted.setdefault(attribute, set()).add(value)
         owners = await self.users.find_owners(tx, project_id, wanted)
         loaded = await self.users.load(tx, owners.values())
         role_keys = {k for p in parsed if p.record and isinstance(p.record.roles, list) for k in p.record.roles}
@@ -343,18 +411,48 @@ class ImportService:
     # Housekeeping (the sweeper).
 
     async def requeue_stale(self, *, older_than: datetime | None = None) -> int:
-        """Enqueue again the chunks still pending since `older_than` (lost queue, dead worker); returns how many."""
-        cutoff = older_than or self.clock.now() - self.queue_config.stale_after
+        """Enqueue again the chunks nobody is doing; returns how many.
+
+        Those a worker took (claimed in the database, or marked by the queue `lease_ttl` ago) and whose lease is
+        not held: their worker died. Those enqueued `stale_after` ago and never started (Redis lost its queue).
+        With `older_than`, every chunk pending since then (a new in-process runner).
+        """
+        now = self.clock.now()
+        async with self.db.reader() as tx:
+            pending = await tx.fetch(
+                "SELECT id, task_id, seq, enqueued_at FROM userio_import_chunk WHERE status = 'pending'"
+            )
+        cutoff = older_than or now - self.queue_config.stale_after
+        chosen = [row for row in pending if row["enqueued_at"] is not None and row["enqueued_at"] <= cutoff]
+        taken_over: list[Row] = []  # work a dead worker held: it goes ahead of the queue's backlog
+        if older_than is not None:
+            chosen += [row for row in pending if row["enqueued_at"] is None]
+        elif pending:
+            stalled = {_job_chunk(job) for job in await self.queue.stalled_jobs(self.queue_config.lease_ttl)}
+            grace = now - self.queue_config.lease_ttl  # a chunk enqueued again just now waits for its new job
+            started = [
+                row
+                for row in pending
+                if row["enqueued_at"] is None
+                or ((row["task_id"], row["seq"]) in stalled and row["enqueued_at"] <= grace)
+            ]
+            lapsed = await self.queue.leases.lapsed([_lease_name(r["task_id"], r["seq"]) for r in started])
+            taken_over = [row for row in started if _lease_name(row["task_id"], row["seq"]) in lapsed]
+            chosen = list({row["id"]: row for row in chosen + taken_over}.values())
+        if not chosen:
+            return 0
         async with self.db.transaction() as tx:
             rows = await tx.fetch(
-                "UPDATE userio_import_chunk SET enqueued_at = $2 WHERE status = 'pending'"
-                " AND (enqueued_at IS NULL OR enqueued_at <= $1) RETURNING task_id, seq, attempts",
-                cutoff,
-                self.clock.now(),
+                f"UPDATE userio_import_chunk SET enqueued_at = $2 WHERE {tx.any('id', 1)} AND status = 'pending'"
+                " RETURNING task_id, seq, attempts",
+                tx.array(row["id"] for row in chosen),
+                now,
             )
-        stamp = int(self.clock.now().timestamp() * 1000)
+        stamp = int(now.timestamp() * 1000)
+        ahead = {(row["task_id"], row["seq"]) for row in taken_over}
         for row in rows:
-            await self._enqueue(row["task_id"], row["seq"], f"{row['task_id']}:{row['seq']}:{row['attempts']}-{stamp}")
+            job_key = f"{row['task_id']}:{row['seq']}:{row['attempts']}-{stamp}"
+            await self._enqueue(row["task_id"], row["seq"], job_key, first=(row["task_id"], row["seq"]) in ahead)
         return len(rows)
 
     async def purge_expired(self) -> int:
@@ -433,16 +531,46 @@ def _raw_list(raws: Sequence[Raw]) -> str:
     return (b"[" + b",".join(bytes(r) for r in raws) + b"]").decode()
 
 
-def _failed_details(indices: list[int], records: list[Raw]) -> list[ImportDetail]:
-    from litestar_userio.imports.validation import redact
+_UNAPPLICABLE = ValidationFailed(
+    [Cause("", "general", {"message": "a value of this record was refused while it was applied"})],
+    "this record could not be applied; it was not stored",
+)
 
-    error = InternalError("this record could not be processed; it was not applied")
-    return [
-        ImportDetail(
-            index=i,
-            record=redact(msgspec.json.decode(raw)),
-            outcome="failed",
-            errors=[error.to_object(with_code=False)],
-        )
-        for i, raw in zip(indices, records, strict=True)
-    ]
+
+def _lease_name(task_id: str, seq: int) -> str:
+    return f"import:{task_id}:{seq}"
+
+
+def _job_chunk(job_id: str) -> tuple[str, int] | None:
+    """The chunk a job id of ours names (`userio:import:<task>:<seq>:<run>`), or None for another job."""
+    parts = job_id.split(":")
+    if len(parts) < 4 or parts[:2] != ["userio", "import"] or not parts[3].isdigit():
+        return None
+    return parts[2], int(parts[3])
+
+
+def _parse(
+    raw: Raw, schema: dict[str, CustomAttributeSpec] | None, max_bcrypt_cost: int, *, identifier: str
+) -> ParsedRecord:
+    """`parse_record`, unless the record holds a value no layer below can hold: then it fails, naming where."""
+    if causes := screen_record(raw):
+        return ParsedRecord(redact(safe_decode(raw)), None, ValidationFailed(causes), [])
+    return parse_record(raw, schema, max_bcrypt_cost, identifier=identifier)
+
+
+def _planning_keys(raw: Raw, rules: LoginIDRules) -> list[LoginKey]:
+    """The login ids that can join this record to others; one that cannot be looked up names no stored user.
+
+    A record the job will refuse must not make the request fail: its odd login id is left out of planning.
+    """
+    try:
+        return [(attribute, value) for attribute, value in login_keys(raw, rules) if storable_text(value)]
+    except Exception:
+        return []
+
+
+def _refused_detail(index: int, raw: Raw, error: UserIOError) -> ImportDetail:
+    """A failed detail built without the code that failed: the echo comes from `safe_decode`, which never raises."""
+    return ImportDetail(
+        index=index, record=redact(safe_decode(raw)), outcome="failed", errors=[error.to_object(with_code=False)]
+    )

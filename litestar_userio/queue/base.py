@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from litestar_userio.queue.leases import LeaseStore
+    from litestar_userio.ratelimit import RateLimiter
 
 __all__ = ["JobFunction", "JobQueue"]
 
@@ -12,14 +17,42 @@ JobFunction = Callable[..., Awaitable[Any]]
 
 
 class JobQueue(Protocol):
-    """Enqueues jobs by function name."""
+    """Enqueues jobs by function name, and brings the helpers that must live where the jobs run.
 
-    async def enqueue(self, function: str, *args: Any, job_id: str | None = None) -> bool:
-        """Queue `function(ctx, *args)`; False when a job with `job_id` is already known."""
+    The rate limiter and the lease store come with the backend (Redis for arq, the database and memory for the
+    in-process runner), so nothing else needs to know which backend runs.
+    """
+
+    @property
+    def limiter(self) -> RateLimiter:
+        """Rate-limit buckets shared by every process of this deployment."""
+        ...
+
+    @property
+    def leases(self) -> LeaseStore:
+        """Leases of running jobs, visible to whoever may take their work over."""
+        ...
+
+    async def enqueue(self, function: str, *args: Any, job_id: str | None = None, first: bool = False) -> bool:
+        """Queue `function(ctx, *args)`; False when a job with `job_id` is already known.
+
+        `first` puts the job ahead of those waiting: work taken over from a dead worker has waited already.
+        """
+        ...
+
+    async def stalled_jobs(self, picked_before: timedelta) -> list[str]:
+        """Ids of jobs a worker took at least `picked_before` ago and has not finished (it may have died).
+
+        The in-process runner has none to report: its jobs die only with the process.
+        """
         ...
 
     async def start(self) -> None:
-        """Connect, or start running jobs."""
+        """Connect (arq); nothing for the in-process runner."""
+        ...
+
+    async def serve(self, ctx: dict[str, Any]) -> None:
+        """Begin running jobs in this process with `ctx` (in-process runner); nothing for arq (workers run them)."""
         ...
 
     async def close(self) -> None:

@@ -14,6 +14,8 @@ from datetime import timedelta
 from typing import Any
 
 from litestar_userio.queue.base import JobFunction
+from litestar_userio.queue.leases import MemoryLeaseStore
+from litestar_userio.ratelimit import DatabaseRateLimiter
 
 __all__ = ["InProcessQueue"]
 
@@ -30,10 +32,16 @@ class InProcessQueue:
         concurrency: int = 2,
         max_tries: int = 5,
         sweep_job: str | None = None,
+        recover_job: str | None = None,
         sweep_interval: timedelta = timedelta(seconds=30),
         retry_delay: float = 0.5,
     ) -> None:
         self.functions = dict(functions)
+        self.limiter = DatabaseRateLimiter()
+        """Buckets in the database, inside the caller's transaction (which locks the project)."""
+        self.leases = MemoryLeaseStore()
+        """This process's jobs: they die only with it, and `recover_job` picks their work up at the next start."""
+        self.recover_job = recover_job
         self.ctx: dict[str, Any] = {}
         self.max_tries = max_tries
         self.sweep_job = sweep_job
@@ -46,8 +54,8 @@ class InProcessQueue:
         self._running = asyncio.Event()
         self._running.set()
 
-    async def enqueue(self, function: str, *args: Any, job_id: str | None = None) -> bool:
-        """Schedule a job; False if a job with this id is queued or running."""
+    async def enqueue(self, function: str, *args: Any, job_id: str | None = None, first: bool = False) -> bool:
+        """Schedule a job; False if a job with this id is queued or running (`first` changes nothing here)."""
         if function not in self.functions:
             raise LookupError(f"unknown job function {function!r}")
         self._counter += 1
@@ -58,6 +66,10 @@ class InProcessQueue:
         self._tasks[key] = task
         task.add_done_callback(lambda _: self._tasks.pop(key, None))
         return True
+
+    async def stalled_jobs(self, picked_before: timedelta) -> list[str]:
+        """None: a job of this runner dies only with the process."""
+        return []
 
     def pause(self) -> None:
         """Hold queued jobs (running ones finish); they start again on `resume`."""
@@ -81,7 +93,13 @@ class InProcessQueue:
             await asyncio.sleep(self.retry_delay * 2 ** (attempt - 1))
 
     async def start(self) -> None:
-        """Start the periodic sweeper; its first run recovers work left pending by a previous process."""
+        """Nothing to connect to."""
+
+    async def serve(self, ctx: dict[str, Any]) -> None:
+        """Run jobs here with `ctx`: first recover the work a previous process left pending, then sweep periodically."""
+        self.ctx.update(ctx)
+        if self.recover_job is not None:
+            await self.functions[self.recover_job](self.ctx)
         if self.sweep_job is not None:
             self._sweeper = asyncio.create_task(self._sweep_forever(), name="userio:sweeper")
 

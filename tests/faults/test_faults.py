@@ -10,6 +10,7 @@ The database after a faulty run is compared with the one a clean run of the same
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import random
 import signal
@@ -22,13 +23,14 @@ import asyncpg
 import pytest
 
 from litestar_userio import LocalStorageConfig
+from litestar_userio.errors import ServiceUnavailable
 from litestar_userio.projects.settings import ProjectSettings
 from litestar_userio.users.repository import user_rows_query
 from tests.conftest import PG_SERVER, Backend
 from tests.exports.helpers import download, initiate
 from tests.helpers import IMPORT
 from tests.imports.test_chunks import workload
-from tests.imports.test_worker_kill import start_worker, wait_for
+from tests.imports.test_worker_kill import DEFAULT_TIMINGS, StallMeter, start_worker, wait_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.hard]
 
@@ -174,28 +176,97 @@ async def clean_run(postgres_url, redis_url, make_env):
     return run
 
 
+async def log_shows_a_job(log: Path) -> bool:
+    """Whether the worker writing this log has started a job (it is past its start-up)."""
+    return log.exists() and "userio_import_chunk(" in log.read_text()
+
+
+class RecoveryMeter:
+    """After each kill, how long until every chunk the dead worker had started runs again (or is done)."""
+
+    def __init__(self, project, task_ids: list[str]) -> None:
+        self.project = project
+        self.task_ids = task_ids
+        self.kills: list[tuple[float, dict[tuple[str, int], int]]] = []
+        self.longest = 0.0
+        self.chunks = 0
+        self._task = asyncio.ensure_future(self._watch())
+
+    async def _pending(self) -> dict[tuple[str, int], int]:
+        """Pending chunks and how many times each was started."""
+        rows = await self.project.fetch(
+            "SELECT task_id, seq, attempts FROM userio_import_chunk WHERE status = 'pending' AND task_id IN"
+            f" ({', '.join(repr(t) for t in self.task_ids)})"
+        )
+        return {(r["task_id"], r["seq"]): r["attempts"] for r in rows}
+
+    async def killed(self) -> None:
+        in_flight = {chunk: attempts for chunk, attempts in (await self._pending()).items() if attempts > 0}
+        self.chunks += len(in_flight)
+        self.kills.append((time.monotonic(), in_flight))
+
+    async def _watch(self) -> None:
+        while True:
+            try:
+                pending = await self._pending()
+            except ServiceUnavailable:  # the shared server is out of connections for a moment
+                await asyncio.sleep(0.1)
+                continue
+            now = time.monotonic()
+            for kill in list(self.kills):
+                at, chunks = kill
+                if all(pending.get(chunk, attempts + 1) > attempts for chunk, attempts in chunks.items()):
+                    self.longest = max(self.longest, now - at)
+                    self.kills.remove(kill)
+            await asyncio.sleep(0.1)
+
+    async def stop(self) -> float:
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+        return self.longest
+
+
 async def test_ten_worker_kills_during_an_import_lose_nothing_and_apply_nothing_twice(
     postgres_url, redis_url, make_env, clean_run, tmp_path
 ):
     records = workload(seed=23, size=20_000, clusters=4_000)
     bodies = split_by_cluster(records, REQUESTS, 4_000)
     expected_users, expected_outcomes = await clean_run(bodies)
-    env = await make_env(Backend("postgres-arq", postgres_url, redis_url), imports={"chunk_size": 100})
+    env = await make_env(Backend("postgres-arq", postgres_url, redis_url), imports={"chunk_size": 50})
     project = await env.make_project(ProjectSettings(create_unknown_roles_on_import=True))
     locations = await submit(project, bodies)
+    task_ids = [location.rsplit("/", 1)[1] for location in locations]
     rng = random.Random(5)
+    meter = StallMeter(project, locations)
+    recovery = RecoveryMeter(project, task_ids)
 
-    for kill in range(10):
-        worker = start_worker(env, tmp_path, f"victim-{kill}")
-        await asyncio.sleep(rng.uniform(2.0, 4.0) if kill == 0 else rng.uniform(0.3, 1.5))
-        worker.send_signal(signal.SIGKILL)
-        worker.wait()
-    survivor = start_worker(env, tmp_path, "survivor")
+    # Workers with the shipped lease, sweep and stale timings. An anchor (one job at a time, so the import outlasts
+    # ten kills) works throughout; a victim is killed at work ten times, and each time a replacement starts at once.
+    # The dead victim's chunks run again when their leases lapse, on whichever worker is free.
+    anchor = start_worker(env, tmp_path, "anchor", {**DEFAULT_TIMINGS, "USERIO_WORKER_MAX_JOBS": "1"})
+    victim = start_worker(env, tmp_path, "victim-0", DEFAULT_TIMINGS)
     try:
+        for kill in range(10):
+            log = tmp_path / f"victim-{kill}.log"
+            await wait_for(lambda log=log: log_shows_a_job(log), timeout=120, interval=0.1)
+            await asyncio.sleep(rng.uniform(0.2, 1.0))
+            victim.send_signal(signal.SIGKILL)
+            victim.wait()
+            await recovery.killed()
+            assert not await all_completed(project, locations), f"the import finished before kill {kill + 1}"
+            victim = start_worker(env, tmp_path, f"victim-{kill + 1}", DEFAULT_TIMINGS)
         await wait_for(lambda: all_completed(project, locations), timeout=240, interval=0.5)
     finally:
-        survivor.send_signal(signal.SIGTERM)
-        survivor.wait(timeout=60)
+        for worker in (anchor, victim):
+            worker.send_signal(signal.SIGTERM)
+        for worker in (anchor, victim):
+            worker.wait(timeout=60)
+    print(
+        f"\nten kill -9 during a 20 000-record import: {recovery.chunks} chunks were in flight; the longest wait"
+        f" until a killed worker's chunks ran again {await recovery.stop():.1f} s; longest stall of the progress"
+        f" {await meter.stop():.1f} s"
+    )
 
     assert await outcomes(project, locations) == expected_outcomes
     assert await canonical_users(project) == expected_users

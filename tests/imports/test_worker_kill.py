@@ -1,8 +1,13 @@
-"""A real arq worker process killed (SIGKILL) in the middle of a chunk: nothing lost, nothing applied twice."""
+"""A real arq worker process killed (SIGKILL) in the middle of a chunk: nothing lost, nothing applied twice.
+
+A killed worker's chunks run again as soon as their leases lapse (issue 9.8), not after arq's in-progress timeout
+(`job_timeout` + 10 s) or the stale rule (`stale_after`, 3 minutes): the workers here run with the default timings.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import subprocess
@@ -12,12 +17,19 @@ from pathlib import Path
 
 import pytest
 
+from litestar_userio import QueueConfig
 from litestar_userio.projects.settings import ProjectSettings
 from tests.conftest import Backend
 from tests.helpers import IMPORT
 from tests.imports.test_chunks import canonical_state, run, workload
 
 ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_TIMINGS = {
+    "USERIO_STALE_AFTER": str(QueueConfig.stale_after.total_seconds()),
+    "USERIO_SWEEP_INTERVAL": str(QueueConfig.sweep_interval.total_seconds()),
+    "USERIO_LEASE_TTL": str(QueueConfig.lease_ttl.total_seconds()),
+}
+"""A worker with the shipped lease, sweep and stale timings (`start_worker` shortens the stale rule by default)."""
 
 
 def start_worker(env, tmp_path: Path, name: str, extra: dict[str, str] | None = None) -> subprocess.Popen:
@@ -106,6 +118,111 @@ async def test_worker_killed_mid_chunk_loses_nothing_and_applies_nothing_twice(
 
     assert result["summary"] == reference["summary"]
     assert sum(result["summary"][k] for k in ("inserted", "updated", "skipped", "failed")) == len(records)
+    assert await canonical_state(project, result["details"]) == await canonical_state(
+        reference_project, reference["details"]
+    )
+
+
+class StallMeter:
+    """Watches the progress a user sees (the status endpoint) and keeps the longest time without any."""
+
+    def __init__(self, project, locations: list[str]) -> None:
+        self.project = project
+        self.locations = locations
+        self.longest = 0.0
+        self._task = asyncio.ensure_future(self._watch())
+
+    async def _processed(self) -> tuple[int, bool]:
+        processed, pending = 0, False
+        for location in self.locations:
+            body = (await self.project.get(location)).json()
+            processed += body["summary"]["total"] if body["status"] == "completed" else body["progress"]["processed"]
+            pending = pending or body["status"] == "pending"
+        return processed, pending
+
+    async def _watch(self) -> None:
+        last, since = -1, time.monotonic()
+        while True:
+            try:
+                processed, pending = await self._processed()
+            except (KeyError, ValueError):  # a 503 while the shared server is out of connections for a moment
+                await asyncio.sleep(0.1)
+                continue
+            now = time.monotonic()
+            if processed != last:
+                last, since = processed, now
+            self.longest = max(self.longest, now - since)
+            if not pending:
+                return
+            await asyncio.sleep(0.1)
+
+    async def stop(self) -> float:
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+        return self.longest
+
+
+@pytest.mark.slow
+async def test_a_killed_workers_chunks_run_again_once_their_leases_lapse(postgres_url, redis_url, make_env, tmp_path):
+    backend = Backend("postgres-arq", postgres_url, redis_url)
+    records = workload(seed=17, size=2000, clusters=400)
+    reference_project, reference = await run(await make_env(backend, imports={"chunk_size": 10_000}), records)
+    env = await make_env(backend, imports={"chunk_size": 20})
+    project = await env.make_project(ProjectSettings(create_unknown_roles_on_import=True))
+    response = await project.post(IMPORT, {"identifier": "email", "upsert": True, "records": records})
+    task_id = response.json()["id"]
+
+    async def started_chunks() -> set[int]:
+        rows = await project.fetch(
+            "SELECT seq FROM userio_import_chunk WHERE task_id = $1 AND status = 'pending' AND attempts > 0", task_id
+        )
+        return {row["seq"] for row in rows}
+
+    async def victim_busy():
+        done = await project.fetch(
+            "SELECT COUNT(*) AS n FROM userio_import_chunk WHERE task_id = $1 AND status = 'done'", task_id
+        )
+        return done[0]["n"] >= 3 and await started_chunks()
+
+    victim = start_worker(env, tmp_path, "victim", DEFAULT_TIMINGS)
+    try:
+        await wait_for(victim_busy)
+    finally:
+        victim.send_signal(signal.SIGKILL)
+        victim.wait()
+    killed_at = time.monotonic()
+    killed = await started_chunks()
+    assert killed, "no chunk was in flight when the worker died"
+
+    survivor = start_worker(env, tmp_path, "survivor", DEFAULT_TIMINGS)
+    try:
+
+        async def killed_chunks_done():
+            return not (killed & await started_chunks() | killed & await pending_chunks())
+
+        async def pending_chunks() -> set[int]:
+            rows = await project.fetch(
+                "SELECT seq FROM userio_import_chunk WHERE task_id = $1 AND status = 'pending'", task_id
+            )
+            return {row["seq"] for row in rows}
+
+        # Well before arq's own re-run of the dead job (job_timeout + 10 s = 130 s) or the 180 s stale rule.
+        await wait_for(killed_chunks_done, timeout=60, interval=0.1)
+        print(
+            f"\nthe killed worker's {len(killed)} chunks were applied again {time.monotonic() - killed_at:.1f} s after kill -9"
+        )
+
+        async def completed():
+            body = (await project.get(response.headers["location"])).json()
+            return body if body["status"] == "completed" else None
+
+        result = await wait_for(completed, timeout=120, interval=0.2)
+    finally:
+        survivor.send_signal(signal.SIGTERM)
+        survivor.wait(timeout=30)
+
+    assert result["summary"] == reference["summary"]
     assert await canonical_state(project, result["details"]) == await canonical_state(
         reference_project, reference["details"]
     )
