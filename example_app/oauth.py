@@ -14,7 +14,9 @@ from litestar.di import NamedDependency
 
 from litestar_userio.errors import PasswordExpired, RefreshTokenInvalid, UserOutsideValidPeriod
 from litestar_userio.hooks.events import EventContext
-from litestar_userio.services import Services
+from litestar_userio.projects.service import ProjectService
+from litestar_userio.tokens.service import TokenService
+from litestar_userio.users.service import UserService
 
 
 def oauth_error(error: str, description: str, status_code: int = 400) -> Response[Any]:
@@ -31,14 +33,19 @@ def _origin(request: Request[Any, Any, Any]) -> str:
 
 
 @post("/oauth2/token", status_code=200)
-async def token(request: Request[Any, Any, Any], userio: NamedDependency[Services]) -> Response[Any]:
+async def token(
+    request: Request[Any, Any, Any],
+    userio_projects: NamedDependency[ProjectService],
+    userio_users: NamedDependency[UserService],
+    userio_tokens: NamedDependency[TokenService],
+) -> Response[Any]:
     """`grant_type=password` (a login id and password) or `refresh_token`: tokens out.
 
     An access token, an ID token for `openid`, and a refresh token for `offline_access` (rotated on every use,
     revoked with its whole sign-in when a used one comes back). Hooks run on every issuance, refreshes too,
     with the user's current attributes.
     """
-    project = await userio.projects.by_host(request.headers.get("host", ""))
+    project = await userio_projects.by_host(request.headers.get("host", ""))
     if project is None:
         return oauth_error("invalid_request", "unknown host", 404)
     form = await request.form()
@@ -48,7 +55,7 @@ async def token(request: Request[Any, Any, Any], userio: NamedDependency[Service
         return oauth_error("unsupported_grant_type", "grant_type must be password or refresh_token")
     if not client_id:
         return oauth_error("invalid_request", "client_id is required")
-    if await userio.tokens.applications.get(project.id, client_id) is None:
+    if await userio_tokens.applications.get(project.id, client_id) is None:
         return oauth_error("invalid_client", "unknown client_id", 401)
     refresh_token: str | None = None
     if grant_type == "password":
@@ -56,7 +63,7 @@ async def token(request: Request[Any, Any, Any], userio: NamedDependency[Service
         if not username or not password:
             return oauth_error("invalid_request", "username, password and client_id are required")
         scope = str(form.get("scope") or "openid")
-        user_id = await userio.users.verify_password(project.id, username, password)
+        user_id = await userio_users.verify_password(project.id, username, password)
         if user_id is None:
             return oauth_error("invalid_grant", "wrong login id or password")
     else:
@@ -64,20 +71,20 @@ async def token(request: Request[Any, Any, Any], userio: NamedDependency[Service
         if not presented:
             return oauth_error("invalid_request", "refresh_token is required")
         try:
-            grant = await userio.tokens.refresh_tokens.rotate(project.id, client_id, presented)
+            grant = await userio_tokens.refresh_tokens.rotate(project.id, client_id, presented)
         except RefreshTokenInvalid as exc:
             return oauth_error("invalid_grant", exc.message)
         user_id, scope, refresh_token = grant.user_id, grant.scope, grant.refresh_token
-    user = await userio.tokens.load_user(project.id, user_id)
+    user = await userio_tokens.load_user(project.id, user_id)
     if user.disabled:
         return oauth_error("invalid_grant", "the account is disabled")
     try:
-        await userio.users.check_sign_in(project.id, user_id, password=grant_type == "password")
+        await userio_users.check_sign_in(project.id, user_id, password=grant_type == "password")
     except (UserOutsideValidPeriod, PasswordExpired) as exc:
         answer = oauth_error("invalid_grant", _refusal(exc))
         return Response({**answer.content, "error_reason": exc.reason}, status_code=400, headers=answer.headers)
     if grant_type == "password" and "offline_access" in scope.split():
-        refresh_token = await userio.tokens.refresh_tokens.issue(project.id, client_id, user_id, scope)
+        refresh_token = await userio_tokens.refresh_tokens.issue(project.id, client_id, user_id, scope)
     context = EventContext(
         client_id=client_id,
         app_id=project.id,
@@ -85,7 +92,7 @@ async def token(request: Request[Any, Any, Any], userio: NamedDependency[Service
         user_agent=request.headers.get("user-agent"),
         language=request.headers.get("accept-language", "en").split(",")[0] or "en",
     )
-    access = await userio.tokens.issue_access_token(
+    access = await userio_tokens.issue_access_token(
         project.id, client_id, user_id, issuer=_origin(request), scope=scope, context=context
     )
     body: dict[str, Any] = {
@@ -95,7 +102,7 @@ async def token(request: Request[Any, Any, Any], userio: NamedDependency[Service
         "scope": scope,
     }
     if "openid" in scope.split():
-        body["id_token"] = await userio.tokens.issue_id_token(
+        body["id_token"] = await userio_tokens.issue_id_token(
             project.id, client_id, user_id, issuer=_origin(request), context=context
         )
     if refresh_token is not None:
@@ -114,9 +121,13 @@ def _refusal(exc: UserOutsideValidPeriod | PasswordExpired) -> str:
 
 
 @get("/.well-known/jwks.json")
-async def jwks(request: Request[Any, Any, Any], userio: NamedDependency[Services]) -> Response[Any]:
+async def jwks(
+    request: Request[Any, Any, Any],
+    userio_projects: NamedDependency[ProjectService],
+    userio_tokens: NamedDependency[TokenService],
+) -> Response[Any]:
     """The public keys that verify this project's tokens."""
-    project = await userio.projects.by_host(request.headers.get("host", ""))
+    project = await userio_projects.by_host(request.headers.get("host", ""))
     if project is None:
         return oauth_error("invalid_request", "unknown host", 404)
-    return Response(await userio.tokens.keys.jwks(project.id), headers={"Cache-Control": "max-age=300"})
+    return Response(await userio_tokens.keys.jwks(project.id), headers={"Cache-Control": "max-age=300"})

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from litestar_userio.config import (
         AuthConfig,
         ConsoleConfig,
+        DependencyKeys,
         ExportConfig,
         HookConfig,
         ImportConfig,
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AuthConfig",
     "ConsoleConfig",
+    "DependencyKeys",
     "ExportConfig",
     "HookConfig",
     "ImportConfig",

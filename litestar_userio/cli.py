@@ -20,6 +20,7 @@ from litestar import Litestar
 from litestar_userio.auth.keys import generate_key_pair, sign_admin_token
 from litestar_userio.config import UserIOConfig
 from litestar_userio.db.migrate import migrate
+from litestar_userio.files import write_private
 from litestar_userio.paths import default_key_path, userio_home
 from litestar_userio.services import Services
 from litestar_userio.users.custom_attributes import CUSTOM_ATTRIBUTE_TYPES, CustomAttributeSpec
@@ -63,9 +64,7 @@ def _refuse(message: str) -> NoReturn:
 
 def _write_private_key(path: Path, pem: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as file:
-        file.write(pem)
+    write_private(path, pem.encode(), exclusive=False)
 
 
 @click.group(name="userio")

@@ -11,6 +11,7 @@ from litestar_userio.clock import Clock, SystemClock
 __all__ = [
     "AuthConfig",
     "ConsoleConfig",
+    "DependencyKeys",
     "ExportConfig",
     "HookConfig",
     "ImportConfig",
@@ -225,6 +226,37 @@ class ConsoleConfig:
 
 
 @dataclass
+class DependencyKeys:
+    """The names under which the plugin provides its services to the host's handlers (Litestar DI).
+
+    Like advanced-alchemy's `session_dependency_key`: a handler takes `userio_tokens: NamedDependency[TokenService]`.
+    Rename one when it collides with a dependency of the host; the plugin's own controllers are not affected.
+    """
+
+    imports: str = "userio_imports"
+    """`ImportService`: bulk import tasks."""
+    exports: str = "userio_exports"
+    """`ExportService`: bulk export tasks."""
+    hooks: str = "userio_hooks"
+    """`HookService`: the project's token hooks, versions, secrets and run log."""
+    projects: str = "userio_projects"
+    """`ProjectService`: projects, their domains, keys and settings (`by_host` finds a request's project)."""
+    users: str = "userio_users"
+    """`UserService`: `verify_password`, `check_sign_in`."""
+    tokens: str = "userio_tokens"
+    """`TokenService`: issuing tokens (hooks run there), signing keys, applications, refresh tokens."""
+    admin: str = "userio_admin"
+    """`AdminAuthenticator`: the project of an admin API request."""
+    storage: str = "userio_storage"
+    """`Storage | None`: the export storage (None when exports are disabled)."""
+
+    def __post_init__(self) -> None:
+        keys = list(vars(self).values())
+        if len(set(keys)) != len(keys):
+            raise ValueError(f"DependencyKeys must be distinct, got {keys}")
+
+
+@dataclass
 class UserIOConfig:
     """Everything the plugin needs; the defaults give the embedded deployment."""
 
@@ -247,3 +279,5 @@ class UserIOConfig:
     """Time source; tests pass a controllable one instead of sleeping."""
     console: ConsoleConfig | None = None
     """The admin console; None (the default) serves nothing."""
+    dependency_keys: DependencyKeys = field(default_factory=DependencyKeys)
+    """DI keys of the services for the host's handlers."""

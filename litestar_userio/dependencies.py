@@ -1,43 +1,127 @@
-"""DI providers: handlers receive the services and the authenticated project by name."""
+"""DI providers: one per service, and the authenticated project.
+
+As in advanced-alchemy, each service has its own provider. The plugin's controllers declare the ones they use
+under their own names (`imports_service`, ...), so those never depend on the host's naming; the plugin also
+registers every provider app-wide under the keys of `DependencyKeys` (configurable), for the host's handlers
+(a token endpoint takes `userio_tokens: NamedDependency[TokenService]`).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from typing import Annotated, Any
 
 from litestar import Request
 from litestar.datastructures import State
-from litestar.di import NamedDependency
+from litestar.di import NamedDependency, Provide
 from litestar.params import HeaderParameter
 
-from litestar_userio.projects.service import ProjectRecord
+from litestar_userio.auth.admin import AdminAuthenticator
+from litestar_userio.config import DependencyKeys
+from litestar_userio.exports.service import ExportService
+from litestar_userio.hooks.service import HookService
+from litestar_userio.imports.service import ImportService
+from litestar_userio.projects.service import ProjectRecord, ProjectService
 from litestar_userio.services import Services
 from litestar_userio.storage import Storage
+from litestar_userio.tokens.service import TokenService
+from litestar_userio.users.service import UserService
 
-__all__ = ["SERVICES_KEY", "STORAGE_KEY", "provide_admin_project", "provide_services", "provide_storage"]
+__all__ = [
+    "DOWNLOAD_STORAGE_KEY",
+    "SERVICES_STATE_KEY",
+    "SIGNATURE_NAMESPACE",
+    "admin_dependencies",
+    "app_dependencies",
+    "provide_admin_project",
+    "provide_admin_service",
+    "provide_export_service",
+    "provide_hook_service",
+    "provide_import_service",
+    "provide_project_service",
+    "provide_storage",
+    "provide_token_service",
+    "provide_user_service",
+    "services_of",
+]
 
-SERVICES_KEY = "userio"
-"""Where the plugin keeps its `Services` in `app.state`, and the DI name handlers use."""
+SERVICES_STATE_KEY = "userio"
+"""Where the plugin keeps its `Services` in `app.state` (the lifespan puts them there); not a DI key."""
+
+DOWNLOAD_STORAGE_KEY = "userio_storage"
+"""The name under which the local download route takes the export storage."""
 
 
-STORAGE_KEY = "userio_storage"
-"""The DI name of the export storage (the local download route needs it)."""
+SIGNATURE_NAMESPACE: dict[str, Any] = {
+    cls.__name__: cls
+    for cls in (
+        Services,
+        ImportService,
+        ExportService,
+        HookService,
+        ProjectService,
+        UserService,
+        TokenService,
+        AdminAuthenticator,
+        Storage,
+    )
+}
+"""The types handlers annotate their services with, so a host may import them under `TYPE_CHECKING` only."""
+
+
+def services_of(state: State) -> Services:
+    """The plugin's services, started by its lifespan: the composition root the providers below read.
+
+    Not a DI provider: no handler receives the whole of it.
+    """
+    services: Services = state[SERVICES_STATE_KEY]
+    return services
+
+
+def provide_import_service(state: State) -> ImportService:
+    """Bulk import tasks."""
+    return services_of(state).imports
+
+
+def provide_export_service(state: State) -> ExportService:
+    """Bulk export tasks."""
+    return services_of(state).exports
+
+
+def provide_hook_service(state: State) -> HookService:
+    """The project's token hooks, their versions, secrets and run log."""
+    return services_of(state).hooks
+
+
+def provide_project_service(state: State) -> ProjectService:
+    """Projects, their domains, keys and settings."""
+    return services_of(state).projects
+
+
+def provide_user_service(state: State) -> UserService:
+    """Password checks and sign-in rules."""
+    return services_of(state).users
+
+
+def provide_token_service(state: State) -> TokenService:
+    """Token issuance, signing keys, applications and refresh tokens."""
+    return services_of(state).tokens
+
+
+def provide_admin_service(state: State) -> AdminAuthenticator:
+    """Admin API authentication."""
+    return services_of(state).admin
 
 
 def provide_storage(state: State) -> Storage | None:
-    """The export storage of the plugin's services."""
-    services: Services = state[SERVICES_KEY]
-    return services.storage
-
-
-def provide_services(state: State) -> Services:
-    """The plugin's services, started by its lifespan."""
-    services: Services = state[SERVICES_KEY]
-    return services
+    """The export storage; None when exports are disabled."""
+    return services_of(state).storage
 
 
 async def provide_admin_project(
     request: Request[Any, Any, Any],
-    userio: NamedDependency[Services],
+    admin_service: NamedDependency[AdminAuthenticator],
     host: Annotated[
         str | None,
         HeaderParameter(name="host", required=False, description="Selects the project (SPEC 5.4)."),
@@ -47,4 +131,34 @@ async def provide_admin_project(
 
     `host` is read from the request by the authenticator; declared here so the OpenAPI schema shows it.
     """
-    return await userio.admin.authenticate(request)
+    return await admin_service.authenticate(request)
+
+
+def admin_dependencies(**services: Callable[[State], object]) -> dict[str, Provide]:
+    """An admin controller's dependencies: the authenticated `project` and the services its handlers name.
+
+    `admin_dependencies(imports_service=provide_import_service)` gives the handlers `project` and
+    `imports_service`, and nothing else of the plugin's.
+    """
+    providers = {"admin_service": provide_admin_service, **services}
+    named = {name: Provide(provider, sync_to_thread=False) for name, provider in providers.items()}
+    return {"project": Provide(provide_admin_project), **named}
+
+
+def app_dependencies(keys: DependencyKeys) -> dict[str, Provide]:
+    """Every service's provider under its configured key, for the host's own handlers.
+
+    Each is a `partial` of the provider: Litestar refuses one callable under two keys in a handler's scope, and
+    the plugin's controllers name the same providers under their own keys.
+    """
+    providers: dict[str, Callable[[State], object]] = {
+        keys.imports: provide_import_service,
+        keys.exports: provide_export_service,
+        keys.hooks: provide_hook_service,
+        keys.projects: provide_project_service,
+        keys.users: provide_user_service,
+        keys.tokens: provide_token_service,
+        keys.admin: provide_admin_service,
+        keys.storage: provide_storage,
+    }
+    return {key: Provide(partial(provider), sync_to_thread=False) for key, provider in providers.items()}

@@ -13,7 +13,13 @@ from litestar.plugins import CLIPluginProtocol, InitPluginProtocol
 
 from litestar_userio.config import LocalStorageConfig, UserIOConfig
 from litestar_userio.console import build_console_controller, build_directory_controller
-from litestar_userio.dependencies import SERVICES_KEY, STORAGE_KEY, provide_services, provide_storage
+from litestar_userio.dependencies import (
+    DOWNLOAD_STORAGE_KEY,
+    SERVICES_STATE_KEY,
+    SIGNATURE_NAMESPACE,
+    app_dependencies,
+    provide_storage,
+)
 from litestar_userio.errors import HookError, PasswordVerificationBusy, oauth_busy_handler, oauth_error_handler
 from litestar_userio.exports.controller import build_export_controller
 from litestar_userio.hooks.controller import build_hooks_controller
@@ -39,7 +45,7 @@ class UserIOPlugin(InitPluginProtocol, CLIPluginProtocol):
         return self._config
 
     def on_app_init(self, app_config: AppConfig) -> AppConfig:
-        """Register controllers, the services provider and the lifespan that starts the services."""
+        """Register controllers, one provider per service and the lifespan that starts the services."""
         admin_api = [
             build_import_controller(self._config),
             build_export_controller(self._config),
@@ -54,17 +60,18 @@ class UserIOPlugin(InitPluginProtocol, CLIPluginProtocol):
         app_config.exception_handlers.setdefault(PasswordVerificationBusy, oauth_busy_handler)
         storage = self._config.exports.storage
         if isinstance(storage, LocalStorageConfig):
-            app_config.route_handlers.append(build_download_controller(storage.route_path))
-            app_config.dependencies[STORAGE_KEY] = Provide(provide_storage, sync_to_thread=False)
-        app_config.dependencies[SERVICES_KEY] = Provide(provide_services, sync_to_thread=False)
+            download = build_download_controller(storage.route_path)
+            store = {DOWNLOAD_STORAGE_KEY: Provide(provide_storage, sync_to_thread=False)}
+            app_config.route_handlers.append(Router("/", route_handlers=[download], dependencies=store))
+        app_config.dependencies.update(app_dependencies(self._config.dependency_keys))
         app_config.lifespan.append(self._lifespan)
-        app_config.signature_namespace.update({"Services": Services})
+        app_config.signature_namespace.update(SIGNATURE_NAMESPACE)
         return app_config
 
     @asynccontextmanager
     async def _lifespan(self, app: Litestar) -> AsyncIterator[None]:
         services = await Services.start(self._config)
-        app.state[SERVICES_KEY] = services
+        app.state[SERVICES_STATE_KEY] = services
         try:
             yield
         finally:

@@ -8,6 +8,7 @@ from litestar_userio.db.engine import Database
 from litestar_userio.db.migrate import migrate
 from litestar_userio.exports.service import ExportService
 from litestar_userio.hooks.service import HookService
+from litestar_userio.imports.repository import ImportRepository
 from litestar_userio.imports.service import ImportService
 from litestar_userio.projects.service import ProjectService
 from litestar_userio.queue import build_queue
@@ -17,13 +18,14 @@ from litestar_userio.storage import Storage, build_storage
 from litestar_userio.tokens.applications import ApplicationService
 from litestar_userio.tokens.keys import SigningKeyStore
 from litestar_userio.tokens.service import TokenService
+from litestar_userio.users.repository import UserRepository
 from litestar_userio.users.service import UserService
 
 __all__ = ["Services"]
 
 
 class Services:
-    """Everything a request handler, a job or a CLI command needs.
+    """Every service, started and closed together: jobs and CLI commands take this, handlers one service each.
 
     A plain class, not a dataclass: Litestar validates handler arguments it can introspect.
     """
@@ -83,8 +85,17 @@ class Services:
             queue=queue,
             storage=storage,
             projects=projects,
-            users=UserService(db, config.passwords, config.imports.max_bcrypt_cost, clock=clock),
-            imports=ImportService(db, queue, projects, config.imports, config.queue, clock),
+            users=UserService(db, config.passwords, config.imports.max_bcrypt_cost, clock=clock, projects=projects),
+            imports=ImportService(
+                db,
+                queue,
+                projects,
+                config.imports,
+                config.queue,
+                clock,
+                repository=ImportRepository(),
+                users=UserRepository(),
+            ),
             exports=ExportService(db, queue, projects, storage, limiter, config.exports, config.queue, clock),
             admin=AdminAuthenticator(config.auth, projects, clock),
             hooks=hooks,

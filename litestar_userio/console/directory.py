@@ -10,18 +10,20 @@ from typing import Annotated, Any
 
 import msgspec
 from litestar import Controller, get
-from litestar.di import NamedDependency, Provide
+from litestar.datastructures import State
+from litestar.di import NamedDependency
 from litestar.params import QueryParameter
 
 from litestar_userio.config import UserIOConfig
+from litestar_userio.console.repository import DirectoryRepository
 from litestar_userio.db.engine import Database
-from litestar_userio.dependencies import provide_admin_project
+from litestar_userio.dependencies import admin_dependencies, services_of
 from litestar_userio.errors import export_error_handler
 from litestar_userio.openapi import ExportErrorBody, error_responses
-from litestar_userio.projects.service import ProjectRecord
-from litestar_userio.services import Services
+from litestar_userio.projects.service import ProjectRecord, ProjectService
 from litestar_userio.users.custom_attributes import CustomAttributeSpec
 from litestar_userio.users.formats import LOGIN_ID_ATTRIBUTES, normalize_login_id
+from litestar_userio.users.repository import UserRepository
 
 __all__ = ["DirectoryService", "build_directory_controller"]
 
@@ -68,50 +70,39 @@ class CustomAttributeList(msgspec.Struct):
     result: Items
 
 
-def _like_prefix(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-
-
 class DirectoryService:
     """Reads a project's users, clients and custom attribute declarations for pickers."""
 
-    def __init__(self, services: Services) -> None:
-        self.db: Database = services.db
-        self.services = services
+    def __init__(
+        self, db: Database, projects: ProjectService, users: UserRepository, repository: DirectoryRepository
+    ) -> None:
+        self.db = db
+        self.projects = projects
+        self.users = users
+        self.repository = repository
 
     async def find_users(self, project_id: str, login_id: str, limit: int = MAX_MATCHES) -> list[UserMatch]:
         """Users whose email, phone number or username starts with `login_id` (normalized as the import does)."""
-        args: list[Any] = [project_id, limit]
-        clauses = []
-        for attribute, key in LOGIN_ID_ATTRIBUTES.items():
-            args += [key, _like_prefix(normalize_login_id(attribute, login_id.strip()))]
-            clauses.append(f"(login_id_key = ${len(args) - 1} AND normalized_value LIKE ${len(args)} ESCAPE '\\')")
+        prefixes = {attribute: normalize_login_id(attribute, login_id.strip()) for attribute in LOGIN_ID_ATTRIBUTES}
         async with self.db.reader() as tx:
-            rows = await tx.fetch(
-                "SELECT user_id, login_id_key, original_value FROM userio_identity"
-                f" WHERE project_id = $1 AND ({' OR '.join(clauses)}) ORDER BY normalized_value, login_id_key LIMIT $2",
-                *args,
-            )
-        return [UserMatch(r["user_id"], r["login_id_key"], r["original_value"]) for r in rows]
+            rows = await self.users.find_by_login_id_prefix(tx, project_id, prefixes, limit)
+        return [UserMatch(*row) for row in rows]
 
     async def applications(self, project_id: str) -> list[Application]:
         """The project's clients, by client id."""
         async with self.db.reader() as tx:
-            rows = await tx.fetch(
-                "SELECT client_id, name, issue_jwt_access_token FROM userio_application WHERE project_id = $1"
-                " ORDER BY client_id",
-                project_id,
-            )
-        return [Application(r["client_id"], r["name"], bool(r["issue_jwt_access_token"])) for r in rows]
+            rows = await self.repository.applications(tx, project_id)
+        return [Application(*row) for row in rows]
 
     async def custom_attributes(self, project_id: str) -> list[CustomAttributeSpec]:
         """Declared custom attributes in declaration order."""
-        return list((await self.services.projects.custom_schema(project_id)).values())
+        return list((await self.projects.custom_schema(project_id)).values())
 
 
-def provide_directory(userio: NamedDependency[Services]) -> DirectoryService:
+def provide_directory(state: State) -> DirectoryService:
     """A directory over the plugin's database."""
-    return DirectoryService(userio)
+    services = services_of(state)
+    return DirectoryService(services.db, services.projects, UserRepository(), DirectoryRepository())
 
 
 def build_directory_controller(config: UserIOConfig) -> type[Controller]:
@@ -122,10 +113,7 @@ def build_directory_controller(config: UserIOConfig) -> type[Controller]:
 
         path = config.path_prefix
         tags = ["Directory"]
-        dependencies = {
-            "project": Provide(provide_admin_project),
-            "directory": Provide(provide_directory, sync_to_thread=False),
-        }
+        dependencies = admin_dependencies(directory=provide_directory)
         exception_handlers = {Exception: export_error_handler}
 
         @get(

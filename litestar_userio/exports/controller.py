@@ -7,12 +7,12 @@ from urllib.parse import urlsplit, urlunsplit
 
 import msgspec
 from litestar import Controller, Request, Response, get, post
-from litestar.di import NamedDependency, Provide
+from litestar.di import NamedDependency
 from litestar.params import FromPath, QueryParameter
 
 from litestar_userio.causes import schema_causes
 from litestar_userio.config import UserIOConfig
-from litestar_userio.dependencies import provide_admin_project
+from litestar_userio.dependencies import admin_dependencies, provide_export_service
 from litestar_userio.errors import (
     Cause,
     DuplicateKeyFound,
@@ -26,12 +26,12 @@ from litestar_userio.exports.schemas import (
     ExportTaskListResult,
     export_request_validator,
 )
+from litestar_userio.exports.service import ExportService
 from litestar_userio.imports.validation import cause_from_msgspec
 from litestar_userio.jsonbody import find_duplicate_key
 from litestar_userio.openapi import ExportErrorBody, error_responses, json_body
 from litestar_userio.paging import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, decode_cursor
 from litestar_userio.projects.service import ProjectRecord
-from litestar_userio.services import Services
 
 __all__ = ["EXPORT_EXAMPLES", "build_export_controller", "parse_export_request"]
 
@@ -103,7 +103,7 @@ def build_export_controller(config: UserIOConfig) -> type[Controller]:
 
         path = f"{config.path_prefix}/users/export"
         tags = ["User export"]
-        dependencies = {"project": Provide(provide_admin_project)}
+        dependencies = admin_dependencies(exports_service=provide_export_service)
         exception_handlers = {Exception: export_error_handler}
         request_max_body_size = 64 * 1024
 
@@ -119,10 +119,10 @@ def build_export_controller(config: UserIOConfig) -> type[Controller]:
             self,
             request: Request[Any, Any, Any],
             project: NamedDependency[ProjectRecord],
-            userio: NamedDependency[Services],
+            exports_service: NamedDependency[ExportService],
         ) -> Response[ExportResult]:
             body = parse_export_request(request.headers.get("content-type", ""), await request.body())
-            task = await userio.exports.initiate(project, body)
+            task = await exports_service.initiate(project, body)
             return Response(ExportResult(task), status_code=202, headers={"Location": f"{self.path}/{task.id}"})
 
         @get(
@@ -136,9 +136,9 @@ def build_export_controller(config: UserIOConfig) -> type[Controller]:
             request: Request[Any, Any, Any],
             task_id: FromPath[str],
             project: NamedDependency[ProjectRecord],
-            userio: NamedDependency[Services],
+            exports_service: NamedDependency[ExportService],
         ) -> ExportResult:
-            return ExportResult(await userio.exports.status(project, task_id, _origin(request)))
+            return ExportResult(await exports_service.status(project, task_id, _origin(request)))
 
         @get(
             "/",
@@ -149,11 +149,11 @@ def build_export_controller(config: UserIOConfig) -> type[Controller]:
         async def list_tasks(
             self,
             project: NamedDependency[ProjectRecord],
-            userio: NamedDependency[Services],
+            exports_service: NamedDependency[ExportService],
             limit: Annotated[int, QueryParameter(ge=1, le=MAX_PAGE_SIZE)] = DEFAULT_PAGE_SIZE,
             cursor: Annotated[str | None, QueryParameter(max_length=200)] = None,
         ) -> ExportTaskListResult:
             after = decode_cursor(cursor)
-            return ExportTaskListResult(await userio.exports.list_tasks(project, limit, after))
+            return ExportTaskListResult(await exports_service.list_tasks(project, limit, after))
 
     return ExportController

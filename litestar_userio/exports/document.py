@@ -14,30 +14,11 @@ from urllib.parse import quote, quote_plus
 import msgspec
 
 from litestar_userio.db.engine import Row
-from litestar_userio.users.formats import LOGIN_ID_ATTRIBUTES
+from litestar_userio.users.formats import LOGIN_ID_ATTRIBUTES, STANDARD_ATTRIBUTES
 
 __all__ = ["build_document", "csv_cell", "totp_uri"]
 
-_BEFORE_ADDRESS = (
-    "preferred_username",
-    "email",
-    "phone_number",
-    "email_verified",
-    "phone_number_verified",
-    "name",
-    "given_name",
-    "family_name",
-    "middle_name",
-    "nickname",
-    "profile",
-    "picture",
-    "website",
-    "gender",
-    "birthdate",
-    "zoneinfo",
-    "locale",
-)
-_ORDER = {attribute: position for position, attribute in enumerate(_BEFORE_ADDRESS)}
+_ORDER = {attribute: position for position, attribute in enumerate(STANDARD_ATTRIBUTES)}
 _ADDRESS = ("formatted", "street_address", "locality", "region", "postal_code", "country")
 _CLAIM_OF_KEY = {key: attribute for attribute, key in LOGIN_ID_ATTRIBUTES.items()}
 _KEY_ORDER = {"email": 0, "phone": 1, "username": 2}
@@ -93,7 +74,7 @@ def _mfa(authenticators: list[list[Any]], issuer: str, account: str) -> dict[str
 
 
 def build_document(user: Row, issuer: str) -> dict[str, Any]:
-    """The user as exported (ndjson line, and what CSV pointers resolve against), from a row of `read_users`."""
+    """The user as exported (ndjson line, and what CSV pointers resolve against), from a row of `export_pages`."""
     standard = _decode(user["standard_attributes"])
     document: dict[str, Any] = {"sub": user["id"]}
     for attribute in sorted(standard.keys() & _ORDER.keys(), key=_ORDER.__getitem__):

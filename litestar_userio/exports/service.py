@@ -16,7 +16,6 @@ from litestar_userio.clock import Clock
 from litestar_userio.config import ExportConfig, QueueConfig
 from litestar_userio.db.engine import Database
 from litestar_userio.errors import (
-    ErrorObject,
     InternalError,
     MaximumConcurrentJobLimitExceeded,
     RateLimited,
@@ -27,7 +26,7 @@ from litestar_userio.errors import (
 from litestar_userio.exports.columns import Column, check_request, columns_for
 from litestar_userio.exports.document import build_document
 from litestar_userio.exports.encoding import CONTENT_TYPES, csv_header, csv_rows, ndjson_lines
-from litestar_userio.exports.reader import read_users
+from litestar_userio.exports.repository import ExportRepository, ExportTaskRow
 from litestar_userio.exports.schemas import ExportProgress, ExportRequest, ExportTask, ExportTaskList
 from litestar_userio.ids import new_task_id
 from litestar_userio.imports.service import paused_gc
@@ -37,6 +36,7 @@ from litestar_userio.queue.base import JobQueue
 from litestar_userio.queue.leases import hold_lease
 from litestar_userio.ratelimit import RateLimiter
 from litestar_userio.storage.base import Storage
+from litestar_userio.users.repository import UserRepository
 
 __all__ = ["EXPORT_JOB", "RATE_LIMIT_BUCKET", "ExportService"]
 
@@ -61,6 +61,9 @@ class ExportService:
         config: ExportConfig,
         queue_config: QueueConfig,
         clock: Clock,
+        *,
+        repository: ExportRepository | None = None,
+        users: UserRepository | None = None,
     ) -> None:
         self.db = db
         self.queue = queue
@@ -70,6 +73,8 @@ class ExportService:
         self.config = config
         self.queue_config = queue_config
         self.clock = clock
+        self.repository = repository or ExportRepository()
+        self.users = users or UserRepository()
 
     def _require_enabled(self, project: ProjectRecord) -> Storage:
         if self.storage is None or not project.settings.export_enabled:
@@ -91,24 +96,13 @@ class ExportService:
         echo = msgspec.to_builtins(request)
         async with self.db.transaction() as tx:
             # Serializes initiates of one project, so the two checks below cannot both pass twice.
-            await tx.execute(f"SELECT id FROM userio_project WHERE id = $1{tx.for_update}", project.id)
-            pending = await tx.fetchrow(
-                "SELECT COUNT(*) AS n FROM userio_export_task WHERE project_id = $1 AND status = 'pending'",
-                project.id,
-            )
-            if pending is not None and pending["n"] >= self.config.max_pending_per_project:
+            await self.repository.lock_admission(tx, project.id)
+            if await self.repository.pending_count(tx, project.id) >= self.config.max_pending_per_project:
                 raise MaximumConcurrentJobLimitExceeded()
             retry_after = await self.limiter.take(tx, project.id, RATE_LIMIT_BUCKET, limit, period, now)
             if retry_after is not None:
                 raise RateLimited(RATE_LIMIT_BUCKET, retry_after)
-            await tx.execute(
-                "INSERT INTO userio_export_task (id, project_id, created_at, status, request, processed, attempts,"
-                " enqueued_at) VALUES ($1, $2, $3, 'pending', $4, 0, 0, $3)",
-                task_id,
-                project.id,
-                now,
-                msgspec.json.encode(echo).decode(),
-            )
+            await self.repository.add(tx, task_id, project.id, echo, now)
         await self._enqueue(task_id, f"{task_id}:0")
         return ExportTask(id=task_id, created_at=now, status="pending", request=echo)
 
@@ -124,34 +118,15 @@ class ExportService:
         """The task; once completed, a download URL signed now and valid `url_ttl` (60 s)."""
         storage = self._require_enabled(project)
         async with self.db.reader() as tx:
-            row = await tx.fetchrow(
-                "SELECT id, created_at, status, request, processed, completed_at, failed_at, error, file_key, size,"
-                " sha256, record_count, expire_at FROM userio_export_task WHERE id = $1 AND project_id = $2",
-                task_id,
-                project.id,
-            )
-        if row is None or (row["expire_at"] is not None and row["expire_at"] <= self.clock.now()):
+            row = await self.repository.get(tx, project.id, task_id)
+        if row is None or (row.expire_at is not None and row.expire_at <= self.clock.now()):
             raise TaskNotFound()
-        task = ExportTask(
-            id=row["id"],
-            created_at=row["created_at"],
-            status=row["status"],
-            request=msgspec.json.decode(row["request"]),
-        )
-        if row["status"] != "completed":
-            task.progress = ExportProgress(processed=row["processed"])
-            return task
-        task.completed_at = row["completed_at"]
-        if row["failed_at"] is not None:
-            task.failed_at = row["failed_at"]
-            task.error = msgspec.json.decode(row["error"], type=ErrorObject)
-            return task
-        task.download_url = await storage.signed_url(
-            row["file_key"], expires_in=self.config.url_ttl, request_base_url=request_base_url
-        )
-        task.record_count = row["record_count"]
-        task.size = row["size"]
-        task.sha256 = row["sha256"]
+        task = _task(row)
+        if row.status == "completed" and row.failed_at is None:
+            assert row.file_key is not None
+            task.download_url = await storage.signed_url(
+                row.file_key, expires_in=self.config.url_ttl, request_base_url=request_base_url
+            )
         return task
 
     # The job.
@@ -164,26 +139,22 @@ class ExportService:
 
     async def _run(self, task_id: str) -> None:
         async with self.db.transaction() as tx:
-            task = await tx.fetchrow(
-                "UPDATE userio_export_task SET attempts = attempts + 1, processed = 0, enqueued_at = NULL WHERE id = $1"
-                " AND status = 'pending' RETURNING project_id, created_at, request, attempts",
-                task_id,
-            )
-        if task is None:
+            attempt = await self.repository.start_attempt(tx, task_id)
+        if attempt is None:
             return
-        if task["attempts"] > self.queue_config.max_attempts:
+        if attempt.attempts > self.queue_config.max_attempts:
             await self._fail(
                 task_id,
                 InternalError(f"the export failed {self.queue_config.max_attempts} times; see the server logs"),
             )
             return
-        project = await self.projects.get(task["project_id"])
+        project = await self.projects.get(attempt.project_id)
         if project is None:
             return
         try:
             storage = self._require_enabled(project)
-            request = msgspec.json.decode(task["request"], type=ExportRequest)
-            await self._produce(task_id, project, request, task["created_at"], storage)
+            request = msgspec.json.decode(attempt.request, type=ExportRequest)
+            await self._produce(task_id, project, request, attempt.created_at, storage)
         except UserIOError as error:
             await self._fail(task_id, error)
 
@@ -205,7 +176,7 @@ class ExportService:
                 await writer.write(csv_header(columns))
             async with self.db.snapshot() as snapshot:
                 pages = 0
-                async for page in read_users(snapshot, project.id, self.config.page_size):
+                async for page in self.users.export_pages(snapshot, project.id, self.config.page_size):
                     with paused_gc():
                         documents = [build_document(user, project.id) for user in page]
                         data = (
@@ -224,34 +195,19 @@ class ExportService:
             raise
         now = self.clock.now()
         async with self.db.transaction() as tx:
-            await tx.execute(
-                "UPDATE userio_export_task SET status = 'completed', completed_at = $2, expire_at = $3, file_key = $4,"
-                " size = $5, sha256 = $6, record_count = $7, processed = $7 WHERE id = $1 AND status = 'pending'",
-                task_id,
-                now,
-                now + self.config.result_ttl,
-                stored.key,
-                stored.size,
-                stored.sha256,
-                count,
+            await self.repository.complete(
+                tx, task_id, now, now + self.config.result_ttl, stored.key, stored.size, stored.sha256, count
             )
 
     async def _progress(self, task_id: str, processed: int) -> None:
         async with self.db.transaction() as tx:
-            await tx.execute("UPDATE userio_export_task SET processed = $2 WHERE id = $1", task_id, processed)
+            await self.repository.record_progress(tx, task_id, processed)
 
     async def _fail(self, task_id: str, error: UserIOError) -> None:
         """DECISIONS 4: a failed export is `completed` with `failed_at` and `error`, and no URL."""
         now = self.clock.now()
         async with self.db.transaction() as tx:
-            await tx.execute(
-                "UPDATE userio_export_task SET status = 'completed', completed_at = $2, failed_at = $2, error = $3,"
-                " expire_at = $4 WHERE id = $1 AND status = 'pending'",
-                task_id,
-                now,
-                msgspec.json.encode(error.to_object()).decode(),
-                now + self.config.result_ttl,
-            )
+            await self.repository.fail(tx, task_id, now, now + self.config.result_ttl, error.to_object())
 
     # Housekeeping (the sweeper).
 
@@ -262,12 +218,12 @@ class ExportService:
         """
         now = self.clock.now()
         async with self.db.reader() as tx:
-            pending = await tx.fetch("SELECT id, enqueued_at FROM userio_export_task WHERE status = 'pending'")
+            pending = await self.repository.pending(tx)
         cutoff = older_than or now - self.queue_config.stale_after
-        chosen = [row["id"] for row in pending if row["enqueued_at"] is not None and row["enqueued_at"] <= cutoff]
+        chosen = [task.id for task in pending if task.enqueued_at is not None and task.enqueued_at <= cutoff]
         taken_over: list[str] = []  # work a dead worker held: it goes ahead of the queue's backlog
         if older_than is not None:
-            chosen += [row["id"] for row in pending if row["enqueued_at"] is None]
+            chosen += [task.id for task in pending if task.enqueued_at is None]
         elif pending:
             stalled = {
                 job.split(":")[2]
@@ -276,9 +232,9 @@ class ExportService:
             }
             grace = now - self.queue_config.lease_ttl
             started = [
-                row["id"]
-                for row in pending
-                if row["enqueued_at"] is None or (row["id"] in stalled and row["enqueued_at"] <= grace)
+                task.id
+                for task in pending
+                if task.enqueued_at is None or (task.id in stalled and task.enqueued_at <= grace)
             ]
             lapsed = await self.queue.leases.lapsed([_lease_name(task_id) for task_id in started])
             taken_over = [task_id for task_id in started if _lease_name(task_id) in lapsed]
@@ -286,16 +242,11 @@ class ExportService:
         if not chosen:
             return 0
         async with self.db.transaction() as tx:
-            rows = await tx.fetch(
-                f"UPDATE userio_export_task SET enqueued_at = $2 WHERE {tx.any('id', 1)} AND status = 'pending'"
-                " RETURNING id, attempts",
-                tx.array(chosen),
-                now,
-            )
+            enqueued = await self.repository.mark_enqueued(tx, chosen, now)
         stamp = int(now.timestamp() * 1000)
-        for row in rows:
-            await self._enqueue(row["id"], f"{row['id']}:{row['attempts']}-{stamp}", first=row["id"] in taken_over)
-        return len(rows)
+        for task_id, attempts in enqueued:
+            await self._enqueue(task_id, f"{task_id}:{attempts}-{stamp}", first=task_id in taken_over)
+        return len(enqueued)
 
     async def purge_expired(self) -> int:
         """SPEC 3: 24 hours after completion the task is gone (`TaskNotFound`) and so is its file.
@@ -304,20 +255,18 @@ class ExportService:
         """
         now = self.clock.now()
         async with self.db.reader() as tx:
-            rows = await tx.fetch(
-                "SELECT id, file_key FROM userio_export_task WHERE expire_at IS NOT NULL AND expire_at <= $1", now
-            )
+            expired = await self.repository.expired(tx, now)
         purged = []
-        for row in rows:
-            if row["file_key"] and self.storage is not None:
+        for task_id, file_key in expired:
+            if file_key and self.storage is not None:
                 try:
-                    await self.storage.delete(row["file_key"])
+                    await self.storage.delete(file_key)
                 except Exception:
-                    logger.warning("could not delete export file %s; will retry", row["file_key"], exc_info=True)
+                    logger.warning("could not delete export file %s; will retry", file_key, exc_info=True)
                     continue
-            purged.append(row["id"])
+            purged.append(task_id)
         async with self.db.transaction() as tx:
-            await tx.delete_in("userio_export_task", "id", purged)
+            await self.repository.delete(tx, purged)
             await self.limiter.purge(tx, now - self.config.rate_limit.period)
         return len(purged)
 
@@ -326,40 +275,31 @@ class ExportService:
     async def list_tasks(self, project: ProjectRecord, limit: int, after: PageCursor | None) -> ExportTaskList:
         """The project's live tasks, newest first, `limit` at a time; no download URL (the status signs one)."""
         self._require_enabled(project)
-        args: list[object] = [project.id, self.clock.now(), limit + 1]
-        keyset = ""
-        if after is not None:
-            args += [after.created_at, after.id]
-            keyset = " AND (created_at < $4 OR (created_at = $4 AND id < $5))"
         async with self.db.reader() as tx:
-            rows = await tx.fetch(
-                "SELECT id, created_at, status, request, processed, completed_at, failed_at, error, size,"
-                " sha256, record_count FROM userio_export_task WHERE project_id = $1"
-                f" AND (expire_at IS NULL OR expire_at > $2){keyset} ORDER BY created_at DESC, id DESC LIMIT $3",
-                *args,
-            )
-        items = []
-        for row in rows[:limit]:
-            task = ExportTask(
-                id=row["id"],
-                created_at=row["created_at"],
-                status=row["status"],
-                request=msgspec.json.decode(row["request"]),
-            )
-            if row["status"] != "completed":
-                task.progress = ExportProgress(processed=row["processed"])
-            elif row["failed_at"] is not None:
-                task.completed_at = row["completed_at"]
-                task.failed_at = row["failed_at"]
-                task.error = msgspec.json.decode(row["error"], type=ErrorObject)
-            else:
-                task.completed_at = row["completed_at"]
-                task.record_count = row["record_count"]
-                task.size = row["size"]
-                task.sha256 = row["sha256"]
-            items.append(task)
+            rows = await self.repository.live(tx, project.id, self.clock.now(), limit + 1, after)
+        items = [_task(row) for row in rows[:limit]]
         last = items[-1] if len(rows) > limit else None
         return ExportTaskList(items, encode_cursor(PageCursor(last.created_at, last.id)) if last else None)
+
+
+def _task(row: ExportTaskRow) -> ExportTask:
+    """The task as answered, but the download URL: progress while pending, else the file's facts or the error."""
+    task = ExportTask(id=row.id, created_at=row.created_at, status=row.status, request=row.request)
+    if row.status != "completed":
+        task.progress = ExportProgress(processed=row.processed)
+        return task
+    assert row.completed_at is not None
+    task.completed_at = row.completed_at
+    if row.failed_at is not None:
+        assert row.error is not None
+        task.failed_at = row.failed_at
+        task.error = row.error
+        return task
+    assert row.record_count is not None and row.size is not None and row.sha256 is not None
+    task.record_count = row.record_count
+    task.size = row.size
+    task.sha256 = row.sha256
+    return task
 
 
 def _lease_name(task_id: str) -> str:

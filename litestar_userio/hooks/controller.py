@@ -11,11 +11,11 @@ from typing import Any, TypeVar
 import jwt
 import msgspec
 from litestar import Controller, Request, delete, get, post, put
-from litestar.di import NamedDependency, Provide
+from litestar.di import NamedDependency
 from litestar.params import FromPath, Parameter
 
 from litestar_userio.config import UserIOConfig
-from litestar_userio.dependencies import provide_admin_project
+from litestar_userio.dependencies import admin_dependencies, provide_hook_service, provide_token_service
 from litestar_userio.errors import (
     Cause,
     DuplicateKeyFound,
@@ -44,11 +44,12 @@ from litestar_userio.hooks.schemas import (
     HookVersionListResult,
     HookVersionResult,
 )
+from litestar_userio.hooks.service import HookService
 from litestar_userio.imports.validation import cause_from_msgspec
 from litestar_userio.jsonbody import find_duplicate_key
 from litestar_userio.openapi import ExportErrorBody, error_responses, json_body
 from litestar_userio.projects.service import ProjectRecord
-from litestar_userio.services import Services
+from litestar_userio.tokens.service import TokenService
 
 __all__ = ["build_hooks_controller"]
 
@@ -109,7 +110,7 @@ def build_hooks_controller(config: UserIOConfig) -> type[Controller]:
 
         path = f"{config.path_prefix}/hooks"
         tags = ["Token hooks"]
-        dependencies = {"project": Provide(provide_admin_project)}
+        dependencies = admin_dependencies(hooks_service=provide_hook_service, tokens_service=provide_token_service)
         exception_handlers = {Exception: export_error_handler}
         request_max_body_size = 2 * 1024 * 1024
 
@@ -119,9 +120,9 @@ def build_hooks_controller(config: UserIOConfig) -> type[Controller]:
             responses=error_responses(ExportErrorBody, 403, 503),
         )
         async def list_hooks(
-            self, project: NamedDependency[ProjectRecord], userio: NamedDependency[Services]
+            self, project: NamedDependency[ProjectRecord], hooks_service: NamedDependency[HookService]
         ) -> HookListResult:
-            hooks, allowlist = await userio.hooks.settings(project.id)
+            hooks, allowlist = await hooks_service.settings(project.id)
             return HookListResult(HookList([h.spec() for h in hooks], allowlist))
 
         @put(
@@ -134,12 +135,12 @@ def build_hooks_controller(config: UserIOConfig) -> type[Controller]:
             self,
             request: Request[Any, Any, Any],
             project: NamedDependency[ProjectRecord],
-            userio: NamedDependency[Services],
+            hooks_service: NamedDependency[HookService],
         ) -> HookListResult:
             body = await _body(request, HookList)
             allowlist = None if body.fetch_allowlist is msgspec.UNSET else body.fetch_allowlist
-            await userio.hooks.replace(project.id, body.hooks, allowlist, _actor(request))
-            hooks, saved_allowlist = await userio.hooks.settings(project.id)
+            await hooks_service.replace(project.id, body.hooks, allowlist, _actor(request))
+            hooks, saved_allowlist = await hooks_service.settings(project.id)
             return HookListResult(HookList([h.spec() for h in hooks], saved_allowlist))
 
         @delete(
@@ -152,10 +153,10 @@ def build_hooks_controller(config: UserIOConfig) -> type[Controller]:
             self,
             request: Request[Any, Any, Any],
             project: NamedDependency[ProjectRecord],
-            userio: NamedDependency[Services],
+            hooks_service: NamedDependency[HookService],
         ) -> HookListResult:
-            await userio.hooks.replace(project.id, [], None, _actor(request))
-            _, allowlist = await userio.hooks.settings(project.id)
+            await hooks_service.replace(project.id, [], None, _actor(request))
+            _, allowlist = await hooks_service.settings(project.id)
             return HookListResult(HookList([], allowlist))
 
         @get(
@@ -164,9 +165,9 @@ def build_hooks_controller(config: UserIOConfig) -> type[Controller]:
             responses=error_responses(ExportErrorBody, 403, 503),
         )
         async def list_secrets(
-            self, project: NamedDependency[ProjectRecord], userio: NamedDependency[Services]
+            self, project: NamedDependency[ProjectRecord], hooks_service: NamedDependency[HookService]
         ) -> HookSecretListResult:
-            names = await userio.hooks.secret_names(project.id)
+            names = await hooks_service.secret_names(project.id)
             return HookSecretListResult(HookSecretList([HookSecretInfo(n, t) for n, t in names]))
 
         @put(
@@ -180,10 +181,10 @@ def build_hooks_controller(config: UserIOConfig) -> type[Controller]:
             request: Request[Any, Any, Any],
             name: FromPath[str],
             project: NamedDependency[ProjectRecord],
-            userio: NamedDependency[Services],
+            hooks_service: NamedDependency[HookService],
         ) -> HookSecretResult:
             body = await _body(request, HookSecretValue)
-            updated = await userio.hooks.put_secret(project.id, name, body.value)
+            updated = await hooks_service.put_secret(project.id, name, body.value)
             return HookSecretResult(HookSecretInfo(name, updated))
 
         @delete(
@@ -193,10 +194,13 @@ def build_hooks_controller(config: UserIOConfig) -> type[Controller]:
             responses=error_responses(ExportErrorBody, 403, 404, 500, 503),
         )
         async def delete_secret(
-            self, name: FromPath[str], project: NamedDependency[ProjectRecord], userio: NamedDependency[Services]
+            self,
+            name: FromPath[str],
+            project: NamedDependency[ProjectRecord],
+            hooks_service: NamedDependency[HookService],
         ) -> HookSecretListResult:
-            await userio.hooks.delete_secret(project.id, name)
-            names = await userio.hooks.secret_names(project.id)
+            await hooks_service.delete_secret(project.id, name)
+            names = await hooks_service.secret_names(project.id)
             return HookSecretListResult(HookSecretList([HookSecretInfo(n, t) for n, t in names]))
 
         @get(
@@ -205,9 +209,9 @@ def build_hooks_controller(config: UserIOConfig) -> type[Controller]:
             responses=error_responses(ExportErrorBody, 403, 503),
         )
         async def list_versions(
-            self, project: NamedDependency[ProjectRecord], userio: NamedDependency[Services]
+            self, project: NamedDependency[ProjectRecord], hooks_service: NamedDependency[HookService]
         ) -> HookVersionListResult:
-            rows = await userio.hooks.versions(project.id)
+            rows = await hooks_service.versions(project.id)
             return HookVersionListResult(HookVersionList([_version(r) for r in rows]))
 
         @get(
@@ -216,10 +220,13 @@ def build_hooks_controller(config: UserIOConfig) -> type[Controller]:
             responses=error_responses(ExportErrorBody, 403, 404, 503),
         )
         async def get_version(
-            self, version: FromPath[str], project: NamedDependency[ProjectRecord], userio: NamedDependency[Services]
+            self,
+            version: FromPath[str],
+            project: NamedDependency[ProjectRecord],
+            hooks_service: NamedDependency[HookService],
         ) -> HookVersionResult:
             number = _version_number(version)
-            return HookVersionResult(_version(await userio.hooks.version(project.id, number), with_body=True))
+            return HookVersionResult(_version(await hooks_service.version(project.id, number), with_body=True))
 
         @post(
             "/versions/{version:str}/rollback",
@@ -232,10 +239,10 @@ def build_hooks_controller(config: UserIOConfig) -> type[Controller]:
             request: Request[Any, Any, Any],
             version: FromPath[str],
             project: NamedDependency[ProjectRecord],
-            userio: NamedDependency[Services],
+            hooks_service: NamedDependency[HookService],
         ) -> HookVersionResult:
-            new_version = await userio.hooks.rollback(project.id, _version_number(version), _actor(request))
-            return HookVersionResult(_version(await userio.hooks.version(project.id, new_version), with_body=True))
+            new_version = await hooks_service.rollback(project.id, _version_number(version), _actor(request))
+            return HookVersionResult(_version(await hooks_service.version(project.id, new_version), with_body=True))
 
         @get(
             "/runs",
@@ -245,11 +252,11 @@ def build_hooks_controller(config: UserIOConfig) -> type[Controller]:
         async def list_runs(
             self,
             project: NamedDependency[ProjectRecord],
-            userio: NamedDependency[Services],
+            hooks_service: NamedDependency[HookService],
             limit: int = Parameter(default=50, ge=1, le=500),
             cursor: str | None = Parameter(default=None, pattern=r"^[0-9]{1,18}$"),
         ) -> HookRunPageResult:
-            rows, more = await userio.hooks.runs(project.id, limit, int(cursor) if cursor else None)
+            rows, more = await hooks_service.runs(project.id, limit, int(cursor) if cursor else None)
             entries = [
                 HookRunEntry(
                     r.event,
@@ -278,14 +285,15 @@ def build_hooks_controller(config: UserIOConfig) -> type[Controller]:
             self,
             request: Request[Any, Any, Any],
             project: NamedDependency[ProjectRecord],
-            userio: NamedDependency[Services],
+            hooks_service: NamedDependency[HookService],
+            tokens_service: NamedDependency[TokenService],
         ) -> HookTestResult:
             body = await _body(request, HookTestRequest)
-            hooks = None if body.hooks is msgspec.UNSET else await userio.hooks.compile_all(body.hooks)
-            preview = await userio.tokens.preview(
+            hooks = None if body.hooks is msgspec.UNSET else await hooks_service.compile_all(body.hooks)
+            preview = await tokens_service.preview(
                 project.id, body.event, body.client_id, body.user_id, issuer=_origin(request), hooks=hooks
             )
-            application = await userio.tokens.applications.get(project.id, body.client_id)
+            application = await tokens_service.applications.get(project.id, body.client_id)
             if body.event == "oidc.jwt.pre_create" and application and not application.issue_jwt_access_token:
                 preview.warnings.append(
                     f"client {body.client_id!r} gets opaque access tokens: oidc.jwt.pre_create hooks never run for"

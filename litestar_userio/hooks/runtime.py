@@ -33,6 +33,8 @@ from typing import Any, Literal
 
 import msgspec
 
+from litestar_userio.retry import Backoff, retrying
+
 __all__ = ["ErrorKind", "Fetcher", "HookRunResult", "HookRuntime", "HookSource", "PoolState", "RuntimeLimits"]
 
 logger = logging.getLogger(__name__)
@@ -46,6 +48,8 @@ _WORKER = str(Path(__file__).with_name("_worker.py"))
 _HEADER = struct.Struct("<cIIII")  # kind (b"R" run, b"F" fetch answers), four lengths
 _LENGTH = struct.Struct("<I")
 _START_TIMEOUT = 30.0
+_RESPAWN = Backoff(0.1, cap=5.0)
+"""Waits between tries to start a missing worker: quick after a fluke, at most every 5 s while V8 cannot start."""
 _STOP_GRACE = 1.0
 _PIPES_GRACE = 0.1
 _STDERR_TAIL = 8192
@@ -622,17 +626,15 @@ class HookRuntime:
         self._workers.discard(worker)
 
     async def _add_worker(self) -> None:
-        delay = 0.1
-        while not self._closed:
-            try:
-                worker = await self._spawn()
-            except Exception:
-                logger.exception("a hook worker did not start; retrying in %.1f s", delay)
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 5.0)
-                continue
-            self._idle.append(worker)  # handed out by the dispatch that follows this task
-            return
+        async for attempt in retrying(attempts=None, on=Exception, backoff=_RESPAWN, on_retry=_log_failed_start):
+            with attempt:
+                if self._closed:
+                    return
+                self._idle.append(await self._spawn())  # handed out by the dispatch that follows this task
+
+
+def _log_failed_start(error: BaseException, attempt: int, wait: float) -> None:
+    logger.error("a hook worker did not start; retrying in %.1f s", wait, exc_info=error)
 
 
 async def _fetch_until(

@@ -10,12 +10,12 @@ from typing import Annotated, Any
 
 import msgspec
 from litestar import Controller, Request, Response, get, post
-from litestar.di import NamedDependency, Provide
+from litestar.di import NamedDependency
 from litestar.exceptions import HTTPException
 from litestar.params import FromPath, QueryParameter
 
 from litestar_userio.config import UserIOConfig
-from litestar_userio.dependencies import provide_admin_project
+from litestar_userio.dependencies import admin_dependencies, provide_import_service
 from litestar_userio.errors import BodyTooLarge, InvalidRequest, UnsupportedMediaType, import_error_handler
 from litestar_userio.imports.schemas import (
     ImportRequest,
@@ -24,11 +24,11 @@ from litestar_userio.imports.schemas import (
     ImportTaskStatus,
     UserRecord,
 )
+from litestar_userio.imports.service import ImportService
 from litestar_userio.jsonbody import find_duplicate_key
 from litestar_userio.openapi import ImportErrorBody, error_responses, json_body
 from litestar_userio.paging import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, decode_cursor
 from litestar_userio.projects.service import ProjectRecord
-from litestar_userio.services import Services
 
 __all__ = ["IMPORT_EXAMPLES", "build_import_controller", "parse_import_request"]
 
@@ -124,7 +124,7 @@ def build_import_controller(config: UserIOConfig) -> type[Controller]:
 
         path = f"{config.path_prefix}/users/import"
         tags = ["User import"]
-        dependencies = {"project": Provide(provide_admin_project)}
+        dependencies = admin_dependencies(imports_service=provide_import_service)
         exception_handlers = {Exception: _import_errors(config.imports.max_body_size)}
         request_max_body_size = config.imports.max_body_size
 
@@ -143,12 +143,12 @@ def build_import_controller(config: UserIOConfig) -> type[Controller]:
             self,
             request: Request[Any, Any, Any],
             project: NamedDependency[ProjectRecord],
-            userio: NamedDependency[Services],
+            imports_service: NamedDependency[ImportService],
         ) -> Response[ImportTaskCreated]:
             raw = await request.body()
             body = parse_import_request(request.headers.get("content-type", ""), raw)
             key = idempotency_key(request.headers.get("idempotency-key"))
-            created = await userio.imports.create_task(
+            created = await imports_service.create_task(
                 project,
                 body,
                 idempotency_key=key,
@@ -163,9 +163,12 @@ def build_import_controller(config: UserIOConfig) -> type[Controller]:
             responses=error_responses(ImportErrorBody, 403, 404, 503),
         )
         async def status(
-            self, task_id: FromPath[str], project: NamedDependency[ProjectRecord], userio: NamedDependency[Services]
+            self,
+            task_id: FromPath[str],
+            project: NamedDependency[ProjectRecord],
+            imports_service: NamedDependency[ImportService],
         ) -> Response[ImportTaskStatus]:
-            body = await userio.imports.status(project.id, task_id)
+            body = await imports_service.status(project.id, task_id)
             return Response(body, media_type="application/json")  # type: ignore[arg-type]
 
         @get(
@@ -177,10 +180,10 @@ def build_import_controller(config: UserIOConfig) -> type[Controller]:
         async def list_tasks(
             self,
             project: NamedDependency[ProjectRecord],
-            userio: NamedDependency[Services],
+            imports_service: NamedDependency[ImportService],
             limit: Annotated[int, QueryParameter(ge=1, le=MAX_PAGE_SIZE)] = DEFAULT_PAGE_SIZE,
             cursor: Annotated[str | None, QueryParameter(max_length=200)] = None,
         ) -> ImportTaskList:
-            return await userio.imports.list_tasks(project.id, limit, decode_cursor(cursor))
+            return await imports_service.list_tasks(project.id, limit, decode_cursor(cursor))
 
     return ImportController

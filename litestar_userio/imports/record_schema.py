@@ -15,7 +15,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator, FormatChecker
 
-from litestar_userio.users.formats import ATTRIBUTE_FORMATS
+from litestar_userio.users.formats import ATTRIBUTE_FORMATS, STANDARD_STRING_ATTRIBUTES
 
 __all__ = ["FORMAT_CHECKS", "KEY_PATTERN", "format_error", "is_rfc3339", "record_validator"]
 
@@ -103,20 +103,7 @@ def _password() -> dict[str, Any]:
 
 
 def _schema(identifier: str) -> dict[str, Any]:
-    standard = (
-        "name",
-        "given_name",
-        "family_name",
-        "middle_name",
-        "nickname",
-        "profile",
-        "picture",
-        "website",
-        "gender",
-        "birthdate",
-        "zoneinfo",
-        "locale",
-    )
+    standard = STANDARD_STRING_ATTRIBUTES
     keys = {"type": "array", "items": {"type": "string", "pattern": f"^{KEY_PATTERN}\\Z"}}
     properties: dict[str, Any] = {
         "disabled": {"type": "boolean"},

@@ -13,11 +13,9 @@ fails there is reported failed. No error path runs again the code that failed.
 
 from __future__ import annotations
 
-import asyncio
 import gc
 import logging
-import random
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
 
@@ -26,7 +24,7 @@ from msgspec import Raw
 
 from litestar_userio.clock import Clock
 from litestar_userio.config import ImportConfig, QueueConfig
-from litestar_userio.db.engine import Database, Row, Tx
+from litestar_userio.db.engine import Database, Tx
 from litestar_userio.errors import (
     Cause,
     IdempotencyKeyReused,
@@ -39,6 +37,7 @@ from litestar_userio.errors import (
 )
 from litestar_userio.ids import new_task_id
 from litestar_userio.imports.planning import LoginKey, login_keys, plan_chunks
+from litestar_userio.imports.repository import OUTCOMES, ChunkRef, ImportRepository, TaskRow, TaskSettings
 from litestar_userio.imports.rules import ImportWorld
 from litestar_userio.imports.schemas import (
     ImportDetail,
@@ -56,6 +55,7 @@ from litestar_userio.paging import PageCursor, encode_cursor
 from litestar_userio.projects.service import ProjectRecord, ProjectService
 from litestar_userio.queue.base import JobQueue
 from litestar_userio.queue.leases import hold_lease
+from litestar_userio.retry import Backoff, retrying
 from litestar_userio.users.custom_attributes import CustomAttributeSpec
 from litestar_userio.users.login_id_rules import LoginIDRules
 from litestar_userio.users.repository import UserRepository
@@ -68,7 +68,6 @@ IMPORT_CHUNK_JOB = "userio_import_chunk"
 _CONFLICT_RETRIES = 5
 _WHOLE_CHUNK_TRIES = 2
 """Runs of a whole chunk that fail for a reason that is not transient before it is applied record by record."""
-_OUTCOMES = ("inserted", "updated", "skipped", "failed")
 
 
 class ImportService:
@@ -82,6 +81,9 @@ class ImportService:
         config: ImportConfig,
         queue_config: QueueConfig,
         clock: Clock,
+        *,
+        repository: ImportRepository,
+        users: UserRepository,
     ) -> None:
         self.db = db
         self.queue = queue
@@ -89,7 +91,8 @@ class ImportService:
         self.config = config
         self.queue_config = queue_config
         self.clock = clock
-        self.users = UserRepository()
+        self.repository = repository
+        self.users = users
 
     # Creating a task (SPEC 4.1).
 
@@ -122,36 +125,18 @@ class ImportService:
             async with self.db.transaction() as tx:
                 owners = await self.users.find_owners(tx, project.id, wanted)
                 chunks = plan_chunks(keys, owners, self.config.chunk_size)
-                await tx.execute(
-                    "INSERT INTO userio_import_task (id, project_id, created_at, status, identifier, upsert, dry_run,"
-                    " total, chunk_count, processed, inserted, updated, skipped, failed, idempotency_key,"
-                    " request_sha256) VALUES ($1, $2, $3, 'pending', $4, $5, $6, $7, $8, 0, 0, 0, 0, 0, $9, $10)",
-                    task_id,
-                    project.id,
-                    now,
-                    request.identifier,
-                    request.upsert,
-                    request.dry_run,
-                    len(request.records),
-                    len(chunks),
-                    idempotency_key,
-                    request_sha256,
-                )
-                await tx.insert_many(
-                    "userio_import_chunk",
-                    ("task_id", "seq", "status", "indices", "records", "attempts", "enqueued_at"),
-                    [
-                        (
-                            task_id,
-                            seq,
-                            "pending",
-                            _json_list(indices),
-                            _raw_list([request.records[i] for i in indices]),
-                            0,
-                            now,
-                        )
-                        for seq, indices in enumerate(chunks)
-                    ],
+                await self.repository.add_task(
+                    tx,
+                    task_id=task_id,
+                    project_id=project.id,
+                    created_at=now,
+                    identifier=request.identifier,
+                    upsert=request.upsert,
+                    dry_run=request.dry_run,
+                    records=request.records,
+                    chunks=chunks,
+                    idempotency_key=idempotency_key,
+                    request_sha256=request_sha256,
                 )
         except WriteConflict:
             if idempotency_key is None:
@@ -167,21 +152,16 @@ class ImportService:
 
     async def _replayed(self, project_id: str, key: str, request_sha256: str | None) -> ImportTaskCreated | None:
         async with self.db.reader() as tx:
-            row = await tx.fetchrow(
-                "SELECT id, created_at, status, request_sha256, expire_at FROM userio_import_task"
-                " WHERE project_id = $1 AND idempotency_key = $2",
-                project_id,
-                key,
-            )
-        if row is None:
+            task = await self.repository.by_idempotency_key(tx, project_id, key)
+        if task is None:
             return None
-        if row["expire_at"] is not None and row["expire_at"] <= self.clock.now():
+        if task.expire_at is not None and task.expire_at <= self.clock.now():
             async with self.db.transaction() as tx:  # expired but not yet purged: the key is free again
-                await tx.execute("DELETE FROM userio_import_task WHERE id = $1", row["id"])
+                await self.repository.delete_task(tx, task.id)
             return None
-        if row["request_sha256"] != request_sha256:
+        if task.request_sha256 != request_sha256:
             raise IdempotencyKeyReused()
-        return ImportTaskCreated(id=row["id"], created_at=row["created_at"], status=row["status"])
+        return ImportTaskCreated(id=task.id, created_at=task.created_at, status=task.status)
 
     async def _enqueue(self, task_id: str, seq: int, job_key: str, *, first: bool = False) -> None:
         try:
@@ -196,34 +176,27 @@ class ImportService:
     async def status(self, project_id: str, task_id: str) -> bytes:
         """The status body, JSON-encoded; `TaskNotFound` for unknown, foreign or expired ids."""
         async with self.db.reader() as tx:
-            row = await tx.fetchrow(
-                "SELECT id, created_at, completed_at, status, total, processed, inserted, updated, skipped, failed,"
-                " expire_at FROM userio_import_task WHERE id = $1 AND project_id = $2",
-                task_id,
-                project_id,
-            )
-            if row is None or (row["expire_at"] is not None and row["expire_at"] <= self.clock.now()):
+            task = await self.repository.task(tx, project_id, task_id)
+            if task is None or (task.expire_at is not None and task.expire_at <= self.clock.now()):
                 raise TaskNotFound()
-            if row["status"] != "completed":
+            if task.status != "completed":
                 return msgspec.json.encode(
                     ImportTaskStatus(
-                        id=row["id"],
-                        created_at=row["created_at"],
+                        id=task.id,
+                        created_at=task.created_at,
                         status="pending",
-                        progress=ImportProgress(total=row["total"], processed=row["processed"]),
+                        progress=ImportProgress(total=task.total, processed=task.processed),
                     )
                 )
-            chunks = await tx.fetch(
-                "SELECT indices, result FROM userio_import_chunk WHERE task_id = $1 ORDER BY seq", task_id
-            )
+            details = await self.repository.details(tx, task_id)
         return msgspec.json.encode(
             ImportTaskStatus(
-                id=row["id"],
-                created_at=row["created_at"],
-                completed_at=row["completed_at"],
+                id=task.id,
+                created_at=task.created_at,
+                completed_at=task.completed_at,  # type: ignore[arg-type]  # set on every completed task
                 status="completed",
-                summary=ImportSummary(*(row[k] for k in ("total", *_OUTCOMES))),
-                details=_merge_details(chunks),
+                summary=_summary(task),
+                details=details,
             )
         )
 
@@ -235,15 +208,10 @@ class ImportService:
             if not held:
                 return  # another worker runs it; should that worker die, its lease lapses and the sweeper steps in
             async with self.db.transaction() as tx:
-                row = await tx.fetchrow(
-                    "UPDATE userio_import_chunk SET attempts = attempts + 1, enqueued_at = NULL"
-                    " WHERE task_id = $1 AND seq = $2 AND status = 'pending' RETURNING attempts",
-                    task_id,
-                    seq,
-                )
-            if row is None:
+                attempts = await self.repository.claim_chunk(tx, task_id, seq)
+            if attempts is None:
                 return
-            if row["attempts"] > self.queue_config.max_attempts:
+            if attempts > self.queue_config.max_attempts:
                 logger.error(
                     "chunk %s of import %s was started %s times without finishing; its records are reported failed",
                     seq,
@@ -275,34 +243,22 @@ class ImportService:
         await self._finish_with_conflict_retries(task_id, seq, mode="one_by_one")
 
     async def _finish_with_conflict_retries(self, task_id: str, seq: int, *, mode: str) -> None:
-        for conflict in range(_CONFLICT_RETRIES + 1):
-            try:
+        # Another task wrote one of these users meanwhile: run the chunk again on what is committed now.
+        retries = retrying(attempts=_CONFLICT_RETRIES + 1, on=WriteConflict, backoff=Backoff(0.01, jitter=(1.0, 5.0)))
+        async for attempt in retries:
+            with attempt:
                 await self._finish_chunk(task_id, seq, mode=mode)
-                return
-            except WriteConflict:
-                if conflict == _CONFLICT_RETRIES:
-                    raise
-                # Another task wrote one of these users meanwhile: run the chunk again on what is committed now.
-                await asyncio.sleep(random.uniform(0.01, 0.05) * 2**conflict)
 
     async def _finish_chunk(self, task_id: str, seq: int, *, mode: str) -> None:
         """Apply the chunk (`whole`, `one_by_one`) or report its records failed (`give_up`), and mark it done."""
         async with self.db.transaction() as tx:
-            chunk = await tx.fetchrow(
-                "SELECT id, status, indices, records FROM userio_import_chunk"
-                f" WHERE task_id = $1 AND seq = $2{tx.for_update}",
-                task_id,
-                seq,
-            )
-            if chunk is None or chunk["status"] != "pending":
+            chunk = await self.repository.lock_pending_chunk(tx, task_id, seq)
+            if chunk is None:
                 return
-            task = await tx.fetchrow(
-                "SELECT project_id, identifier, upsert, dry_run FROM userio_import_task WHERE id = $1", task_id
-            )
+            task = await self.repository.task_settings(tx, task_id)
             if task is None:
                 return
-            indices: list[int] = msgspec.json.decode(chunk["indices"])
-            records: list[Raw] = msgspec.json.decode(chunk["records"], type=list[Raw])
+            indices, records = chunk.indices, chunk.records
             if mode == "give_up":
                 error = InternalError("this record could not be processed; it was not applied")
                 details = [_refused_detail(i, raw, error) for i, raw in zip(indices, records, strict=True)]
@@ -310,27 +266,12 @@ class ImportService:
                 details = await self._apply_one_by_one(tx, task, task_id, indices, records)
             else:
                 details = await self._apply(tx, task, indices, records)
-            counts = {outcome: 0 for outcome in _OUTCOMES}
-            for detail in details:
-                counts[detail.outcome] += 1
-            await tx.execute(
-                "UPDATE userio_import_chunk SET status = 'done', records = NULL, result = $2 WHERE id = $1",
-                chunk["id"],
-                msgspec.json.encode(details).decode(),
-            )
-            progress = await tx.fetchrow(
-                "UPDATE userio_import_task SET processed = processed + $2, inserted = inserted + $3,"
-                " updated = updated + $4, skipped = skipped + $5, failed = failed + $6 WHERE id = $1"
-                " RETURNING processed, total",
-                task_id,
-                len(details),
-                *(counts[o] for o in _OUTCOMES),
-            )
-            if progress is not None and progress["processed"] >= progress["total"]:
+            progress = await self.repository.record_outcomes(tx, chunk, task_id, details)
+            if progress is not None and progress.processed >= progress.total:
                 await self._complete(tx, task_id)
 
     async def _apply_one_by_one(
-        self, tx: Tx, task: Row, task_id: str, indices: list[int], records: list[Raw]
+        self, tx: Tx, task: TaskSettings, task_id: str, indices: list[int], records: list[Raw]
     ) -> list[ImportDetail]:
         """Each record in its own savepoint, in index order: one that fails is reported failed, alone."""
         details: list[ImportDetail] = []
@@ -345,17 +286,15 @@ class ImportService:
                 details.append(_refused_detail(index, raw, _UNAPPLICABLE))
         return details
 
-    async def _apply(self, tx: Tx, task: Row, indices: list[int], records: list[Raw]) -> list[ImportDetail]:
-        project_id = task["project_id"]
+    async def _apply(self, tx: Tx, task: TaskSettings, indices: list[int], records: list[Raw]) -> list[ImportDetail]:
+        project_id = task.project_id
         project = await self.projects.get(project_id, tx)
         if project is None:
             raise InternalError("the project of this import no longer exists")
         schema = await self.projects.custom_schema(project_id, tx)
         rules = project.settings.login_id_rules()
         with paused_gc():
-            parsed = [
-                _parse(raw, schema, self.config.max_bcrypt_cost, identifier=task["identifier"]) for raw in records
-            ]
+            parsed = [_parse(raw, schema, self.config.max_bcrypt_cost, identifier=task.identifier) for raw in records]
             wanted: dict[str, set[str]] = {}
             for raw, record in zip(records, parsed, strict=True):
                 if record.record is not None:  # a failed record touches no user
@@ -372,8 +311,8 @@ class ImportService:
         group_ids = await self.users.key_ids(tx, project_id, "userio_group", group_keys)
         now = self.clock.now()
         world = ImportWorld(
-            identifier=task["identifier"],
-            upsert=bool(task["upsert"]),
+            identifier=task.identifier,
+            upsert=task.upsert,
             now=now,
             users=loaded.users,
             known_roles=set(role_ids),
@@ -385,7 +324,7 @@ class ImportService:
         )
         with paused_gc():
             details = [world.apply(index, p) for index, p in zip(indices, parsed, strict=True)]
-        if task["dry_run"]:
+        if task.dry_run:
             created = {user.id for user in world.users.values() if user.is_new}
             for detail in details:
                 if detail.user_id in created:
@@ -401,12 +340,7 @@ class ImportService:
     async def _complete(self, tx: Tx, task_id: str) -> None:
         """The last chunk is done: the task is completed and expires `result_ttl` later."""
         now = self.clock.now()
-        await tx.execute(
-            "UPDATE userio_import_task SET status = 'completed', completed_at = $2, expire_at = $3 WHERE id = $1",
-            task_id,
-            now,
-            now + self.config.result_ttl,
-        )
+        await self.repository.complete_task(tx, task_id, now, now + self.config.result_ttl)
 
     # Housekeeping (the sweeper).
 
@@ -419,82 +353,67 @@ class ImportService:
         """
         now = self.clock.now()
         async with self.db.reader() as tx:
-            pending = await tx.fetch(
-                "SELECT id, task_id, seq, enqueued_at FROM userio_import_chunk WHERE status = 'pending'"
-            )
+            pending = await self.repository.pending_chunks(tx)
         cutoff = older_than or now - self.queue_config.stale_after
-        chosen = [row for row in pending if row["enqueued_at"] is not None and row["enqueued_at"] <= cutoff]
-        taken_over: list[Row] = []  # work a dead worker held: it goes ahead of the queue's backlog
+        chosen = [chunk for chunk in pending if chunk.enqueued_at is not None and chunk.enqueued_at <= cutoff]
+        taken_over: list[ChunkRef] = []  # work a dead worker held: it goes ahead of the queue's backlog
         if older_than is not None:
-            chosen += [row for row in pending if row["enqueued_at"] is None]
+            chosen += [chunk for chunk in pending if chunk.enqueued_at is None]
         elif pending:
             stalled = {_job_chunk(job) for job in await self.queue.stalled_jobs(self.queue_config.lease_ttl)}
             grace = now - self.queue_config.lease_ttl  # a chunk enqueued again just now waits for its new job
             started = [
-                row
-                for row in pending
-                if row["enqueued_at"] is None
-                or ((row["task_id"], row["seq"]) in stalled and row["enqueued_at"] <= grace)
+                chunk
+                for chunk in pending
+                if chunk.enqueued_at is None or ((chunk.task_id, chunk.seq) in stalled and chunk.enqueued_at <= grace)
             ]
-            lapsed = await self.queue.leases.lapsed([_lease_name(r["task_id"], r["seq"]) for r in started])
-            taken_over = [row for row in started if _lease_name(row["task_id"], row["seq"]) in lapsed]
-            chosen = list({row["id"]: row for row in chosen + taken_over}.values())
+            lapsed = await self.queue.leases.lapsed([_lease_name(c.task_id, c.seq) for c in started])
+            taken_over = [chunk for chunk in started if _lease_name(chunk.task_id, chunk.seq) in lapsed]
+            chosen = list({chunk.id: chunk for chunk in chosen + taken_over}.values())
         if not chosen:
             return 0
         async with self.db.transaction() as tx:
-            rows = await tx.fetch(
-                f"UPDATE userio_import_chunk SET enqueued_at = $2 WHERE {tx.any('id', 1)} AND status = 'pending'"
-                " RETURNING task_id, seq, attempts",
-                tx.array(row["id"] for row in chosen),
-                now,
-            )
+            enqueued = await self.repository.mark_enqueued(tx, [chunk.id for chunk in chosen], now)
         stamp = int(now.timestamp() * 1000)
-        ahead = {(row["task_id"], row["seq"]) for row in taken_over}
-        for row in rows:
-            job_key = f"{row['task_id']}:{row['seq']}:{row['attempts']}-{stamp}"
-            await self._enqueue(row["task_id"], row["seq"], job_key, first=(row["task_id"], row["seq"]) in ahead)
-        return len(rows)
+        ahead = {(chunk.task_id, chunk.seq) for chunk in taken_over}
+        for task_id, seq, attempts in enqueued:
+            await self._enqueue(task_id, seq, f"{task_id}:{seq}:{attempts}-{stamp}", first=(task_id, seq) in ahead)
+        return len(enqueued)
 
     async def purge_expired(self) -> int:
         """Delete tasks 24 hours (`result_ttl`) after completion; returns how many."""
         async with self.db.transaction() as tx:
-            rows = await tx.fetch(
-                "DELETE FROM userio_import_task WHERE expire_at IS NOT NULL AND expire_at <= $1 RETURNING id",
-                self.clock.now(),
-            )
-        return len(rows)
+            return await self.repository.purge_expired(tx, self.clock.now())
 
     # The project's tasks (beyond SPEC: the console's list).
 
     async def list_tasks(self, project_id: str, limit: int, after: PageCursor | None) -> ImportTaskList:
         """The project's live tasks, newest first, `limit` at a time, without details."""
-        args: list[object] = [project_id, self.clock.now(), limit + 1]
-        keyset = ""
-        if after is not None:
-            args += [after.created_at, after.id]
-            keyset = " AND (created_at < $4 OR (created_at = $4 AND id < $5))"
         async with self.db.reader() as tx:
-            rows = await tx.fetch(
-                "SELECT id, created_at, status, dry_run, total, processed, inserted, updated, skipped, failed,"
-                " completed_at FROM userio_import_task WHERE project_id = $1 AND (expire_at IS NULL OR expire_at > $2)"
-                f"{keyset} ORDER BY created_at DESC, id DESC LIMIT $3",
-                *args,
-            )
-        items = [_list_item(row) for row in rows[:limit]]
-        last = items[-1] if len(rows) > limit else None
+            # One more than a page: its presence says whether there is a next page.
+            tasks = await self.repository.live_tasks(tx, project_id, self.clock.now(), limit + 1, after)
+        items = [_list_item(task) for task in tasks[:limit]]
+        last = items[-1] if len(tasks) > limit else None
         return ImportTaskList(items, encode_cursor(PageCursor(last.created_at, last.id)) if last else None)
 
 
-def _list_item(row: Row) -> ImportTaskItem:
+def _list_item(task: TaskRow) -> ImportTaskItem:
     item = ImportTaskItem(
-        id=row["id"], created_at=row["created_at"], status=row["status"], dry_run=bool(row["dry_run"])
+        id=task.id,
+        created_at=task.created_at,
+        status=task.status,
+        dry_run=task.dry_run,
     )
-    if row["status"] == "completed":
-        item.completed_at = row["completed_at"]
-        item.summary = ImportSummary(*(row[k] for k in ("total", *_OUTCOMES)))
+    if task.status == "completed":
+        item.completed_at = task.completed_at  # type: ignore[assignment]  # set on every completed task
+        item.summary = _summary(task)
     else:
-        item.progress = ImportProgress(total=row["total"], processed=row["processed"])
+        item.progress = ImportProgress(total=task.total, processed=task.processed)
     return item
+
+
+def _summary(task: TaskRow) -> ImportSummary:
+    return ImportSummary(task.total, *(getattr(task, outcome) for outcome in OUTCOMES))
 
 
 @contextmanager
@@ -511,24 +430,6 @@ def paused_gc() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
-
-
-def _merge_details(chunks: list[Row]) -> Raw:
-    """The chunks' detail arrays as one JSON array in index order, without decoding the details."""
-    pairs: list[tuple[int, Raw]] = []
-    for chunk in chunks:
-        indices = msgspec.json.decode(chunk["indices"], type=list[int])
-        pairs.extend(zip(indices, msgspec.json.decode(chunk["result"], type=list[Raw]), strict=True))
-    pairs.sort(key=lambda pair: pair[0])
-    return Raw(b"[" + b",".join(bytes(raw) for _, raw in pairs) + b"]")
-
-
-def _json_list(values: Sequence[int]) -> str:
-    return msgspec.json.encode(values).decode()
-
-
-def _raw_list(raws: Sequence[Raw]) -> str:
-    return (b"[" + b",".join(bytes(r) for r in raws) + b"]").decode()
 
 
 _UNAPPLICABLE = ValidationFailed(

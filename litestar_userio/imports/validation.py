@@ -20,7 +20,7 @@ from litestar_userio.errors import Cause, InvalidBcryptHash, InvalidTOTPSecret, 
 from litestar_userio.imports.record_schema import KEY_PATTERN, format_error, is_rfc3339, record_validator
 from litestar_userio.imports.schemas import AddressInput, PasswordInput, TOTPInput, UserRecord
 from litestar_userio.users.custom_attributes import CustomAttributeSpec, check_custom_attribute
-from litestar_userio.users.formats import ATTRIBUTE_FORMATS
+from litestar_userio.users.formats import ATTRIBUTE_FORMATS, STANDARD_STRING_ATTRIBUTES
 
 __all__ = [
     "REDACTED",
@@ -34,21 +34,6 @@ __all__ = [
 
 REDACTED = "REDACTED"
 
-STANDARD_STRING_ATTRIBUTES: tuple[str, ...] = (
-    "name",
-    "given_name",
-    "family_name",
-    "middle_name",
-    "nickname",
-    "profile",
-    "picture",
-    "website",
-    "gender",
-    "birthdate",
-    "zoneinfo",
-    "locale",
-)
-"""Standard attributes other than login ids and address (SPEC 2.2)."""
 
 _BCRYPT = re.compile(r"\$2[aby]\$(0[4-9]|[12][0-9]|3[01])\$[./A-Za-z0-9]{53}")
 _BASE32 = re.compile(r"[A-Z2-7]+")

@@ -35,6 +35,7 @@ from litestar_userio.queue.connections import redis_errors
 from litestar_userio.queue.leases import RedisLeaseStore
 from litestar_userio.queue.registry import RECOVER_JOB, SWEEP_JOB, job_functions
 from litestar_userio.ratelimit import RedisRateLimiter
+from litestar_userio.retry import Backoff
 
 __all__ = ["ArqQueue", "build_worker", "run_worker"]
 
@@ -152,7 +153,7 @@ def _retry_when_unavailable(function: JobFunction) -> JobFunction:
         try:
             return await function(ctx, *args)
         except (ServiceUnavailable, WriteConflict) as exc:
-            raise Retry(defer=min(30, 2 ** int(ctx.get("job_try", 1)))) from exc
+            raise Retry(defer=Backoff(2.0, cap=30.0).wait(int(ctx.get("job_try", 1)))) from exc
 
     return job
 

@@ -16,6 +16,7 @@ from typing import Any
 from litestar_userio.queue.base import JobFunction
 from litestar_userio.queue.leases import MemoryLeaseStore
 from litestar_userio.ratelimit import DatabaseRateLimiter
+from litestar_userio.retry import Backoff, retrying
 
 __all__ = ["InProcessQueue"]
 
@@ -80,17 +81,20 @@ class InProcessQueue:
         self._running.set()
 
     async def _run(self, function: str, args: tuple[Any, ...]) -> None:
-        for attempt in range(1, self.max_tries + 1):
-            await self._running.wait()
-            async with self._semaphore:
-                try:
-                    await self.functions[function]({**self.ctx, "job_try": attempt}, *args)
-                    return
-                except asyncio.CancelledError:
-                    raise
-                except Exception:
-                    logger.exception("job %s%r failed (try %s of %s)", function, args, attempt, self.max_tries)
-            await asyncio.sleep(self.retry_delay * 2 ** (attempt - 1))
+        retries = retrying(attempts=self.max_tries, on=Exception, backoff=Backoff(self.retry_delay))
+        with contextlib.suppress(Exception):  # logged by `_try`; the work stays pending in the database
+            async for attempt in retries:
+                with attempt:
+                    await self._try(function, args, attempt.retry_state.attempt_number)
+
+    async def _try(self, function: str, args: tuple[Any, ...], job_try: int) -> None:
+        await self._running.wait()
+        async with self._semaphore:
+            try:
+                await self.functions[function]({**self.ctx, "job_try": job_try}, *args)
+            except Exception:
+                logger.exception("job %s%r failed (try %s of %s)", function, args, job_try, self.max_tries)
+                raise
 
     async def start(self) -> None:
         """Nothing to connect to."""

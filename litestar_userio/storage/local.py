@@ -35,6 +35,8 @@ import msgspec
 from litestar_userio.clock import Clock
 from litestar_userio.config import LocalStorageConfig
 from litestar_userio.errors import Forbidden
+from litestar_userio.files import fsync_directory, open_private, write_private
+from litestar_userio.retry import retrying_sync
 from litestar_userio.storage.base import (
     StoredFile,
     check_content_type,
@@ -151,7 +153,7 @@ class LocalFileWriter:
         meta = _Meta(self._content_type, self._filename, self._size, self._sha256.hexdigest())
         _write_atomically(_meta_path(self._path), msgspec.json.encode(meta))
         os.replace(self._temp, self._path)
-        _fsync_directory(self._path.parent)
+        fsync_directory(self._path.parent)
 
     def _discard(self) -> None:
         with contextlib.suppress(OSError):
@@ -266,43 +268,21 @@ def _part_pattern(path: Path) -> re.Pattern[str]:
 
 def _create_temp_file(path: Path) -> tuple[Path, BinaryIO]:
     # A concurrent `delete` may remove an emptied parent folder between mkdir and open: try again.
-    for attempt in range(3):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temp = path.with_name(f".{path.name}.{secrets.token_hex(8)}.part")
-        try:
-            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o600)
-        except FileNotFoundError:
-            if attempt == 2:
-                raise
-            continue
-        return temp, os.fdopen(fd, "wb")
+    for attempt in retrying_sync(attempts=3, on=FileNotFoundError):
+        with attempt:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            temp = path.with_name(f".{path.name}.{secrets.token_hex(8)}.part")
+            return temp, open_private(temp)
     raise AssertionError("unreachable")
 
 
 def _write_atomically(path: Path, data: bytes) -> None:
     temp = path.with_name(f"{path.name}.{secrets.token_hex(8)}.tmp")
     try:
-        with temp.open("xb") as file:
-            file.write(data)
-            file.flush()
-            os.fsync(file.fileno())
+        write_private(temp, data)
         os.replace(temp, path)
     finally:
         temp.unlink(missing_ok=True)
-
-
-def _fsync_directory(path: Path) -> None:
-    """Make a rename durable; best effort, as not every platform can open a directory."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def _open_download(path: Path) -> LocalDownload:
@@ -340,12 +320,8 @@ def _load_or_create_signing_key(path: Path) -> bytes:
     """
     if not path.exists():
         temp = path.with_name(f"{path.name}.{secrets.token_hex(8)}.tmp")
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         try:
-            with os.fdopen(fd, "wb") as file:
-                file.write(secrets.token_bytes(_SIGNING_KEY_BYTES))
-                file.flush()
-                os.fsync(file.fileno())
+            write_private(temp, secrets.token_bytes(_SIGNING_KEY_BYTES))
             with contextlib.suppress(FileExistsError):
                 os.link(temp, path)
         finally:

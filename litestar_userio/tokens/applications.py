@@ -4,21 +4,11 @@ from __future__ import annotations
 
 import time
 
-import msgspec
-
 from litestar_userio.clock import Clock
 from litestar_userio.db.engine import Database
+from litestar_userio.tokens.repository import ApplicationRecord, ApplicationRepository
 
 __all__ = ["ApplicationRecord", "ApplicationService"]
-
-
-class ApplicationRecord(msgspec.Struct, frozen=True):
-    """A client as the token service sees it."""
-
-    client_id: str
-    name: str | None
-    issue_jwt_access_token: bool
-    access_token_lifetime: int
 
 
 class ApplicationService:
@@ -28,6 +18,7 @@ class ApplicationService:
         self.db = db
         self.clock = clock
         self.cache_ttl = cache_ttl
+        self.repository = ApplicationRepository()
         self._cache: dict[tuple[str, str], tuple[float, ApplicationRecord | None]] = {}
 
     async def create(
@@ -40,39 +31,18 @@ class ApplicationService:
         access_token_lifetime: int = 1800,
     ) -> ApplicationRecord:
         """Register a client; its id is unique within the project."""
+        application = ApplicationRecord(client_id, name, issue_jwt_access_token, access_token_lifetime)
         async with self.db.transaction() as tx:
-            await tx.execute(
-                "INSERT INTO userio_application (project_id, client_id, name, issue_jwt_access_token,"
-                " access_token_lifetime, created_at) VALUES ($1, $2, $3, $4, $5, $6)",
-                project_id,
-                client_id,
-                name,
-                issue_jwt_access_token,
-                access_token_lifetime,
-                self.clock.now(),
-            )
+            await self.repository.add(tx, project_id, application, self.clock.now())
         self._cache.pop((project_id, client_id), None)
-        return ApplicationRecord(client_id, name, issue_jwt_access_token, access_token_lifetime)
+        return application
 
     async def get(self, project_id: str, client_id: str) -> ApplicationRecord | None:
         """The client, or None; a process reuses what it read for `cache_ttl` seconds (every token asks)."""
         cached = self._cache.get((project_id, client_id))
         if cached is not None and time.monotonic() - cached[0] < self.cache_ttl:
             return cached[1]
-        application = await self._read(project_id, client_id)
+        async with self.db.reader() as tx:
+            application = await self.repository.get(tx, project_id, client_id)
         self._cache[(project_id, client_id)] = (time.monotonic(), application)
         return application
-
-    async def _read(self, project_id: str, client_id: str) -> ApplicationRecord | None:
-        async with self.db.reader() as tx:
-            row = await tx.fetchrow(
-                "SELECT client_id, name, issue_jwt_access_token, access_token_lifetime FROM userio_application"
-                " WHERE project_id = $1 AND client_id = $2",
-                project_id,
-                client_id,
-            )
-        if row is None:
-            return None
-        return ApplicationRecord(
-            row["client_id"], row["name"], bool(row["issue_jwt_access_token"]), row["access_token_lifetime"]
-        )

@@ -11,6 +11,7 @@ from cryptography.hazmat.primitives.asymmetric.rsa import RSAPrivateKey
 from litestar_userio.auth.keys import generate_key_pair, load_private_key
 from litestar_userio.clock import Clock
 from litestar_userio.db.engine import Database
+from litestar_userio.tokens.repository import SigningKeyRepository, StoredKey
 
 __all__ = ["ActiveKey", "SigningKeyStore"]
 
@@ -29,6 +30,7 @@ class SigningKeyStore:
     def __init__(self, db: Database, clock: Clock) -> None:
         self.db = db
         self.clock = clock
+        self.repository = SigningKeyRepository()
         self._active: dict[str, ActiveKey] = {}
 
     async def active(self, project_id: str) -> ActiveKey:
@@ -37,14 +39,10 @@ class SigningKeyStore:
         if cached is not None:
             return cached
         async with self.db.reader() as tx:
-            row = await tx.fetchrow(
-                "SELECT kid, private_key_pem FROM userio_signing_key WHERE project_id = $1 AND active"
-                " ORDER BY created_at DESC LIMIT 1",
-                project_id,
-            )
-        if row is None:
+            stored = await self.repository.active(tx, project_id)
+        if stored is None:
             return await self.rotate(project_id)
-        key = ActiveKey(row["kid"], load_private_key(row["private_key_pem"]))
+        key = ActiveKey(stored.kid, load_private_key(stored.private_key_pem))
         self._active[project_id] = key
         return key
 
@@ -54,16 +52,9 @@ class SigningKeyStore:
         public_jwk = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(load_private_key(pair.private_pem).public_key()))
         public_jwk.update({"kid": pair.kid, "use": "sig", "alg": "RS256"})
         async with self.db.transaction() as tx:
-            await tx.execute("UPDATE userio_signing_key SET active = $2 WHERE project_id = $1", project_id, False)
-            await tx.execute(
-                "INSERT INTO userio_signing_key (project_id, kid, private_key_pem, public_jwk, active, created_at)"
-                " VALUES ($1, $2, $3, $4, $5, $6)",
-                project_id,
-                pair.kid,
-                pair.private_pem,
-                json.dumps(public_jwk),
-                True,
-                self.clock.now(),
+            await self.repository.deactivate_all(tx, project_id)
+            await self.repository.add_active(
+                tx, project_id, StoredKey(pair.kid, pair.private_pem), public_jwk, self.clock.now()
             )
         key = ActiveKey(pair.kid, load_private_key(pair.private_pem))
         self._active[project_id] = key
@@ -72,23 +63,14 @@ class SigningKeyStore:
     async def retire(self, project_id: str, kid: str) -> None:
         """Stop publishing a key that is no longer active (tokens it signed stop verifying)."""
         async with self.db.transaction() as tx:
-            await tx.execute(
-                "UPDATE userio_signing_key SET retired_at = $3 WHERE project_id = $1 AND kid = $2 AND NOT active",
-                project_id,
-                kid,
-                self.clock.now(),
-            )
+            await self.repository.retire(tx, project_id, kid, self.clock.now())
 
     async def jwks(self, project_id: str) -> dict[str, Any]:
         """The JWK Set of the project's published keys, the active one first."""
         await self.active(project_id)
         async with self.db.reader() as tx:
-            rows = await tx.fetch(
-                "SELECT public_jwk FROM userio_signing_key WHERE project_id = $1 AND retired_at IS NULL"
-                " ORDER BY active DESC, created_at DESC",
-                project_id,
-            )
-        return {"keys": [json.loads(r["public_jwk"]) for r in rows]}
+            keys = await self.repository.published_jwks(tx, project_id)
+        return {"keys": keys}
 
     def forget(self, project_id: str) -> None:
         """Drop the cached active key (another process rotated it)."""

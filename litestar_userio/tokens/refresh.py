@@ -11,19 +11,15 @@ from __future__ import annotations
 import hashlib
 import secrets
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 from litestar_userio.clock import Clock
-from litestar_userio.db.engine import Database, Tx
+from litestar_userio.db.engine import Database
 from litestar_userio.errors import RefreshTokenInvalid
 from litestar_userio.ids import new_id
+from litestar_userio.tokens.repository import RefreshTokenRepository
 
-__all__ = ["RefreshGrant", "RefreshTokenRepository", "RefreshTokenService"]
-
-
-def _aware(value: object) -> datetime:
-    assert isinstance(value, datetime)
-    return value
+__all__ = ["RefreshGrant", "RefreshTokenService"]
 
 
 def _hash(token: str) -> str:
@@ -37,59 +33,6 @@ class RefreshGrant:
     user_id: str
     scope: str
     refresh_token: str
-
-
-class RefreshTokenRepository:
-    """The SQL of refresh tokens."""
-
-    async def insert(
-        self,
-        tx: Tx,
-        *,
-        project_id: str,
-        user_id: str,
-        client_id: str,
-        family_id: str,
-        token_hash: str,
-        scope: str,
-        created_at: datetime,
-        expires_at: datetime,
-    ) -> None:
-        """Store one token (its hash)."""
-        await tx.execute(
-            "INSERT INTO userio_refresh_token (id, project_id, user_id, client_id, family_id, token_hash, scope,"
-            " created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
-            new_id(),
-            project_id,
-            user_id,
-            client_id,
-            family_id,
-            token_hash,
-            scope,
-            created_at,
-            expires_at,
-        )
-
-    async def find_for_use(self, tx: Tx, token_hash: str) -> dict[str, object] | None:
-        """The token's row, locked for this transaction."""
-        row = await tx.fetchrow(
-            "SELECT id, project_id, user_id, client_id, family_id, scope, expires_at, used_at, revoked_at"
-            f" FROM userio_refresh_token WHERE token_hash = $1{tx.for_update}",
-            token_hash,
-        )
-        return dict(row) if row is not None else None
-
-    async def mark_used(self, tx: Tx, token_id: str, at: datetime) -> None:
-        """The token was exchanged for its successor."""
-        await tx.execute("UPDATE userio_refresh_token SET used_at = $2 WHERE id = $1", token_id, at)
-
-    async def revoke_family(self, tx: Tx, family_id: str, at: datetime) -> None:
-        """Every token of the family stops working."""
-        await tx.execute(
-            "UPDATE userio_refresh_token SET revoked_at = $2 WHERE family_id = $1 AND revoked_at IS NULL",
-            family_id,
-            at,
-        )
 
 
 class RefreshTokenService:
@@ -129,28 +72,28 @@ class RefreshTokenService:
         refusal: str | None = None
         async with self.db.transaction() as tx:
             row = await self._tokens.find_for_use(tx, _hash(token))
-            if row is None or row["project_id"] != project_id or row["client_id"] != client_id:
+            if row is None or row.project_id != project_id or row.client_id != client_id:
                 refusal = "the refresh token is not valid for this client"
-            elif row["revoked_at"] is not None:
+            elif row.revoked_at is not None:
                 refusal = "the refresh token was revoked"
-            elif row["used_at"] is not None:
-                await self._tokens.revoke_family(tx, str(row["family_id"]), now)
+            elif row.used_at is not None:
+                await self._tokens.revoke_family(tx, row.family_id, now)
                 refusal = "the refresh token was already used; every token of this sign-in is now revoked"
-            elif _aware(row["expires_at"]) <= now:
+            elif row.expires_at <= now:
                 refusal = "the refresh token expired"
             else:
-                await self._tokens.mark_used(tx, str(row["id"]), now)
+                await self._tokens.mark_used(tx, row.id, now)
                 await self._tokens.insert(
                     tx,
                     project_id=project_id,
-                    user_id=str(row["user_id"]),
+                    user_id=row.user_id,
                     client_id=client_id,
-                    family_id=str(row["family_id"]),
+                    family_id=row.family_id,
                     token_hash=_hash(successor),
-                    scope=str(row["scope"]),
+                    scope=row.scope,
                     created_at=now,
                     expires_at=now + self.lifetime,
                 )
         if refusal is not None or row is None:
             raise RefreshTokenInvalid(refusal)
-        return RefreshGrant(str(row["user_id"]), str(row["scope"]), successor)
+        return RefreshGrant(row.user_id, row.scope, successor)

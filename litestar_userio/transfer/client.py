@@ -7,7 +7,6 @@ code 2, and must never send the admin token anywhere but the API (a download URL
 
 from __future__ import annotations
 
-import asyncio
 import ssl
 import time
 from collections.abc import AsyncIterator, Callable, Generator
@@ -23,6 +22,7 @@ import msgspec
 
 from litestar_userio.auth.keys import sign_admin_token
 from litestar_userio.clock import Clock, SystemClock
+from litestar_userio.retry import Backoff, retrying
 
 __all__ = [
     "EXPORT_PATH",
@@ -47,6 +47,7 @@ _RETRIES: Final = 6
 """Attempts of an idempotent request (a status GET) through transient failures, about 30 s in all."""
 _MAX_RETRY_AFTER: Final = 60.0
 """A 429 asking to wait longer than this ends the command with a message instead of a silent wait."""
+_BACKOFF: Final = Backoff(0.5, cap=8.0)
 
 
 class TransferError(Exception):
@@ -189,6 +190,25 @@ def describe_transport_error(error: httpx.TransportError, url: str) -> str:
     return f"the connection to {url} failed: {text or type(error).__name__}"
 
 
+def _retryable(error: BaseException, *, idempotent: bool) -> bool:
+    """Whether another attempt may succeed and cannot do harm.
+
+    Idempotent calls retry connection failures and 5xx. A POST retries only when the request certainly created
+    nothing: it could not connect, or the server answered 429. An untrusted certificate is never retried.
+    """
+    if not isinstance(error, TransferError):
+        return False
+    cause = error.__cause__
+    if isinstance(cause, httpx.TransportError):
+        verification = _find_cause(cause, ssl.SSLCertVerificationError) is not None
+        if verification or "CERTIFICATE_VERIFY_FAILED" in str(cause):
+            return False
+        return idempotent or isinstance(cause, httpx.ConnectError)
+    if error.status == 429:
+        return error.retry_after is None or error.retry_after <= _MAX_RETRY_AFTER
+    return error.status is not None and error.status >= 500 and idempotent
+
+
 def _error_message(response: httpx.Response) -> tuple[str, str | None]:
     """The server's message and, for the export envelope, the error's reason."""
     try:
@@ -259,9 +279,6 @@ def _error_for(response: httpx.Response, action: str) -> TransferError:
     return TransferError(f"the server refused to {action} ({status}): {message}")
 
 
-_Sleep = Callable[[float], Any]
-
-
 class AdminClient:
     """The admin API as the CLI uses it; `async with AdminClient.open(connection) as client`."""
 
@@ -304,46 +321,33 @@ class AdminClient:
         attempts: int = _RETRIES,
         extra_headers: dict[str, str] | None = None,
     ) -> httpx.Response:
-        """One API call with the retry policy; the response is 2xx or a `TransferError` is raised.
-
-        Idempotent calls retry connection failures and 5xx with backoff. A POST retries only when the
-        request certainly created nothing: it could not connect, or the server answered 429.
-        """
+        """One API call, retried with backoff while `_retryable`; the response is 2xx or a `TransferError` is raised."""
         headers = {"Content-Type": "application/json"} if content is not None else {}
         headers.update(extra_headers or {})
-        delay = 0.5
-        for attempt in range(1, attempts + 1):
-            last = attempt == attempts
-            try:
-                response = await self._http.request(method, path, content=content, headers=headers)
-            except httpx.TransportError as exc:
-                retryable = idempotent or isinstance(exc, httpx.ConnectError)
-                verification = _find_cause(exc, ssl.SSLCertVerificationError) is not None
-                if not retryable or last or verification or "CERTIFICATE_VERIFY_FAILED" in str(exc):
+        retries = retrying(
+            attempts=attempts,
+            on=lambda error: _retryable(error, idempotent=idempotent),
+            backoff=_BACKOFF,
+            on_retry=self._note_retry,
+            asked_wait=lambda error: error.retry_after if isinstance(error, TransferError) else None,
+        )
+        async for attempt in retries:
+            with attempt:
+                try:
+                    response = await self._http.request(method, path, content=content, headers=headers)
+                except httpx.TransportError as exc:
                     raise TransferError(describe_transport_error(exc, self.connection.url)) from exc
-                if attempt > 1 or not isinstance(exc, httpx.ConnectError):
-                    self._notify(f"{describe_transport_error(exc, self.connection.url)}; retrying in {delay:.0f} s")
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 8.0)
-                continue
-            if response.is_success:
+                if not response.is_success:
+                    raise error_for(response, action=action)
                 return response
-            error = error_for(response, action=action)
-            if response.status_code == 429:
-                wait = error.retry_after if error.retry_after is not None else delay
-                if wait > _MAX_RETRY_AFTER or last:
-                    raise error
-                self._notify(f"{error.message}; waiting {_describe_wait(wait)}")
-                await asyncio.sleep(wait)
-                delay = min(delay * 2, 8.0)
-                continue
-            if response.status_code >= 500 and idempotent and not last:
-                self._notify(f"{error.message}; retrying in {delay:.0f} s")
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 8.0)
-                continue
-            raise error
         raise AssertionError("unreachable")
+
+    def _note_retry(self, error: BaseException, attempt: int, wait: float) -> None:
+        assert isinstance(error, TransferError)
+        if error.status == 429:
+            self._notify(f"{error.message}; waiting {_describe_wait(wait)}")
+        elif attempt > 1 or not isinstance(error.__cause__, httpx.ConnectError):
+            self._notify(f"{error.message}; retrying in {wait:.0f} s")
 
     async def get_json(self, path: str, *, action: str) -> dict[str, Any]:
         """GET a JSON object (with retries)."""

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final, Literal
 
+from litestar_userio.users.formats import STANDARD_ATTRIBUTES
+
 __all__ = [
     "CLERK_HEADER",
     "COGNITO_HEADER",
@@ -480,27 +482,6 @@ def clerk_record(row: Mapping[str, str], *, upsert: bool = False, warnings: Warn
     return record
 
 
-_USERIO_STANDARD: Final = (
-    "preferred_username",
-    "email",
-    "phone_number",
-    "email_verified",
-    "phone_number_verified",
-    "name",
-    "given_name",
-    "family_name",
-    "middle_name",
-    "nickname",
-    "profile",
-    "picture",
-    "website",
-    "gender",
-    "birthdate",
-    "zoneinfo",
-    "locale",
-)
-
-
 def userio_record(user: Mapping[str, Any], *, upsert: bool = False, warnings: Warnings | None = None) -> dict[str, Any]:
     """A line of our own ndjson export as an import record (users moving between projects or instances).
 
@@ -509,7 +490,7 @@ def userio_record(user: Mapping[str, Any], *, upsert: bool = False, warnings: Wa
     An export holds no password hashes (SPEC 2.6), so every user is warned about: they set a new password.
     """
     record: dict[str, Any] = {}
-    for name in _USERIO_STANDARD:
+    for name in STANDARD_ATTRIBUTES:
         value = user.get(name)
         if value is None or (value is False and not upsert):
             continue

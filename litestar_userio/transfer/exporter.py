@@ -22,6 +22,8 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 import msgspec
 
+from litestar_userio.files import fsync_directory
+from litestar_userio.retry import NO_WAIT, Backoff, retrying
 from litestar_userio.transfer.client import (
     EXPORT_PATH,
     AdminClient,
@@ -79,23 +81,24 @@ class _Expired(Exception):
 
 
 async def _initiate(client: AdminClient, body: bytes, progress: ExportProgress) -> dict[str, Any]:
-    waited = 0.0
-    while True:
-        try:
+    def note(error: BaseException, attempt: int, wait: float) -> None:
+        if attempt == 1:
+            progress.note("another export of this project is running: waiting for it to finish")
+
+    tries = 1 + int(_BUSY_LIMIT // _BUSY_WAIT)
+    retries = retrying(attempts=tries, on=_busy, backoff=Backoff(_BUSY_WAIT, cap=_BUSY_WAIT), on_retry=note)
+    async for attempt in retries:
+        with attempt:
             answer, _ = await client.post_json(EXPORT_PATH, body, action="start an export")
-        except TransferError as exc:
-            busy = exc.status == 429 and exc.retry_after is None  # MaximumConcurrentJobLimitExceeded
-            if not busy or waited >= _BUSY_LIMIT:
-                raise
-            if not waited:
-                progress.note("another export of this project is running: waiting for it to finish")
-            await asyncio.sleep(_BUSY_WAIT)
-            waited += _BUSY_WAIT
-            continue
-        result = answer.get("result")
-        if not isinstance(result, dict) or not isinstance(result.get("id"), str):
-            raise TransferError("the server started an export but sent no task id")
-        return result
+    result = answer.get("result")
+    if not isinstance(result, dict) or not isinstance(result.get("id"), str):
+        raise TransferError("the server started an export but sent no task id")
+    return result
+
+
+def _busy(error: BaseException) -> bool:
+    """The project's one running export holds the slot (`MaximumConcurrentJobLimitExceeded`: 429, no Retry-After)."""
+    return isinstance(error, TransferError) and error.status == 429 and error.retry_after is None
 
 
 async def _wait(client: AdminClient, task_id: str, progress: ExportProgress) -> dict[str, Any]:
@@ -162,19 +165,6 @@ async def _download(
     return size, digest.hexdigest()
 
 
-def _fsync_directory(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 async def run_export(
     settings: ExportSettings, client: AdminClient, progress: ExportProgress, *, verify: Any
 ) -> ExportResult:
@@ -195,20 +185,27 @@ async def run_export(
     # A client of its own, without the admin token: the URL may be on a storage host (SPEC 4.5).
     async with httpx.AsyncClient(verify=verify, timeout=httpx.Timeout(300, connect=15), follow_redirects=True) as http:
         try:
-            for attempt in range(1, _DOWNLOAD_ATTEMPTS + 1):
-                url = task.get("download_url")
-                if not isinstance(url, str):
-                    raise TransferError(f"export task {task_id} completed without a download URL")
-                try:
-                    size, sha256 = await _download(http, url, temp, progress, client.connection)
-                    break
-                except _Expired:
-                    if attempt == _DOWNLOAD_ATTEMPTS:
-                        raise TransferError(
-                            f"the storage refused {_DOWNLOAD_ATTEMPTS} fresh download URLs of export {task_id}"
-                        ) from None
-                    progress.note("the download URL was refused (expired?): asking the server for a fresh one")
-                    task = await client.export_status(task_id)
+            retries = retrying(
+                attempts=_DOWNLOAD_ATTEMPTS,
+                on=_Expired,
+                backoff=NO_WAIT,
+                on_retry=lambda *_: progress.note(
+                    "the download URL was refused (expired?): asking the server for a fresh one"
+                ),
+            )
+            try:
+                async for attempt in retries:
+                    with attempt:
+                        if attempt.retry_state.attempt_number > 1:
+                            task = await client.export_status(task_id)
+                        url = task.get("download_url")
+                        if not isinstance(url, str):
+                            raise TransferError(f"export task {task_id} completed without a download URL")
+                        size, sha256 = await _download(http, url, temp, progress, client.connection)
+            except _Expired:
+                raise TransferError(
+                    f"the storage refused {_DOWNLOAD_ATTEMPTS} fresh download URLs of export {task_id}"
+                ) from None
             expected_size, expected_sha = task.get("size"), task.get("sha256")
             if expected_size is not None and expected_size != size:
                 raise TransferError(
@@ -222,7 +219,7 @@ async def run_export(
                 os.link(temp, output)  # never replaces a file another run (or anything else) put there
             except FileExistsError:
                 raise TransferError(f"{output} appeared during the export: left it alone, pass another -o") from None
-            _fsync_directory(output.parent)
+            fsync_directory(output.parent)
         finally:
             temp.unlink(missing_ok=True)
     count = task.get("record_count")

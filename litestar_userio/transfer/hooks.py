@@ -195,3 +195,55 @@ def rollback(connection: Connection, quiet: bool, version: int) -> None:
         click.echo(f"rolled back to version {version}" + (f" (saved as version {new})" if new else ""), err=True)
 
     _run(connection, action)
+
+
+def _render(body: Any) -> list[str]:
+    """A saved hooks body as lines a person can diff: each hook's header then its source, then the allowlist."""
+    document = body if isinstance(body, dict) else {}
+    lines: list[str] = []
+    for index, hook in enumerate(document.get("hooks") or []):
+        if not isinstance(hook, dict):
+            continue
+        options = {k: v for k, v in hook.items() if k not in ("event", "source")}
+        extra = "".join(f" {k}={msgspec.json.encode(v).decode()}" for k, v in sorted(options.items()))
+        lines.append(f"### hook {index + 1}: {hook.get('event')}{extra}\n")
+        source = str(hook.get("source", ""))
+        lines.extend(line + "\n" for line in source.splitlines())
+    for key, value in sorted(document.items()):
+        if key != "hooks":
+            lines.append(f"### {key}: {msgspec.json.encode(value).decode()}\n")
+    return lines
+
+
+@hooks_group.command("diff")
+@click.argument("old", type=int)
+@click.argument("new", type=int, required=False)
+@connection_options
+@_with_connection
+def diff(connection: Connection, quiet: bool, old: int, new: int | None) -> None:
+    """Print a unified diff from version OLD to version NEW (default: the hooks saved now).
+
+    Exits 1 when they differ, like diff(1), so a script can tell.
+    """
+    import difflib
+
+    differs = False
+
+    async def action(client: AdminClient) -> None:
+        nonlocal differs
+        before = _result(await client.get_json(f"{HOOKS_PATH}/versions/{old}", action=f"read version {old}"))
+        if new is None:
+            after = _result(await client.get_json(HOOKS_PATH, action="read the hooks"))
+            label = "current"
+        else:
+            after = _result(await client.get_json(f"{HOOKS_PATH}/versions/{new}", action=f"read version {new}"))
+            after = after.get("body", {}) if isinstance(after, dict) else {}
+            label = f"version {new}"
+        before = before.get("body", {}) if isinstance(before, dict) else {}
+        lines = list(difflib.unified_diff(_render(before), _render(after), f"version {old}", label))
+        differs = bool(lines)
+        click.echo("".join(lines), nl=False)
+
+    _run(connection, action)
+    if differs:
+        sys.exit(1)

@@ -23,6 +23,8 @@ from litestar_userio.users.login_ids import LOGIN_ID_ATTRIBUTES, normalize_email
 __all__ = [
     "ATTRIBUTE_FORMATS",
     "LOGIN_ID_ATTRIBUTES",
+    "STANDARD_ATTRIBUTES",
+    "STANDARD_STRING_ATTRIBUTES",
     "is_bcp47",
     "is_birthdate",
     "is_country_code",
@@ -34,6 +36,32 @@ __all__ = [
     "normalize_email_domain",
     "normalize_login_id",
 ]
+
+STANDARD_STRING_ATTRIBUTES: tuple[str, ...] = (
+    "name",
+    "given_name",
+    "family_name",
+    "middle_name",
+    "nickname",
+    "profile",
+    "picture",
+    "website",
+    "gender",
+    "birthdate",
+    "zoneinfo",
+    "locale",
+)
+"""Standard attributes other than login ids, verification flags and address (SPEC 2.2)."""
+
+STANDARD_ATTRIBUTES: tuple[str, ...] = (
+    "preferred_username",
+    "email",
+    "phone_number",
+    "email_verified",
+    "phone_number_verified",
+    *STANDARD_STRING_ATTRIBUTES,
+)
+"""Every standard attribute but address, in the order the reference writes them (exports, `--from userio`)."""
 
 _PLAIN_EMAIL = re.compile(
     r"(?P<local>[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*)"

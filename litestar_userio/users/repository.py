@@ -6,8 +6,9 @@ A chunk of an import touches a few hundred users: one query finds them by login 
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -95,8 +96,59 @@ def user_from_row(row: Row) -> UserState:
     return user
 
 
+@dataclass(frozen=True)
+class SignInState:
+    """What a sign-in checks once the credentials passed: the account's valid period, the password's expiry."""
+
+    account_valid_from: datetime | None
+    account_valid_until: datetime | None
+    password_expire_after: datetime | None
+    """`expire_after` of the primary password; None without one."""
+
+
 class UserRepository:
     """Bulk reads and writes of whole users inside a caller's transaction."""
+
+    async def sign_in_state(self, tx: Tx, project_id: str, user_id: str) -> SignInState | None:
+        """The user's valid period and primary password expiry; None when the project has no such user."""
+        row = await tx.fetchrow(
+            "SELECT u.account_valid_from, u.account_valid_until, a.expire_after FROM userio_user u"
+            " LEFT JOIN userio_authenticator a"
+            " ON a.user_id = u.id AND a.kind = 'primary' AND a.type = 'password'"
+            " WHERE u.id = $1 AND u.project_id = $2",
+            user_id,
+            project_id,
+        )
+        if row is None:
+            return None
+        return SignInState(row["account_valid_from"], row["account_valid_until"], row["expire_after"])
+
+    async def record_sign_in(self, tx: Tx, project_id: str, user_id: str, at: datetime) -> None:
+        """Set the user's `last_login_at`."""
+        await tx.execute(
+            "UPDATE userio_user SET last_login_at = $3 WHERE project_id = $1 AND id = $2", project_id, user_id, at
+        )
+
+    async def find_password(
+        self, tx: Tx, project_id: str, login_ids: Mapping[str, str]
+    ) -> tuple[str, str | None] | None:
+        """(user id, primary password hash or None) of a user owning one of `login_ids` (attribute -> normalized).
+
+        None when no user of the project has any of them.
+        """
+        args: list[str] = [project_id]
+        clauses = []
+        for attribute, normalized in login_ids.items():
+            args += [LOGIN_ID_ATTRIBUTES[attribute], normalized]
+            clauses.append(f"(i.login_id_key = ${len(args) - 1} AND i.normalized_value = ${len(args)})")
+        row = await tx.fetchrow(
+            "SELECT i.user_id, a.password_hash FROM userio_identity i"
+            " LEFT JOIN userio_authenticator a"
+            " ON a.user_id = i.user_id AND a.kind = 'primary' AND a.type = 'password'"
+            f" WHERE i.project_id = $1 AND ({' OR '.join(clauses)}) LIMIT 1",
+            *args,
+        )
+        return (row["user_id"], row["password_hash"]) if row is not None else None
 
     async def find_owners(
         self, tx: Tx, project_id: str, login_ids: Mapping[str, Iterable[str]]
@@ -375,3 +427,59 @@ class UserRepository:
             ("user_id", "group_id"),
             [(u.id, group_ids[k]) for u in changed if u.groups_changed for k in sorted(u.groups)],
         )
+
+    async def export_pages(self, tx: Tx, project_id: str, page_size: int) -> AsyncIterator[list[Row]]:
+        """Pages of the project's users in id order, as rows of `user_rows_query`, for the export.
+
+        `tx` must be a snapshot, so that no user is seen twice or missed. Each row has the user's columns plus
+        `identities` (JSON arrays of `[key, type, original, normalized, id, created_at]`), `authenticators`
+        (`[kind, type, totp_secret, oob_target]`), `roles` and `groups` (JSON arrays of keys, sorted); each is
+        NULL when empty.
+
+        Hand-tuned, the export's measured bulk path: one query per page (keyset on id) returns one row per user
+        with its related rows aggregated as JSON by the database. The export's cost is in Python, and this halves
+        the rows and dicts it handles (measured: 113 to 50 us per user).
+        """
+        if tx.dialect == "postgres":
+            # A page's query is costed above `jit_above_cost`, and PostgreSQL JIT-compiled it anew for every page:
+            # 31.5 us of backend CPU per user with JIT, 16-18 without (2000-user pages, measured per backend).
+            await tx.execute("SET LOCAL jit = off")
+        query = user_rows_query(tx, "u.project_id = $1 AND u.id > $2 ORDER BY u.id LIMIT $3")
+        users = await tx.fetch(query, project_id, "", page_size)
+        while users:
+            # The next page is read while the caller turns this one into bytes: database and Python overlap.
+            following = asyncio.ensure_future(tx.fetch(query, project_id, users[-1]["id"], page_size))
+            await asyncio.sleep(0)  # let it send the query before the caller's CPU-bound work starts
+            try:
+                yield users
+            except BaseException:
+                following.cancel()
+                raise
+            users = await following
+
+    async def find_by_login_id_prefix(
+        self, tx: Tx, project_id: str, prefixes: Mapping[str, str], limit: int
+    ) -> list[tuple[str, str, str]]:
+        """Identities whose normalized value starts with the prefix given for their attribute, by value.
+
+        `prefixes` maps a login id attribute to a normalized prefix; the answer is (user id, login id key,
+        original value), `limit` at most.
+        """
+        args: list[Any] = [project_id, limit]
+        clauses = []
+        for attribute, prefix in prefixes.items():
+            args += [LOGIN_ID_ATTRIBUTES[attribute], _like_prefix(prefix)]
+            clauses.append(f"(login_id_key = ${len(args) - 1} AND normalized_value LIKE ${len(args)} ESCAPE '\\')")
+        if not clauses:
+            return []
+        rows = await tx.fetch(
+            "SELECT user_id, login_id_key, original_value FROM userio_identity"
+            f" WHERE project_id = $1 AND ({' OR '.join(clauses)}) ORDER BY normalized_value, login_id_key LIMIT $2",
+            *args,
+        )
+        return [(r["user_id"], r["login_id_key"], r["original_value"]) for r in rows]
+
+
+def _like_prefix(value: str) -> str:
+    """A LIKE pattern matching the values that start with `value` (escaping its wildcards)."""
+    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"

@@ -496,6 +496,9 @@ async def test_hooks_secrets_versions_and_rollback_from_the_client(embedded: Dep
     numbers = [int(line.split("\t")[0]) for line in versions.stdout.splitlines()]
     rolled = embedded.cli("hooks", "rollback", str(numbers[1]), *args, cwd=tmp_path)
     again = embedded.cli("hooks", "versions", *args, cwd=tmp_path)
+    same = embedded.cli("hooks", "diff", str(numbers[1]), *args, cwd=tmp_path)
+    changed = embedded.cli("hooks", "diff", str(numbers[1]), str(numbers[0]), *args, cwd=tmp_path)
+    missing = embedded.cli("hooks", "diff", "999", *args, cwd=tmp_path)
 
     assert (set_secret.returncode, listed.returncode, deleted.returncode) == (0, 0, 0), set_secret.stderr
     assert listed.stdout.split("\t")[0] == "CRM_KEY"
@@ -506,6 +509,13 @@ async def test_hooks_secrets_versions_and_rollback_from_the_client(embedded: Dep
     assert rolled.returncode == 0, rolled.stderr
     assert f"rolled back to version {numbers[1]}" in rolled.stderr
     assert len(again.stdout.splitlines()) == len(numbers) + 1
+    assert (same.returncode, same.stdout) == (0, ""), same.stderr
+    assert changed.returncode == 1, changed.stderr
+    diff_lines = changed.stdout.splitlines()
+    assert diff_lines[:2] == [f"--- version {numbers[1]}", f"+++ version {numbers[0]}"]
+    assert "+  return { is_allowed: true };" in diff_lines
+    assert f"-{first.read_text().splitlines()[0]}" in diff_lines
+    assert missing.returncode not in (0, 1) and "999" in missing.stderr, (missing.returncode, missing.stderr)
     token = sign_admin_token((embedded.home / f"{project.id}-admin-key.pem").read_text(), project.id)
     context = ssl.create_default_context(cafile=str(embedded.cacert))
     headers = {"Authorization": f"Bearer {token}", "Host": project.host}

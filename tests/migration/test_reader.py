@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
 
 import msgspec
@@ -19,38 +20,50 @@ RECORDS = [
 ]
 
 
-def read(data: bytes, **options) -> tuple[JSONRecords, list[reader.RawRecord]]:
-    records = JSONRecords(io.BytesIO(data), **options)
-    return records, list(records)
+class Trickle(io.BytesIO):
+    """Hands out at most `size` bytes a read, as a pipe may."""
+
+    def __init__(self, data: bytes, size: int) -> None:
+        super().__init__(data)
+        self.size = size
+
+    def read(self, n: int | None = -1) -> bytes:
+        return super().read(self.size if n is None or n < 0 else min(n, self.size))
 
 
 @pytest.fixture(params=[1, 3, 17, 65536], ids=lambda n: f"read{n}")
-def read_size(request, monkeypatch):
+def stream(request) -> Callable[[bytes], io.BytesIO]:
     """Every test below also runs with tiny reads, so every value straddles buffer boundaries."""
-    monkeypatch.setattr(reader, "_READ_SIZE", request.param)
-    return request.param
+    return lambda data: Trickle(data, request.param)
 
 
-def test_ndjson_keeps_each_line_byte_for_byte(read_size):
+def read(
+    data: bytes, stream: Callable[[bytes], io.BytesIO] = io.BytesIO, **options
+) -> tuple[JSONRecords, list[reader.RawRecord]]:
+    records = JSONRecords(stream(data), **options)
+    return records, list(records)
+
+
+def test_ndjson_keeps_each_line_byte_for_byte(stream):
     lines = [json.dumps(r, ensure_ascii=False).encode() for r in RECORDS]
     lines[5] += b"\r"  # a CRLF line
     lines[6] = b"  " + lines[6]
     data = b"\xef\xbb\xbf\n" + b"\n".join(lines) + b"\n\n"
-    records, out = read(data)
+    records, out = read(data, stream)
     assert records.layout == "ndjson"
     assert [r.raw for r in out] == lines
     assert [r.line for r in out] == list(range(2, 2 + len(lines)))
     assert [decode_record(r) for r in out] == RECORDS
 
 
-def test_ndjson_without_final_newline(read_size):
-    _, out = read(b'{"email":"a@x.com"}\n{"email":"b@x.com"}')
+def test_ndjson_without_final_newline(stream):
+    _, out = read(b'{"email":"a@x.com"}\n{"email":"b@x.com"}', stream)
     assert [r.raw for r in out] == [b'{"email":"a@x.com"}', b'{"email":"b@x.com"}']
 
 
-def test_pretty_json_array_yields_each_element_with_its_first_line(read_size):
+def test_pretty_json_array_yields_each_element_with_its_first_line(stream):
     data = json.dumps(RECORDS, indent=2, ensure_ascii=False).encode()
-    records, out = read(data)
+    records, out = read(data, stream)
     assert records.layout == "array"
     assert [json.loads(r.raw) for r in out] == RECORDS
     lines = data.split(b"\n")
@@ -58,23 +71,23 @@ def test_pretty_json_array_yields_each_element_with_its_first_line(read_size):
     assert all(r.raw in data for r in out)  # exact slices of the input
 
 
-def test_request_object_gives_options_and_records(read_size):
+def test_request_object_gives_options_and_records(stream):
     data = json.dumps({"identifier": "phone_number", "upsert": True, "records": RECORDS}, indent=1).encode()
-    records = JSONRecords(io.BytesIO(data))
+    records = JSONRecords(stream(data))
     assert records.layout == "request"
     assert (records.options.identifier, records.options.upsert) == ("phone_number", True)  # known before reading
     assert [json.loads(r.raw) for r in records] == RECORDS
 
 
-def test_request_options_after_records(read_size):
+def test_request_options_after_records(stream):
     data = json.dumps({"records": RECORDS[:2], "dry_run": True}).encode()
-    records, out = read(data)
+    records, out = read(data, stream)
     assert len(out) == 2
     assert records.options.dry_run is True
     assert records.options.after_records == ["dry_run"]
     with pytest.raises(InputError, match="comes after `records`"):
-        read(data, late_options=False)
-    _, out = read(data, late_options=False, ignored=frozenset({"dry_run"}))  # overridden by a flag: fine
+        read(data, stream, late_options=False)
+    _, out = read(data, stream, late_options=False, ignored=frozenset({"dry_run"}))  # overridden by a flag: fine
     assert len(out) == 2
 
 
@@ -92,9 +105,9 @@ def test_request_options_after_records(read_size):
         (b'[{"a": 1}]\n\nnot json', 3, "unexpected data after the end"),
     ],
 )
-def test_errors_name_the_line(data, line, message, read_size):
+def test_errors_name_the_line(data, line, message, stream):
     def read_all() -> None:
-        _, out = read(data)
+        _, out = read(data, stream)
         for record in out:
             decode_record(record)
 
@@ -120,7 +133,7 @@ def test_one_line_turns_line_breaks_into_spaces():
     assert json.loads(one_line(raw)) == json.loads(raw)
 
 
-def test_csv_rows_keep_their_bytes_even_across_lines(read_size):
+def test_csv_rows_keep_their_bytes_even_across_lines(stream):
     data = "".join(
         [
             "name,address,custom:plan\r\n",
@@ -129,7 +142,7 @@ def test_csv_rows_keep_their_bytes_even_across_lines(read_size):
             'José,"Calle ""Mayor"" 1",\r\n',
         ]
     ).encode()
-    rows = CSVRows(io.BytesIO(data))
+    rows = CSVRows(stream(data))
     assert rows.header == ["name", "address", "custom:plan"]
     assert rows.header_raw == b"name,address,custom:plan\r\n"
     out = list(rows)

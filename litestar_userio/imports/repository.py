@@ -1,0 +1,325 @@
+"""Every query of import tasks and their chunks: creating them, claiming and finishing chunks, the sweeper's."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
+
+import msgspec
+from msgspec import Raw
+
+from litestar_userio.db.engine import Row, Tx
+from litestar_userio.db.pages import live_tasks_page
+from litestar_userio.imports.schemas import ImportDetail
+from litestar_userio.paging import PageCursor
+
+__all__ = [
+    "OUTCOMES",
+    "ChunkRef",
+    "ImportRepository",
+    "KeyedTask",
+    "PendingChunk",
+    "TaskProgress",
+    "TaskRow",
+    "TaskSettings",
+    "TaskStatus",
+]
+
+OUTCOMES = ("inserted", "updated", "skipped", "failed")
+"""The outcomes a detail can have, each counted on the task."""
+
+TaskStatus = Literal["pending", "completed"]
+
+_TASK_COLUMNS = (
+    "id, created_at, completed_at, status, dry_run, total, processed, inserted, updated, skipped, failed, expire_at"
+)
+
+
+@dataclass(frozen=True)
+class TaskRow:
+    """A task as the status endpoint and the task list show it."""
+
+    id: str
+    created_at: datetime
+    completed_at: datetime | None
+    status: TaskStatus
+    dry_run: bool
+    total: int
+    processed: int
+    inserted: int
+    updated: int
+    skipped: int
+    failed: int
+    expire_at: datetime | None
+
+
+@dataclass(frozen=True)
+class KeyedTask:
+    """The task an `Idempotency-Key` created, with what a replay is checked against."""
+
+    id: str
+    created_at: datetime
+    status: TaskStatus
+    request_sha256: str | None
+    expire_at: datetime | None
+
+
+@dataclass(frozen=True)
+class TaskSettings:
+    """What applying a chunk needs to know of its task."""
+
+    project_id: str
+    identifier: str
+    upsert: bool
+    dry_run: bool
+
+
+@dataclass(frozen=True)
+class PendingChunk:
+    """A chunk not yet done, locked for its transaction: its records and their positions in the request."""
+
+    id: int
+    indices: list[int]
+    records: list[Raw]
+
+
+@dataclass(frozen=True)
+class ChunkRef:
+    """A pending chunk as the sweeper sees it; `enqueued_at` is None once a worker claimed it."""
+
+    id: int
+    task_id: str
+    seq: int
+    enqueued_at: datetime | None
+
+
+@dataclass(frozen=True)
+class TaskProgress:
+    """How many of the task's records are processed, out of how many."""
+
+    processed: int
+    total: int
+
+
+def _task_row(row: Row) -> TaskRow:
+    return TaskRow(
+        id=row["id"],
+        created_at=row["created_at"],
+        completed_at=row["completed_at"],
+        status=row["status"],
+        dry_run=bool(row["dry_run"]),
+        total=row["total"],
+        processed=row["processed"],
+        inserted=row["inserted"],
+        updated=row["updated"],
+        skipped=row["skipped"],
+        failed=row["failed"],
+        expire_at=row["expire_at"],
+    )
+
+
+class ImportRepository:
+    """SQL of `userio_import_task` and `userio_import_chunk`; each method runs in the caller's transaction."""
+
+    # Creating a task.
+
+    async def add_task(
+        self,
+        tx: Tx,
+        *,
+        task_id: str,
+        project_id: str,
+        created_at: datetime,
+        identifier: str,
+        upsert: bool,
+        dry_run: bool,
+        records: Sequence[Raw],
+        chunks: Sequence[Sequence[int]],
+        idempotency_key: str | None,
+        request_sha256: str | None,
+    ) -> None:
+        """Store a pending task and its chunks (each a list of positions in `records`), records as submitted.
+
+        Bulk path: the chunks go in with `insert_many` (COPY on PostgreSQL), the records as one JSON array per
+        chunk, never decoded. Measured: 1000 rows through Piccolo model instances took 88 ms, through COPY
+        7 ms; stored this way (lz4, one row per chunk) the chunks are 7 % of an import's WAL and about 3 % of
+        its statement time (docs/architecture.md).
+        """
+        await tx.execute(
+            "INSERT INTO userio_import_task (id, project_id, created_at, status, identifier, upsert, dry_run,"
+            " total, chunk_count, processed, inserted, updated, skipped, failed, idempotency_key,"
+            " request_sha256) VALUES ($1, $2, $3, 'pending', $4, $5, $6, $7, $8, 0, 0, 0, 0, 0, $9, $10)",
+            task_id,
+            project_id,
+            created_at,
+            identifier,
+            upsert,
+            dry_run,
+            len(records),
+            len(chunks),
+            idempotency_key,
+            request_sha256,
+        )
+        await tx.insert_many(
+            "userio_import_chunk",
+            ("task_id", "seq", "status", "indices", "records", "attempts", "enqueued_at"),
+            [
+                (
+                    task_id,
+                    seq,
+                    "pending",
+                    _json_list(indices),
+                    _raw_list([records[i] for i in indices]),
+                    0,
+                    created_at,
+                )
+                for seq, indices in enumerate(chunks)
+            ],
+        )
+
+    async def by_idempotency_key(self, tx: Tx, project_id: str, key: str) -> KeyedTask | None:
+        """The project's task created with this `Idempotency-Key`, expired or not."""
+        row = await tx.fetchrow(
+            "SELECT id, created_at, status, request_sha256, expire_at FROM userio_import_task"
+            " WHERE project_id = $1 AND idempotency_key = $2",
+            project_id,
+            key,
+        )
+        if row is None:
+            return None
+        return KeyedTask(row["id"], row["created_at"], row["status"], row["request_sha256"], row["expire_at"])
+
+    async def delete_task(self, tx: Tx, task_id: str) -> None:
+        """Delete a task and (by cascade) its chunks."""
+        await tx.execute("DELETE FROM userio_import_task WHERE id = $1", task_id)
+
+    # Reading tasks.
+
+    async def task(self, tx: Tx, project_id: str, task_id: str) -> TaskRow | None:
+        """The project's task of that id, expired or not."""
+        row = await tx.fetchrow(
+            f"SELECT {_TASK_COLUMNS} FROM userio_import_task WHERE id = $1 AND project_id = $2", task_id, project_id
+        )
+        return _task_row(row) if row is not None else None
+
+    async def details(self, tx: Tx, task_id: str) -> Raw:
+        """The details of every done chunk as one JSON array in index order, without decoding the details."""
+        chunks = await tx.fetch(
+            "SELECT indices, result FROM userio_import_chunk WHERE task_id = $1 ORDER BY seq", task_id
+        )
+        pairs: list[tuple[int, Raw]] = []
+        for chunk in chunks:
+            indices = msgspec.json.decode(chunk["indices"], type=list[int])
+            pairs.extend(zip(indices, msgspec.json.decode(chunk["result"], type=list[Raw]), strict=True))
+        pairs.sort(key=lambda pair: pair[0])
+        return Raw(b"[" + b",".join(bytes(raw) for _, raw in pairs) + b"]")
+
+    async def live_tasks(
+        self, tx: Tx, project_id: str, now: datetime, limit: int, after: PageCursor | None
+    ) -> list[TaskRow]:
+        """Up to `limit` of the project's tasks not expired at `now`, newest first, after the cursor's."""
+        rows = await live_tasks_page(tx, "userio_import_task", _TASK_COLUMNS, project_id, now, limit, after)
+        return [_task_row(row) for row in rows]
+
+    # Applying a chunk.
+
+    async def claim_chunk(self, tx: Tx, task_id: str, seq: int) -> int | None:
+        """Count one more run of a pending chunk and mark it started; its runs so far, or None when not pending."""
+        row = await tx.fetchrow(
+            "UPDATE userio_import_chunk SET attempts = attempts + 1, enqueued_at = NULL"
+            " WHERE task_id = $1 AND seq = $2 AND status = 'pending' RETURNING attempts",
+            task_id,
+            seq,
+        )
+        return int(row["attempts"]) if row is not None else None
+
+    async def lock_pending_chunk(self, tx: Tx, task_id: str, seq: int) -> PendingChunk | None:
+        """The chunk, locked until the transaction ends, or None when it is missing or already done."""
+        row = await tx.fetchrow(
+            "SELECT id, status, indices, records FROM userio_import_chunk"
+            f" WHERE task_id = $1 AND seq = $2{tx.for_update}",
+            task_id,
+            seq,
+        )
+        if row is None or row["status"] != "pending":
+            return None
+        return PendingChunk(
+            row["id"], msgspec.json.decode(row["indices"]), msgspec.json.decode(row["records"], type=list[Raw])
+        )
+
+    async def task_settings(self, tx: Tx, task_id: str) -> TaskSettings | None:
+        """The request options of a task, or None when it is gone."""
+        row = await tx.fetchrow(
+            "SELECT project_id, identifier, upsert, dry_run FROM userio_import_task WHERE id = $1", task_id
+        )
+        if row is None:
+            return None
+        return TaskSettings(row["project_id"], row["identifier"], bool(row["upsert"]), bool(row["dry_run"]))
+
+    async def record_outcomes(
+        self, tx: Tx, chunk: PendingChunk, task_id: str, details: Sequence[ImportDetail]
+    ) -> TaskProgress | None:
+        """Mark the chunk done with its details (dropping its records) and count them on the task.
+
+        Returns the task's progress after this chunk, or None when the task is gone.
+        """
+        counts = dict.fromkeys(OUTCOMES, 0)
+        for detail in details:
+            counts[detail.outcome] += 1
+        await tx.execute(
+            "UPDATE userio_import_chunk SET status = 'done', records = NULL, result = $2 WHERE id = $1",
+            chunk.id,
+            msgspec.json.encode(details).decode(),
+        )
+        row = await tx.fetchrow(
+            "UPDATE userio_import_task SET processed = processed + $2, inserted = inserted + $3,"
+            " updated = updated + $4, skipped = skipped + $5, failed = failed + $6 WHERE id = $1"
+            " RETURNING processed, total",
+            task_id,
+            len(details),
+            *(counts[o] for o in OUTCOMES),
+        )
+        return TaskProgress(row["processed"], row["total"]) if row is not None else None
+
+    async def complete_task(self, tx: Tx, task_id: str, completed_at: datetime, expire_at: datetime) -> None:
+        """Mark the task completed; it is purged after `expire_at`."""
+        await tx.execute(
+            "UPDATE userio_import_task SET status = 'completed', completed_at = $2, expire_at = $3 WHERE id = $1",
+            task_id,
+            completed_at,
+            expire_at,
+        )
+
+    # Housekeeping.
+
+    async def pending_chunks(self, tx: Tx) -> list[ChunkRef]:
+        """Every chunk not yet done, of every task."""
+        rows = await tx.fetch("SELECT id, task_id, seq, enqueued_at FROM userio_import_chunk WHERE status = 'pending'")
+        return [ChunkRef(row["id"], row["task_id"], row["seq"], row["enqueued_at"]) for row in rows]
+
+    async def mark_enqueued(self, tx: Tx, chunk_ids: Sequence[int], now: datetime) -> list[tuple[str, int, int]]:
+        """Stamp those of the chunks still pending as enqueued `now`; their (task id, seq, runs so far)."""
+        rows = await tx.fetch(
+            f"UPDATE userio_import_chunk SET enqueued_at = $2 WHERE {tx.any('id', 1)} AND status = 'pending'"
+            " RETURNING task_id, seq, attempts",
+            tx.array(chunk_ids),
+            now,
+        )
+        return [(row["task_id"], row["seq"], row["attempts"]) for row in rows]
+
+    async def purge_expired(self, tx: Tx, now: datetime) -> int:
+        """Delete the tasks expired at `now` with their chunks; returns how many."""
+        rows = await tx.fetch(
+            "DELETE FROM userio_import_task WHERE expire_at IS NOT NULL AND expire_at <= $1 RETURNING id", now
+        )
+        return len(rows)
+
+
+def _json_list(values: Sequence[int]) -> str:
+    return msgspec.json.encode(values).decode()
+
+
+def _raw_list(raws: Sequence[Raw]) -> str:
+    return (b"[" + b",".join(bytes(r) for r in raws) + b"]").decode()

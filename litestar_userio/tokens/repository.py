@@ -1,0 +1,204 @@
+"""Every query of the token aggregates: a project's applications, its signing keys, and refresh tokens.
+
+Each method runs in the caller's transaction (or reader); the services decide when to open one and what the
+rules are (one active key, rotation of refresh tokens).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import msgspec
+
+from litestar_userio.db.engine import Tx
+from litestar_userio.ids import new_id
+
+__all__ = [
+    "ApplicationRecord",
+    "ApplicationRepository",
+    "RefreshTokenRepository",
+    "RefreshTokenRow",
+    "SigningKeyRepository",
+    "StoredKey",
+]
+
+
+class ApplicationRecord(msgspec.Struct, frozen=True):
+    """A client as the token service sees it."""
+
+    client_id: str
+    name: str | None
+    issue_jwt_access_token: bool
+    access_token_lifetime: int
+
+
+class ApplicationRepository:
+    """SQL of `userio_application`."""
+
+    async def add(self, tx: Tx, project_id: str, application: ApplicationRecord, created_at: datetime) -> None:
+        """Insert a client; the database refuses a client id the project already has."""
+        await tx.execute(
+            "INSERT INTO userio_application (project_id, client_id, name, issue_jwt_access_token,"
+            " access_token_lifetime, created_at) VALUES ($1, $2, $3, $4, $5, $6)",
+            project_id,
+            application.client_id,
+            application.name,
+            application.issue_jwt_access_token,
+            application.access_token_lifetime,
+            created_at,
+        )
+
+    async def get(self, tx: Tx, project_id: str, client_id: str) -> ApplicationRecord | None:
+        """The project's client of that id, or None."""
+        row = await tx.fetchrow(
+            "SELECT client_id, name, issue_jwt_access_token, access_token_lifetime FROM userio_application"
+            " WHERE project_id = $1 AND client_id = $2",
+            project_id,
+            client_id,
+        )
+        if row is None:
+            return None
+        return ApplicationRecord(
+            row["client_id"], row["name"], bool(row["issue_jwt_access_token"]), row["access_token_lifetime"]
+        )
+
+
+@dataclass(frozen=True)
+class StoredKey:
+    """A signing key as stored: its id and private key (PEM)."""
+
+    kid: str
+    private_key_pem: str
+
+
+class SigningKeyRepository:
+    """SQL of `userio_signing_key`."""
+
+    async def active(self, tx: Tx, project_id: str) -> StoredKey | None:
+        """The newest active key of the project, or None before its first."""
+        row = await tx.fetchrow(
+            "SELECT kid, private_key_pem FROM userio_signing_key WHERE project_id = $1 AND active"
+            " ORDER BY created_at DESC LIMIT 1",
+            project_id,
+        )
+        return StoredKey(row["kid"], row["private_key_pem"]) if row is not None else None
+
+    async def deactivate_all(self, tx: Tx, project_id: str) -> None:
+        """No key of the project signs any more (they stay published until retired)."""
+        await tx.execute("UPDATE userio_signing_key SET active = $2 WHERE project_id = $1", project_id, False)
+
+    async def add_active(
+        self, tx: Tx, project_id: str, key: StoredKey, public_jwk: dict[str, Any], created_at: datetime
+    ) -> None:
+        """Store a new key that signs from now on, with the JWK that publishes it."""
+        await tx.execute(
+            "INSERT INTO userio_signing_key (project_id, kid, private_key_pem, public_jwk, active, created_at)"
+            " VALUES ($1, $2, $3, $4, $5, $6)",
+            project_id,
+            key.kid,
+            key.private_key_pem,
+            json.dumps(public_jwk),
+            True,
+            created_at,
+        )
+
+    async def retire(self, tx: Tx, project_id: str, kid: str, at: datetime) -> None:
+        """Stop publishing the key, unless it is the active one."""
+        await tx.execute(
+            "UPDATE userio_signing_key SET retired_at = $3 WHERE project_id = $1 AND kid = $2 AND NOT active",
+            project_id,
+            kid,
+            at,
+        )
+
+    async def published_jwks(self, tx: Tx, project_id: str) -> list[dict[str, Any]]:
+        """The public JWKs of the keys not retired, the active one first, then newest first."""
+        rows = await tx.fetch(
+            "SELECT public_jwk FROM userio_signing_key WHERE project_id = $1 AND retired_at IS NULL"
+            " ORDER BY active DESC, created_at DESC",
+            project_id,
+        )
+        return [json.loads(r["public_jwk"]) for r in rows]
+
+
+@dataclass(frozen=True)
+class RefreshTokenRow:
+    """A stored refresh token (its hash is what finds it)."""
+
+    id: str
+    project_id: str
+    user_id: str
+    client_id: str
+    family_id: str
+    scope: str
+    expires_at: datetime
+    used_at: datetime | None
+    revoked_at: datetime | None
+
+
+class RefreshTokenRepository:
+    """SQL of `userio_refresh_token`."""
+
+    async def insert(
+        self,
+        tx: Tx,
+        *,
+        project_id: str,
+        user_id: str,
+        client_id: str,
+        family_id: str,
+        token_hash: str,
+        scope: str,
+        created_at: datetime,
+        expires_at: datetime,
+    ) -> None:
+        """Store one token (its hash)."""
+        await tx.execute(
+            "INSERT INTO userio_refresh_token (id, project_id, user_id, client_id, family_id, token_hash, scope,"
+            " created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+            new_id(),
+            project_id,
+            user_id,
+            client_id,
+            family_id,
+            token_hash,
+            scope,
+            created_at,
+            expires_at,
+        )
+
+    async def find_for_use(self, tx: Tx, token_hash: str) -> RefreshTokenRow | None:
+        """The token of that hash, locked for this transaction."""
+        row = await tx.fetchrow(
+            "SELECT id, project_id, user_id, client_id, family_id, scope, expires_at, used_at, revoked_at"
+            f" FROM userio_refresh_token WHERE token_hash = $1{tx.for_update}",
+            token_hash,
+        )
+        if row is None:
+            return None
+        return RefreshTokenRow(
+            str(row["id"]),
+            str(row["project_id"]),
+            str(row["user_id"]),
+            str(row["client_id"]),
+            str(row["family_id"]),
+            str(row["scope"]),
+            row["expires_at"],
+            row["used_at"],
+            row["revoked_at"],
+        )
+
+    async def mark_used(self, tx: Tx, token_id: str, at: datetime) -> None:
+        """The token was exchanged for its successor."""
+        await tx.execute("UPDATE userio_refresh_token SET used_at = $2 WHERE id = $1", token_id, at)
+
+    async def revoke_family(self, tx: Tx, family_id: str, at: datetime) -> None:
+        """Every token of the family stops working."""
+        await tx.execute(
+            "UPDATE userio_refresh_token SET revoked_at = $2 WHERE family_id = $1 AND revoked_at IS NULL",
+            family_id,
+            at,
+        )
