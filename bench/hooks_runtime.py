@@ -162,7 +162,7 @@ async def in_process_bound(javascript: str, event: str, calls: int) -> dict[str,
     """What a worker does per run, minus the lockdown: a loop-bound context, one call, one read after the jobs."""
     from py_mini_racer import mini_racer
 
-    from litestar_userio.hooks._worker import _caller
+    from litestar_userio.hooks.v8_worker import v8_caller
 
     results = {}
     with mini_racer(asyncio.get_running_loop()) as ctx:
@@ -175,7 +175,7 @@ async def in_process_bound(javascript: str, event: str, calls: int) -> dict[str,
 
         assert json.loads(public())["is_allowed"] is True
         results["loop-bound context: public call + read"] = measure_sync(public, calls)
-        direct = _caller(ctx)
+        direct = v8_caller(ctx)
         assert direct.__name__ == "direct"
 
         def fast() -> str:

@@ -10,14 +10,27 @@ also count as `number`). `schema_causes` turns the `jsonschema` library's errors
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jsonschema import ValidationError
-from jsonschema.protocols import Validator
+import msgspec
 
-from litestar_userio.errors import Cause
+if TYPE_CHECKING:
+    from jsonschema import ValidationError
+    from jsonschema.protocols import Validator
 
-__all__ = ["EXAMPLES", "describe", "field_name", "json_types", "schema_causes", "sort_causes", "summarize"]
+__all__ = ["EXAMPLES", "Cause", "describe", "field_name", "json_types", "schema_causes", "sort_causes", "summarize"]
+
+
+class Cause(msgspec.Struct, omit_defaults=True):
+    """One reason a value failed validation, in the reference's JSON-schema terms."""
+
+    location: str
+    """JSON pointer into the checked document (`/email`, `/address/country`)."""
+    kind: str
+    """`type`, `required`, `format`, `additionalProperties`, `enum`, `minLength`, ..."""
+    details: dict[str, Any] = msgspec.field(default_factory=dict)
+    message: str = ""
+    """What is wrong and what is expected, with an example (filled in by `ValidationFailed` when empty)."""
 
 
 def json_types(value: Any) -> list[str]:

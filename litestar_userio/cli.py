@@ -210,7 +210,7 @@ def admin_token(project_id: str, key_path: Path | None, ttl: int) -> None:
 @click.pass_context
 def worker(ctx: click.Context, burst: bool) -> None:
     """Run an arq worker for the configured Redis."""
-    from litestar_userio.queue.arq import run_worker
+    from litestar_userio.worker import run_worker
 
     config = _config(ctx)
     if not config.queue.redis_url:

@@ -14,6 +14,8 @@ import msgspec
 from litestar import Request, Response
 from litestar.exceptions import HTTPException
 
+from litestar_userio.causes import Cause, describe, summarize
+
 __all__ = [
     "AdminAuthFailed",
     "BodyTooLarge",
@@ -69,18 +71,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger("litestar_userio")
-
-
-class Cause(msgspec.Struct, omit_defaults=True):
-    """One reason a value failed validation, in the reference's JSON-schema terms."""
-
-    location: str
-    """JSON pointer into the checked document (`/email`, `/address/country`)."""
-    kind: str
-    """`type`, `required`, `format`, `additionalProperties`, `enum`, `minLength`, ..."""
-    details: dict[str, Any] = msgspec.field(default_factory=dict)
-    message: str = ""
-    """What is wrong and what is expected, with an example (filled in by `ValidationFailed` when empty)."""
 
 
 class ErrorObject(msgspec.Struct, omit_defaults=True):
@@ -162,8 +152,6 @@ class ValidationFailed(Invalid):
     default_message = "invalid request body"
 
     def __init__(self, causes: list[Cause], message: str | None = None) -> None:
-        from litestar_userio.causes import describe, summarize
-
         for cause in causes:
             if not cause.message:
                 cause.message = describe(cause.location, cause.kind, cause.details)

@@ -10,6 +10,7 @@ from litestar_userio.exports.service import ExportService
 from litestar_userio.hooks.service import HookService
 from litestar_userio.imports.repository import ImportRepository
 from litestar_userio.imports.service import ImportService
+from litestar_userio.jobs import plugin_jobs
 from litestar_userio.projects.service import ProjectService
 from litestar_userio.queue import build_queue
 from litestar_userio.queue.base import JobQueue
@@ -69,7 +70,7 @@ class Services:
         if config.migrate_on_startup:
             await migrate(db)
         if queue is None:
-            queue = build_queue(config, run_jobs=run_jobs)
+            queue = build_queue(config, plugin_jobs(), run_jobs=run_jobs)
         await queue.start()
         limiter: RateLimiter = queue.limiter
         clock = config.clock

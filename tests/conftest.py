@@ -34,9 +34,8 @@ from litestar_userio.clock import FrozenClock
 from litestar_userio.db.engine import Database
 from litestar_userio.db.migrate import migrate
 from litestar_userio.projects.settings import ProjectSettings
-from litestar_userio.queue.arq import build_worker
-from litestar_userio.queue.inprocess import InProcessQueue
 from litestar_userio.services import Services
+from litestar_userio.worker import build_worker
 
 PG_SERVER = os.environ.get("USERIO_TEST_PG", "postgresql://root@127.0.0.1:5432")
 REDIS_URL = os.environ.get("USERIO_TEST_REDIS", "redis://127.0.0.1:6379/0")
@@ -143,17 +142,22 @@ class Env:
 
     @property
     def uses_arq(self) -> bool:
-        return not isinstance(self.services.queue, InProcessQueue)
+        return self.config.queue.redis_url is not None
+
+    @property
+    def in_process_queue(self) -> Any:
+        """The in-process runner's own controls (pause, join), for deployments without Redis."""
+        return self.services.queue
 
     def hold_jobs(self) -> None:
         """Keep enqueued jobs from running until `drain` (arq jobs only run in `drain` anyway)."""
-        if isinstance(self.services.queue, InProcessQueue):
-            self.services.queue.pause()
+        if not self.uses_arq:
+            self.in_process_queue.pause()
 
     async def drain(self, workers: int = 1, **worker_options: Any) -> None:
         """Run every queued job to completion: `workers` arq burst workers at once, or the in-process runner."""
-        if isinstance(self.services.queue, InProcessQueue):
-            await self.services.queue.join()
+        if not self.uses_arq:
+            await self.in_process_queue.join()
             return
         running = [
             build_worker(self.config, burst=True, poll_delay=0, handle_signals=False, **worker_options)

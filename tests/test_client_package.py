@@ -24,7 +24,7 @@ def _loaded_after(code: str) -> list[str]:
 def test_the_server_the_worker_and_the_plugin_never_import_the_client():
     loaded = _loaded_after(
         "from example_app.app import app\n"
-        "import litestar_userio.plugin, litestar_userio.cli, litestar_userio.queue.arq\n"
+        "import litestar_userio.plugin, litestar_userio.cli, litestar_userio.worker\n"
         "app.openapi_schema\n"
     )
 

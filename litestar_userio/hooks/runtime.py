@@ -1,6 +1,6 @@
 """Run compiled hooks in embedded V8, each within a hard time and memory limit (DECISIONS 5).
 
-The warm V8 contexts live in child processes (`_worker.py`), a pool of `pool_size`, each serving one run at a time
+The warm V8 contexts live in child processes (`v8_worker.py`), a pool of `pool_size`, each serving one run at a time
 over its stdin/stdout. The parent, on the event loop, owns every deadline: a worker that has not answered when the
 run's time is up is SIGKILLed and replaced. That is the only stop that always works: mini-racer's own timeout cannot
 interrupt JavaScript that runs as promise jobs (`await null; while (true) {}`), and such a context cannot even be
@@ -44,7 +44,8 @@ ErrorKind = Literal["exception", "timeout", "memory", "invalid_json", "crashed",
 Fetcher = Callable[[list[dict[str, Any]]], Awaitable[list[dict[str, Any]]]]
 """Performs a run's `fetch` requests for it (`hooks.fetch`); one per run, so it can count the run's calls."""
 
-_WORKER = str(Path(__file__).with_name("_worker.py"))
+WORKER_PROGRAM = str(Path(__file__).with_name("v8_worker.py"))
+"""The Python program each worker process runs (`python v8_worker.py HEAP_MB CONSOLE_BYTES PARENT_PID`)."""
 _HEADER = struct.Struct("<cIIII")  # kind (b"R" run, b"F" fetch answers), four lengths
 _LENGTH = struct.Struct("<I")
 _START_TIMEOUT = 30.0
@@ -131,7 +132,7 @@ class PoolState:
 
 
 class _Reply(msgspec.Struct, omit_defaults=True):
-    """A worker's answer (see `_worker.py`)."""
+    """A worker's answer (see `v8_worker.py`)."""
 
     ok: bool
     r: Any = None
@@ -274,8 +275,10 @@ class _Waiter:
 class HookRuntime:
     """A pool of warm V8 workers that runs hooks with hard limits; one instance per process, started once."""
 
-    def __init__(self, limits: RuntimeLimits = RuntimeLimits()) -> None:
+    def __init__(self, limits: RuntimeLimits = RuntimeLimits(), *, program: str = WORKER_PROGRAM) -> None:
+        """`program` is what each worker process runs: `WORKER_PROGRAM`, or a wrapper around it (a sandbox)."""
         self.limits = limits
+        self.program = program
         self._idle: deque[_Worker] = deque()
         self._waiting: deque[_Waiter] = deque()
         self._workers: set[_Worker] = set()
@@ -426,7 +429,7 @@ class HookRuntime:
         transport, pipes = await loop.subprocess_exec(
             lambda: _Pipes(max_frame),
             sys.executable,
-            _WORKER,
+            self.program,
             str(limits.heap_limit_mb),
             str(limits.console_limit_bytes),
             str(os.getpid()),

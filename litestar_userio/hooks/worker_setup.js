@@ -1,4 +1,4 @@
-// The setup of a hook worker's V8 context (see _worker.py), run once before any hook. It removes what a hook must not
+// The setup of a hook worker's V8 context (see v8_worker.py), run once before any hook. It removes what a hook must not
 // have, installs the console and fetch, freezes every object a hook can reach (so tampering throws in strict mode and
 // cannot reach the next run) and returns the functions the worker calls. Nothing it returns is reachable from hooks.
 (function (consoleLimit, prefixLength, answerLimit) {
@@ -412,7 +412,7 @@
   // top-level `let` or `const` survives into the next one. The reply is in box[0] once the promise jobs have run.
   function makeRunner(factory) {
     return function () {
-      // `[event, context]` as one JSON text, passed as the receiver: see _caller in _worker.py
+      // `[event, context]` as one JSON text, passed as the receiver: see v8_caller in v8_worker.py
       const run = { entries: [], bytes: 0, truncated: false, fetches: [], inflight: new MapClass(), fetchCount: 0 };
       current = run;
       box[0] = "";

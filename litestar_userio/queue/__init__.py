@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from litestar_userio.config import UserIOConfig
-from litestar_userio.queue.base import JobQueue
+from litestar_userio.queue.base import JobQueue, Jobs
 
-__all__ = ["JobQueue", "build_queue"]
+__all__ = ["JobQueue", "Jobs", "build_queue"]
 
 
-def build_queue(config: UserIOConfig, *, run_jobs: bool = True) -> JobQueue:
+def build_queue(config: UserIOConfig, jobs: Jobs, *, run_jobs: bool = True) -> JobQueue:
     """The arq queue when the config names a Redis and this process serves jobs; else the in-process runner.
 
     `run_jobs=False` (CLI commands) gives an in-process queue that is never served: nothing runs, nothing connects.
@@ -18,13 +18,12 @@ def build_queue(config: UserIOConfig, *, run_jobs: bool = True) -> JobQueue:
 
         return ArqQueue(config.queue.redis_url, config.queue.queue_name, config.queue.job_timeout)
     from litestar_userio.queue.inprocess import InProcessQueue
-    from litestar_userio.queue.registry import RECOVER_JOB, SWEEP_JOB, job_functions
 
     return InProcessQueue(
-        job_functions(),
+        jobs.functions,
         concurrency=config.queue.concurrency,
         max_tries=config.queue.max_tries,
-        sweep_job=SWEEP_JOB,
-        recover_job=RECOVER_JOB,
+        sweep_job=jobs.sweep,
+        recover_job=jobs.recover,
         sweep_interval=config.queue.sweep_interval,
     )

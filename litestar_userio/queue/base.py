@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -10,10 +11,22 @@ if TYPE_CHECKING:
     from litestar_userio.queue.leases import LeaseStore
     from litestar_userio.ratelimit import RateLimiter
 
-__all__ = ["JobFunction", "JobQueue"]
+__all__ = ["JobFunction", "JobQueue", "Jobs"]
 
 JobFunction = Callable[..., Awaitable[Any]]
 """`async def job(ctx: dict[str, Any], *args)`: arq's signature; `ctx["userio"]` is the `Services`."""
+
+
+@dataclass(frozen=True)
+class Jobs:
+    """What a queue runs, handed to it from above (`litestar_userio.jobs`): the queue knows no job of its own."""
+
+    functions: Mapping[str, JobFunction]
+    """Every job function by the name it is enqueued under."""
+    sweep: str
+    """The periodic housekeeping job, run by each process that serves jobs (one at a time across a deployment)."""
+    recover: str
+    """The job that takes over a previous process's work at the start of an in-process runner."""
 
 
 class JobQueue(Protocol):

@@ -9,7 +9,7 @@ from urllib.parse import parse_qs
 import httpx
 import pytest
 
-from litestar_userio.queue.registry import SWEEP_JOB
+from litestar_userio.jobs import SWEEP_JOB
 from tests.exports.helpers import EXPORT, download, export_and_wait
 from tests.helpers import run_import
 

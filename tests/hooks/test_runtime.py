@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from litestar_userio.hooks.compiler import compile_hook
-from litestar_userio.hooks.runtime import HookRunResult, HookRuntime, HookSource, RuntimeLimits
+from litestar_userio.hooks.runtime import WORKER_PROGRAM, HookRunResult, HookRuntime, HookSource, RuntimeLimits
 
 PLUGINS = Path(__file__).parents[2] / "plugins"
 EVENTS = Path(__file__).parent / "corpus" / "events"
@@ -252,17 +252,17 @@ async def test_hook_source_is_cached_per_id_and_reloaded_by_a_new_worker(single:
 async def test_worker_calls_v8_directly_or_falls_back_to_the_public_call() -> None:
     from py_mini_racer import mini_racer
 
-    from litestar_userio.hooks import _worker
+    from litestar_userio.hooks.v8_worker import v8_caller
 
     with mini_racer(asyncio.get_running_loop()) as ctx:
         receiver: Any = ctx.eval('(function () { "use strict"; return typeof this + ":" + this; })')
-        direct = _worker._caller(ctx)
+        direct = v8_caller(ctx)
         assert direct.__name__ == "direct" and direct(receiver, "{}") == "string:{}"
 
         class WithoutInternals:
             eval = ctx.eval
 
-        public = _worker._caller(WithoutInternals())
+        public = v8_caller(WithoutInternals())
         assert public.__name__ == "public" and public(receiver, "{}") == "string:{}"
 
 
@@ -737,18 +737,15 @@ async def test_close_stops_every_worker_and_leaves_no_thread(runtime: HookRuntim
         await rt.run(hook("export default () => 1"), "{}")
 
 
-async def test_failed_start_is_reported_and_can_be_retried(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    import litestar_userio.hooks.runtime as runtime_module
-
+async def test_failed_start_is_reported_and_can_be_retried(tmp_path: Path) -> None:
     broken = tmp_path / "worker.py"
     broken.write_text("import sys\nsys.stderr.write('no V8 here')\nsys.exit(3)\n")
-    rt = HookRuntime(RuntimeLimits(pool_size=2))
-    monkeypatch.setattr(runtime_module, "_WORKER", str(broken))
+    rt = HookRuntime(RuntimeLimits(pool_size=2), program=str(broken))
     with pytest.raises(RuntimeError, match="did not start") as failure:
         await rt.start()
     assert "no V8 here" in str(failure.value.__cause__)
     assert not rt.state().workers
-    monkeypatch.undo()
+    rt.program = WORKER_PROGRAM
     try:
         assert (await run(rt, "export default () => 'second try'")).response == "second try"
     finally:
@@ -787,12 +784,11 @@ asyncio.run(main())
 def test_parent_exit_without_close_does_not_hang_and_leaves_no_worker(tmp_path: Path, how: str) -> None:
     script = tmp_path / "exit_without_close.py"
     script.write_text(EXIT_WITHOUT_CLOSE)
-    started = time.monotonic()
+    # A hang is the failure: the run's timeout raises; how fast a healthy exit is, bench/ measures.
     done = subprocess.run(
-        [sys.executable, str(script), how], cwd=ROOT, capture_output=True, text=True, timeout=30, check=False
+        [sys.executable, str(script), how], cwd=ROOT, capture_output=True, text=True, timeout=60, check=False
     )
     assert done.returncode == 0, done.stderr
-    assert time.monotonic() - started < 20
     lines = done.stdout.split("\n")
     assert lines[0] == "1"
     pids = [int(p) for p in lines[1].split()]

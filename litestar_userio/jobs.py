@@ -1,4 +1,8 @@
-"""The job functions, by the name they are enqueued under; arq workers and the in-process runner share them."""
+"""The plugin's jobs by the name they are enqueued under; arq workers and the in-process runner share them.
+
+The queue layer knows none of them: `Services.start` hands this set to the queue it builds, and the arq worker
+(`litestar_userio.worker`) registers the same functions.
+"""
 
 from __future__ import annotations
 
@@ -8,9 +12,9 @@ from litestar_userio.exports.jobs import export_users
 from litestar_userio.exports.service import EXPORT_JOB
 from litestar_userio.imports.jobs import import_chunk
 from litestar_userio.imports.service import IMPORT_CHUNK_JOB
-from litestar_userio.queue.base import JobFunction
+from litestar_userio.queue.base import Jobs
 
-__all__ = ["RECOVER_JOB", "SWEEP_JOB", "job_functions", "recover", "sweep"]
+__all__ = ["RECOVER_JOB", "SWEEP_JOB", "plugin_jobs", "recover", "sweep"]
 
 SWEEP_JOB = "userio_sweep"
 RECOVER_JOB = "userio_recover"
@@ -33,6 +37,10 @@ async def recover(ctx: dict[str, Any]) -> None:
     await services.exports.requeue_stale(older_than=now)
 
 
-def job_functions() -> dict[str, JobFunction]:
-    """Every job function by name."""
-    return {IMPORT_CHUNK_JOB: import_chunk, EXPORT_JOB: export_users, SWEEP_JOB: sweep, RECOVER_JOB: recover}
+def plugin_jobs() -> Jobs:
+    """Every job function of the plugin."""
+    return Jobs(
+        functions={IMPORT_CHUNK_JOB: import_chunk, EXPORT_JOB: export_users, SWEEP_JOB: sweep, RECOVER_JOB: recover},
+        sweep=SWEEP_JOB,
+        recover=RECOVER_JOB,
+    )

@@ -1,6 +1,6 @@
 """A hook worker: one locked-down V8 context in a child process, driven by `hooks.runtime` over stdin/stdout.
 
-Run as a script (`python _worker.py HEAP_MB CONSOLE_BYTES PARENT_PID`), not as a module: importing the
+Run as a script (`python v8_worker.py HEAP_MB CONSOLE_BYTES PARENT_PID`), not as a module: importing the
 `litestar_userio` package would cost a second of start-up, and the worker needs nothing from it.
 
 Protocol (little-endian). Request: a 17-byte header `<cIIII` (`R`, then the id, javascript, event and context
@@ -43,6 +43,7 @@ _SETUP = Path(__file__).with_name("worker_setup.js").read_text(encoding="utf-8")
 
 
 def main() -> None:
+    """Serve runs on stdin until the parent goes: arguments HEAP_MB CONSOLE_BYTES PARENT_PID."""
     heap_mb, console_limit, parent_pid = (int(arg) for arg in sys.argv[1:4])
     _die_with_parent(parent_pid)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
@@ -86,7 +87,7 @@ async def _serve(heap_mb: int, console_limit: int, reply_fd: int) -> None:
             os._exit(1)
         ctx.set_hard_memory_limit(heap_mb * 1024 * 1024)
         _limit_data(heap_mb)
-        call = _caller(ctx)
+        call = v8_caller(ctx)
         reader = os.fdopen(0, "rb", buffering=65536)
         write = _writer(reply_fd)
         runners: dict[str, Any] = {}
@@ -145,7 +146,7 @@ async def _serve(heap_mb: int, console_limit: int, reply_fd: int) -> None:
                 os._exit(0)
 
 
-def _caller(ctx: Any) -> Callable[[Any, str], object]:
+def v8_caller(ctx: Any) -> Callable[[Any, str], object]:
     """How to call a runner with the event as its receiver: one task on V8's thread.
 
     mini-racer's public call builds a new argument array first (two more round trips to V8's thread); going to its

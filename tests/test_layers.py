@@ -1,0 +1,93 @@
+"""The package reads like its architecture: no import cycles, and the layers point one way (docs/architecture.md)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "litestar_userio"
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {_module_name(path): path for path in PACKAGE.rglob("*.py")}
+
+
+def _imports(name: str) -> set[str]:
+    """Modules of the package that `name` imports at run time, anywhere in it (lazy imports in functions too)."""
+    tree = ast.parse(MODULES[name].read_text())
+    type_only = {
+        id(node)
+        for branch in ast.walk(tree)
+        if isinstance(branch, ast.If) and "TYPE_CHECKING" in ast.unparse(branch.test)
+        for node in ast.walk(branch)
+    }
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if id(node) in type_only:
+            continue
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found.update(
+                f"{node.module}.{alias.name}" if f"{node.module}.{alias.name}" in MODULES else node.module
+                for alias in node.names
+            )
+    return {module for module in found if module in MODULES and module != name}
+
+
+GRAPH = {name: _imports(name) for name in MODULES}
+
+
+def _reachable(start: str) -> set[str]:
+    seen: set[str] = set()
+    todo = list(GRAPH[start])
+    while todo:
+        module = todo.pop()
+        if module not in seen:
+            seen.add(module)
+            todo.extend(GRAPH[module])
+    return seen
+
+
+def test_the_graph_is_read_from_the_sources():
+    assert "litestar_userio.services" in GRAPH["litestar_userio.plugin"]
+    assert "litestar_userio.queue.arq" in GRAPH["litestar_userio.worker"]
+
+
+def test_no_module_imports_itself_through_others():
+    cycles = sorted(name for name in MODULES if name in _reachable(name))
+
+    assert cycles == []
+
+
+@pytest.mark.parametrize("layer", ["litestar_userio.queue", "litestar_userio.db", "litestar_userio.storage"])
+def test_lower_layers_know_nothing_of_the_domain(layer):
+    domain = ("imports", "exports", "users", "projects", "hooks", "tokens", "console", "auth", "transfer")
+    above = {"services", "plugin", "worker", "jobs", "dependencies", "cli"}
+    modules = [name for name in MODULES if name == layer or name.startswith(layer + ".")]
+
+    upward = {
+        (name, target)
+        for name in modules
+        for target in GRAPH[name]
+        if target.split(".")[1] in domain or target.split(".")[1] in above
+    }
+
+    assert modules
+    assert upward == set()
+
+
+def test_services_hold_no_sql():
+    services = [name for name in MODULES if name.endswith(".service")]
+    statements = ("SELECT ", "INSERT INTO", "UPDATE ", "DELETE FROM")
+
+    with_sql = [name for name in services if any(s in MODULES[name].read_text() for s in statements)]
+
+    assert len(services) >= 6
+    assert with_sql == []
