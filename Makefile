@@ -14,9 +14,12 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 # The demo needs only the example extra (the server, uvicorn and the `userio` client): no dev toolchain.
+# --no-compile: byte-compiling every installed module (botocore's thousands) took a third of the install; Python
+# compiles what the demo imports on first use.
 $(DEMO_STAMP): pyproject.toml
 	@if [ -f $(STAMP) ] && [ $(STAMP) -nt pyproject.toml ]; then touch $@; else \
-		$(PYTHON) -m venv $(VENV) && $(BIN)/pip install --quiet --disable-pip-version-check -e '.[example]' && touch $@; fi
+		$(PYTHON) -m venv $(VENV) && \
+		$(BIN)/pip install --quiet --no-compile --disable-pip-version-check -e '.[example]' && touch $@; fi
 
 # axe-core for the console's accessibility checks in the browser tests (Chromium itself comes from apt).
 AXE := console/node_modules/axe-core/axe.min.js
