@@ -70,6 +70,9 @@ def userio_config() -> UserIOConfig:
     )
     return UserIOConfig(
         database_url=database_url,
+        db_silent_transaction_timeout=_seconds(
+            "USERIO_SILENT_TRANSACTION_TIMEOUT", UserIOConfig.db_silent_transaction_timeout.total_seconds()
+        ),
         queue=queue,
         imports=ImportConfig(chunk_size=int(os.environ.get("USERIO_CHUNK_SIZE", 250))),
         exports=ExportConfig(storage=storage, page_size=int(os.environ.get("USERIO_EXPORT_PAGE_SIZE", 2000))),

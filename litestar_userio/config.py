@@ -275,6 +275,12 @@ class UserIOConfig:
     """Run the plugin's migrations when the app starts (the example app does)."""
     db_pool_size: int = 10
     """PostgreSQL connections per process."""
+    db_silent_transaction_timeout: timedelta | None = timedelta(seconds=10)
+    """PostgreSQL ends a transaction whose client has sent nothing for this long (`idle_in_transaction_session_timeout`
+    on the pool's connections): a worker host cut off from the network would otherwise hold its row locks (an import
+    chunk, a claim) until the link returns, and no other worker could take its work over. Far above any pause inside
+    our transactions (a chunk's records are checked in memory between statements: well under a second). The export's
+    snapshot, which waits on storage between pages, is exempt. None: no bound."""
     clock: Clock = field(default_factory=SystemClock)
     """Time source; tests pass a controllable one instead of sleeping."""
     console: ConsoleConfig | None = None

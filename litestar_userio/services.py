@@ -65,7 +65,11 @@ class Services:
         Without `queue`, a Redis URL in the config selects arq (enqueue only: workers run the jobs), else the
         in-process runner runs them here. `run_jobs=False` builds an in-process queue that runs nothing (CLI).
         """
-        db = Database(config.database_url, pool_size=config.db_pool_size)
+        db = Database(
+            config.database_url,
+            pool_size=config.db_pool_size,
+            silent_transaction_timeout=config.db_silent_transaction_timeout,
+        )
         await db.start()
         if config.migrate_on_startup:
             await migrate(db)

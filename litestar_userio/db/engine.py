@@ -16,6 +16,7 @@ import re
 import sqlite3
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
+from datetime import timedelta
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -202,9 +203,11 @@ async def _reset_connection(connection: Any) -> None:
 class Database:
     """The plugin's database, chosen by URL: `postgresql://...` or `sqlite:///path`."""
 
-    def __init__(self, url: str, *, pool_size: int = 10) -> None:
+    def __init__(self, url: str, *, pool_size: int = 10, silent_transaction_timeout: timedelta | None = None) -> None:
         self.url = url
         self.pool_size = pool_size
+        self.silent_transaction_timeout = silent_transaction_timeout
+        """`UserIOConfig.db_silent_transaction_timeout`."""
         self._idle_readers: list[Any] = []
         scheme = urlsplit(url).scheme
         self.engine: Engine[Any]
@@ -237,8 +240,12 @@ class Database:
         try:
             with driver_errors():
                 if isinstance(self.engine, PostgresEngine):
+                    settings = {}
+                    if self.silent_transaction_timeout is not None:
+                        milliseconds = max(1, int(self.silent_transaction_timeout.total_seconds() * 1000))
+                        settings["idle_in_transaction_session_timeout"] = str(milliseconds)
                     await self.engine.start_connection_pool(
-                        min_size=1, max_size=self.pool_size, reset=_reset_connection
+                        min_size=1, max_size=self.pool_size, reset=_reset_connection, server_settings=settings
                     )
                 else:
                     await self.engine.run_ddl("PRAGMA journal_mode=WAL")
@@ -299,6 +306,8 @@ class Database:
             async with self._pg_connection() as connection:
                 with driver_errors():
                     async with connection.transaction(isolation="repeatable_read", readonly=True):
+                        if self.silent_transaction_timeout is not None:  # it waits on storage between pages
+                            await connection.execute("SET LOCAL idle_in_transaction_session_timeout = 0")
                         yield Tx("postgres", connection)
 
     @asynccontextmanager

@@ -123,6 +123,74 @@ async def test_worker_killed_mid_chunk_loses_nothing_and_applies_nothing_twice(
     )
 
 
+async def _chunk_locks_of_silent_sessions(project) -> int:
+    """Sessions idle inside a transaction that holds a lock on the chunk table (a frozen worker's open chunk)."""
+    rows = await project.fetch(
+        "SELECT COUNT(DISTINCT a.pid) AS n FROM pg_stat_activity a JOIN pg_locks l ON l.pid = a.pid"
+        " WHERE a.state = 'idle in transaction' AND l.relation = 'userio_import_chunk'::regclass"
+        " AND a.pid <> pg_backend_pid()"
+    )
+    return int(rows[0]["n"])
+
+
+@pytest.mark.slow
+async def test_a_silent_worker_holds_no_chunk_past_the_silent_transaction_timeout(
+    postgres_url, redis_url, make_env, tmp_path
+):
+    """A worker frozen mid-chunk (SIGSTOP: a host cut off from the network looks the same to PostgreSQL) keeps
+    its connection open; the database ends its transaction after the silent timeout, and another worker
+    finishes the import while the frozen one is still stopped. Resumed, it applies nothing twice."""
+    backend = Backend("postgres-arq", postgres_url, redis_url)
+    records = workload(seed=12, size=2000, clusters=400)
+    reference_project, reference = await run(await make_env(backend, imports={"chunk_size": 10_000}), records)
+
+    env = await make_env(backend, imports={"chunk_size": 40})
+    project = await env.make_project(ProjectSettings(create_unknown_roles_on_import=True))
+    response = await project.post(IMPORT, {"identifier": "email", "upsert": True, "records": records})
+    timings = {"USERIO_LEASE_TTL": "2", "USERIO_SILENT_TRANSACTION_TIMEOUT": "2"}
+
+    frozen = start_worker(env, tmp_path, "frozen", timings)
+    survivor = None
+    try:
+        for _ in range(50):
+            await wait_for(lambda: _any_chunk_open(project), interval=0.005)
+            frozen.send_signal(signal.SIGSTOP)
+            await asyncio.sleep(0.3)
+            if await _chunk_locks_of_silent_sessions(project):
+                break
+            frozen.send_signal(signal.SIGCONT)
+        else:
+            raise AssertionError("the worker was never caught inside a chunk's transaction")
+
+        survivor = start_worker(env, tmp_path, "survivor", timings)
+
+        async def completed():
+            body = (await project.get(response.headers["location"])).json()
+            return body if body["status"] == "completed" else None
+
+        result = await wait_for(completed, timeout=90, interval=0.2)
+        assert await _chunk_locks_of_silent_sessions(project) == 0
+    finally:
+        frozen.send_signal(signal.SIGCONT)
+        for worker in (frozen, survivor):
+            if worker is not None:
+                worker.send_signal(signal.SIGTERM)
+                worker.wait(timeout=30)
+
+    assert result["summary"] == reference["summary"]
+    assert await canonical_state(project, result["details"]) == await canonical_state(
+        reference_project, reference["details"]
+    )
+
+
+async def _any_chunk_open(project) -> bool:
+    rows = await project.fetch(
+        "SELECT COUNT(*) AS n FROM pg_locks WHERE relation = 'userio_import_chunk'::regclass"
+        " AND pid <> pg_backend_pid() AND mode = 'RowShareLock'"
+    )
+    return int(rows[0]["n"]) > 0
+
+
 class StallMeter:
     """Watches the progress a user sees (the status endpoint) and keeps the longest time without any."""
 
