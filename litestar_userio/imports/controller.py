@@ -56,6 +56,7 @@ MAX_DEPTH = 64
 recursion limit (about 930 levels here), or the job, the status answer, the export and the token hooks of that user
 fail on it; no real record comes near 64."""
 
+_TOO_DEEP = f"invalid request body: arrays and objects nest deeper than {MAX_DEPTH} levels"
 _JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 _STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
@@ -81,10 +82,10 @@ def parse_import_request(content_type: str, body: bytes) -> ImportRequest:
         raise InvalidRequest(f"invalid request body: {exc}") from exc
     except msgspec.DecodeError as exc:
         raise InvalidRequest(f"request body is not valid JSON: {exc}") from exc
-    except RecursionError:
-        raise InvalidRequest("request body is not valid JSON: it nests too deeply") from None
+    except RecursionError:  # how deep the parser gets depends on the stack it starts from: past 64 either way
+        raise InvalidRequest(_TOO_DEEP) from None
     if nesting_depth(body) > MAX_DEPTH:
-        raise InvalidRequest(f"invalid request body: arrays and objects nest deeper than {MAX_DEPTH} levels")
+        raise InvalidRequest(_TOO_DEEP)
     if duplicate := find_duplicate_key(body):
         raise InvalidRequest(f"invalid request body: duplicate key {duplicate.key!r} at {duplicate.location}")
     for index, record in enumerate(request.records):
