@@ -51,7 +51,10 @@ def clean_venv(wheel, tmp_path_factory) -> Path:
     venv = tmp_path_factory.mktemp("venv")
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     subprocess.run(
-        [str(venv / "bin" / "pip"), "install", "--quiet", str(wheel)], check=True, capture_output=True, timeout=900
+        [str(venv / "bin" / "pip"), "install", "--quiet", "--no-compile", str(wheel)],
+        check=True,
+        capture_output=True,
+        timeout=900,
     )
     return venv
 
