@@ -16,7 +16,7 @@ import msgspec
 from litestar_userio.db.engine import Row
 from litestar_userio.users.formats import LOGIN_ID_ATTRIBUTES, STANDARD_ATTRIBUTES
 
-__all__ = ["build_document", "csv_cell", "totp_uri"]
+__all__ = ["FORMULA_STARTS", "LEADING_SPACE", "build_document", "csv_cell", "csv_quote", "csv_text", "totp_uri"]
 
 _ORDER = {attribute: position for position, attribute in enumerate(STANDARD_ATTRIBUTES)}
 _ADDRESS = ("formatted", "street_address", "locality", "region", "postal_code", "country")
@@ -137,7 +137,8 @@ def _sorted_keys(value: Any) -> Any:
 _NESTED = (dict, list)
 
 
-_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+"""What a spreadsheet reads as a formula at the start of a cell; `escape_formulas` puts `'` before it."""
 
 
 def csv_cell(value: Any, *, escape_formulas: bool = False) -> str:
@@ -146,25 +147,33 @@ def csv_cell(value: Any, *, escape_formulas: bool = False) -> str:
     Strings as is, booleans `true`/`false`, numbers plainly, null or absent empty, arrays and objects compact
     JSON with sorted keys.
     """
-    if value is None:
-        text = ""
-    elif isinstance(value, str):
-        text = "'" + value if escape_formulas and value.startswith(_FORMULA_STARTS) else value
-    elif isinstance(value, bool):
-        text = "true" if value else "false"
+    if isinstance(value, str):
+        text = "'" + value if escape_formulas and value.startswith(FORMULA_STARTS) else value
     else:
-        text = _encode_sorted(value).decode()
-    return _quote(text)
+        text = csv_text(value)
+    return csv_quote(text)
 
 
-_NEEDS_QUOTES = re.compile(r'[",\r\n]|^[\t\n\v\f\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]|^\\\.$')
-"""Go's unicode.IsSpace for the first character; Python's `\\s` also takes U+001C..U+001F, Go does not."""
+def csv_text(value: Any) -> str:
+    """The unquoted text of a cell whose value is not a string."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return _encode_sorted(value).decode()
 
 
-def _quote(text: str) -> str:
-    """Go's encoding/csv rule, as the reference writes.
+LEADING_SPACE = "\t\n\v\f\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+"""Go's unicode.IsSpace, as a regex class body: a cell starting with one is quoted. Python's `\\s` also takes
+U+001C..U+001F, Go does not."""
+_NEEDS_QUOTES = re.compile(rf'[",\r\n]|^[{LEADING_SPACE}]|^\\\.$')
 
-    Quote a cell holding `,`, `"`, CR or LF, or starting with white space; double the quotes inside.
+
+def csv_quote(text: str) -> str:
+    r"""Go's encoding/csv rule, as the reference writes.
+
+    Quote a cell holding `,`, `"`, CR or LF, or starting with white space (or one that is exactly `\.`);
+    double the quotes inside.
     """
     if text and _NEEDS_QUOTES.search(text):
         return '"' + text.replace('"', '""') + '"'
