@@ -12,7 +12,7 @@ from litestar.params import FromPath, QueryParameter
 
 from litestar_userio.causes import schema_causes
 from litestar_userio.config import UserIOConfig
-from litestar_userio.dependencies import admin_dependencies, provide_export_service
+from litestar_userio.dependencies import admin_dependencies, authenticate_admin, provide_export_service
 from litestar_userio.errors import (
     Cause,
     DuplicateKeyFound,
@@ -103,6 +103,7 @@ def build_export_controller(config: UserIOConfig) -> type[Controller]:
 
         path = f"{config.path_prefix}/users/export"
         tags = ["User export"]
+        guards = [authenticate_admin]
         dependencies = admin_dependencies(exports_service=provide_export_service)
         exception_handlers = {Exception: export_error_handler}
         request_max_body_size = 64 * 1024

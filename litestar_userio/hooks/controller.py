@@ -15,7 +15,12 @@ from litestar.di import NamedDependency
 from litestar.params import FromPath, Parameter
 
 from litestar_userio.config import UserIOConfig
-from litestar_userio.dependencies import admin_dependencies, provide_hook_service, provide_token_service
+from litestar_userio.dependencies import (
+    admin_dependencies,
+    authenticate_admin,
+    provide_hook_service,
+    provide_token_service,
+)
 from litestar_userio.errors import (
     Cause,
     DuplicateKeyFound,
@@ -110,6 +115,7 @@ def build_hooks_controller(config: UserIOConfig) -> type[Controller]:
 
         path = f"{config.path_prefix}/hooks"
         tags = ["Token hooks"]
+        guards = [authenticate_admin]
         dependencies = admin_dependencies(hooks_service=provide_hook_service, tokens_service=provide_token_service)
         exception_handlers = {Exception: export_error_handler}
         request_max_body_size = 2 * 1024 * 1024

@@ -15,7 +15,7 @@ from litestar.exceptions import HTTPException
 from litestar.params import FromPath, QueryParameter
 
 from litestar_userio.config import UserIOConfig
-from litestar_userio.dependencies import admin_dependencies, provide_import_service
+from litestar_userio.dependencies import admin_dependencies, authenticate_admin, provide_import_service
 from litestar_userio.errors import BodyTooLarge, InvalidRequest, UnsupportedMediaType, import_error_handler
 from litestar_userio.imports.schemas import (
     ImportRequest,
@@ -124,6 +124,7 @@ def build_import_controller(config: UserIOConfig) -> type[Controller]:
 
         path = f"{config.path_prefix}/users/import"
         tags = ["User import"]
+        guards = [authenticate_admin]
         dependencies = admin_dependencies(imports_service=provide_import_service)
         exception_handlers = {Exception: _import_errors(config.imports.max_body_size)}
         request_max_body_size = config.imports.max_body_size
