@@ -13,8 +13,10 @@ from functools import partial
 from typing import Annotated, Any
 
 from litestar import Request
+from litestar.connection import ASGIConnection
 from litestar.datastructures import State
 from litestar.di import NamedDependency, Provide
+from litestar.handlers import BaseRouteHandler
 from litestar.params import HeaderParameter
 
 from litestar_userio.auth.admin import AdminAuthenticator
@@ -34,6 +36,7 @@ __all__ = [
     "SIGNATURE_NAMESPACE",
     "admin_dependencies",
     "app_dependencies",
+    "authenticate_admin",
     "provide_admin_project",
     "provide_admin_service",
     "provide_export_service",
@@ -119,6 +122,20 @@ def provide_storage(state: State) -> Storage | None:
     return services_of(state).storage
 
 
+_ADMIN_PROJECT = "userio_admin_project"
+"""Where `authenticate_admin` leaves the project in the request's scope state."""
+
+
+async def authenticate_admin(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
+    """The admin controllers' guard (SPEC 5): a 403 error unless the request is an authenticated admin request.
+
+    A guard, not only the `project` dependency, because Litestar decodes a handler's `data` before it resolves
+    dependencies: this way a request without a valid Admin API JWT is refused before its body is read.
+    """
+    project = await services_of(connection.app.state).admin.authenticate(connection)
+    connection.scope.setdefault("state", {})[_ADMIN_PROJECT] = project
+
+
 async def provide_admin_project(
     request: Request[Any, Any, Any],
     admin_service: NamedDependency[AdminAuthenticator],
@@ -127,10 +144,13 @@ async def provide_admin_project(
         HeaderParameter(name="host", required=False, description="Selects the project (SPEC 5.4)."),
     ] = None,
 ) -> ProjectRecord:
-    """The project of an authenticated admin request (SPEC 5); raises a 403 error otherwise.
+    """The project `authenticate_admin` found (SPEC 5); authenticates here when no guard ran.
 
     `host` is read from the request by the authenticator; declared here so the OpenAPI schema shows it.
     """
+    project = request.scope.get("state", {}).get(_ADMIN_PROJECT)
+    if isinstance(project, ProjectRecord):
+        return project
     return await admin_service.authenticate(request)
 
 

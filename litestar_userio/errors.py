@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 
 import msgspec
 from litestar import Request, Response
-from litestar.exceptions import HTTPException
+from litestar.exceptions import HTTPException, ValidationException
 
 from litestar_userio.causes import Cause, describe, summarize
 
@@ -482,7 +482,28 @@ _HTTP_ERRORS: dict[int, type[UserIOError]] = {
 }
 
 
-def _as_userio_error(exc: Exception) -> UserIOError:
+def _body_refusal(request: Request[Any, Any, Any], exc: ValidationException) -> UserIOError | None:
+    """The route's own answer to an empty body, which Litestar reports as a missing `data` argument.
+
+    Litestar hands an empty body to no DTO; the route's DTO (`bodies.StrictJSONDTO`) refuses `b""` in the
+    endpoint's words (415 for a wrong content type, else "not valid JSON"), as it did when handlers parsed.
+    """
+    missing_body = isinstance(exc.extra, list) and any(
+        isinstance(e, dict) and e.get("source") == "body" for e in exc.extra
+    )
+    dto = request.route_handler.resolve_data_dto() if missing_body else None
+    if dto is None:
+        return None
+    try:
+        dto(request).decode_bytes(b"")
+    except UserIOError as refusal:
+        return refusal
+    return None
+
+
+def _as_userio_error(request: Request[Any, Any, Any], exc: Exception) -> UserIOError:
+    if isinstance(exc, ValidationException) and (refusal := _body_refusal(request, exc)) is not None:
+        return refusal
     if isinstance(exc, ServiceUnavailable):
         logger.warning("userio admin API: %s (%s)", exc.message, exc.__cause__ or exc)
         return exc
@@ -528,15 +549,15 @@ def oauth_busy_handler(_: Request[Any, Any, Any], exc: Exception) -> Response[An
     return Response(body, status_code=429, headers=headers)
 
 
-def import_error_handler(_: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
+def import_error_handler(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
     """SPEC 4.1/7.2: the import endpoints answer `{"error": "<short message>"}`."""
-    error = _as_userio_error(exc)
+    error = _as_userio_error(request, exc)
     return Response({"error": error.message}, status_code=error.status_code, headers=error.headers)
 
 
-def export_error_handler(_: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
+def export_error_handler(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
     """DECISIONS 4: the export envelope `{"error": {"name", "reason", "message", "code", "info"?}}`."""
-    error = _as_userio_error(exc)
+    error = _as_userio_error(request, exc)
     return Response({"error": error.to_object()}, status_code=error.status_code, headers=error.headers)
 
 

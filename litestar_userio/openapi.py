@@ -1,8 +1,7 @@
-"""OpenAPI for the admin endpoints, whose handlers read their bodies themselves.
+"""OpenAPI for the admin endpoints: schemas of msgspec structs, body examples, the error envelopes.
 
-The handlers parse bodies by hand (content type first, then msgspec, with the envelopes' own messages), so
-Litestar sees no `data` parameter to document. `json_body` gives an operation class that declares the body
-from the msgspec struct's JSON schema; `error_responses` documents each envelope.
+Request bodies are documented from each handler's `data` type (`bodies.StrictJSONDTO` uses `struct_schema`);
+`body_examples` adds their named examples, `error_responses` documents each envelope.
 """
 
 from __future__ import annotations
@@ -16,9 +15,9 @@ from litestar.openapi.datastructures import ResponseSpec
 from litestar.openapi.spec import (
     Components,
     Example,
-    OpenAPIMediaType,
     OpenAPIType,
     Operation,
+    Reference,
     RequestBody,
     Schema,
     SecurityScheme,
@@ -34,9 +33,10 @@ __all__ = [
     "ADMIN_SECURITY_SCHEME",
     "ExportErrorBody",
     "ImportErrorBody",
+    "body_examples",
     "document_admin_api",
     "error_responses",
-    "json_body",
+    "struct_schema",
 ]
 
 ADMIN_SECURITY_SCHEME = "AdminAPIJWT"
@@ -113,21 +113,22 @@ def struct_schema(struct: Any, items: dict[str, Any] | None = None) -> Schema:
     return result
 
 
-def json_body(
-    struct: Any, *, items: dict[str, Any] | None = None, examples: dict[str, Any] | None = None
-) -> type[Operation]:
-    """An operation class that documents an `application/json` body of type `struct`."""
-    media = OpenAPIMediaType(
-        schema=struct_schema(struct, items),
-        examples={name: Example(value=value) for name, value in (examples or {}).items()} or None,
-    )
+def body_examples(examples: dict[str, Any]) -> type[Operation]:
+    """An operation class that adds named examples to the request body Litestar documents from `data`.
+
+    Litestar puts a `Body(examples=...)` into the schema (a JSON-schema list); named examples belong to the
+    media type, and nothing else of Litestar's sets them.
+    """
+    named: dict[str, Example | Reference] = {name: Example(value=value) for name, value in examples.items()}
 
     @dataclass
-    class WithJSONBody(Operation):
+    class WithBodyExamples(Operation):
         def __post_init__(self) -> None:
-            self.request_body = RequestBody(content={"application/json": media}, required=True)
+            if isinstance(self.request_body, RequestBody):
+                for media in self.request_body.content.values():
+                    media.examples = named
 
-    return WithJSONBody
+    return WithBodyExamples
 
 
 def error_responses(envelope: type[msgspec.Struct], *codes: int) -> dict[int, ResponseSpec]:

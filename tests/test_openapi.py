@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import msgspec
 import pytest
+
+from litestar_userio.exports.controller import EXPORT_EXAMPLES
+from litestar_userio.exports.schemas import ExportRequest
+from litestar_userio.hooks.schemas import HookList, HookSecretValue, HookTestRequest
+from litestar_userio.imports.controller import IMPORT_EXAMPLES
+from litestar_userio.imports.schemas import ImportRequest
 
 ENDPOINTS = {
     ("post", "/_api/admin/users/import"): ("202", {"400", "403", "413", "415"}, "ImportErrorBody"),
@@ -92,3 +99,25 @@ async def test_the_schema_has_a_real_title_and_version(schema):
 
     assert schema["info"]["title"] != "Litestar API"
     assert schema["info"]["version"] == version("litestar-userio")
+
+
+REQUEST_TYPES = {
+    ("post", "/_api/admin/users/import"): (ImportRequest, IMPORT_EXAMPLES),
+    ("post", "/_api/admin/users/export"): (ExportRequest, EXPORT_EXAMPLES),
+    ("put", "/_api/admin/hooks"): (HookList, {}),
+    ("post", "/_api/admin/hooks/test"): (HookTestRequest, {}),
+    ("put", "/_api/admin/hooks/secrets/{name}"): (HookSecretValue, {}),
+}
+
+
+@pytest.mark.parametrize(("method", "path"), list(REQUEST_TYPES))
+async def test_request_bodies_are_documented_from_the_handlers_data_types(schema, method, path):
+    struct, examples = REQUEST_TYPES[(method, path)]
+    fields = msgspec.structs.fields(struct)
+    body = schema["paths"][path][method]["requestBody"]["content"]["application/json"]
+
+    assert body["schema"]["title"] == struct.__name__
+    assert set(body["schema"]["properties"]) == {f.name for f in fields}
+    assert body["schema"].get("required", []) == [f.name for f in fields if f.required]
+    assert body["schema"]["additionalProperties"] is False
+    assert body.get("examples", {}) == {name: {"value": value} for name, value in examples.items()}

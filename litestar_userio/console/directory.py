@@ -17,7 +17,7 @@ from litestar.params import QueryParameter
 from litestar_userio.config import UserIOConfig
 from litestar_userio.console.repository import DirectoryRepository
 from litestar_userio.db.engine import Database
-from litestar_userio.dependencies import admin_dependencies, services_of
+from litestar_userio.dependencies import admin_dependencies, authenticate_admin, services_of
 from litestar_userio.errors import export_error_handler
 from litestar_userio.openapi import ExportErrorBody, error_responses
 from litestar_userio.projects.service import ProjectRecord, ProjectService
@@ -113,6 +113,7 @@ def build_directory_controller(config: UserIOConfig) -> type[Controller]:
 
         path = config.path_prefix
         tags = ["Directory"]
+        guards = [authenticate_admin]
         dependencies = admin_dependencies(directory=provide_directory)
         exception_handlers = {Exception: export_error_handler}
 

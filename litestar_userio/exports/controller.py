@@ -8,11 +8,12 @@ from urllib.parse import urlsplit, urlunsplit
 import msgspec
 from litestar import Controller, Request, Response, get, post
 from litestar.di import NamedDependency
-from litestar.params import FromPath, QueryParameter
+from litestar.params import FromPath, JSONBody, QueryParameter
 
+from litestar_userio.bodies import StrictJSONDTO
 from litestar_userio.causes import schema_causes
 from litestar_userio.config import UserIOConfig
-from litestar_userio.dependencies import admin_dependencies, provide_export_service
+from litestar_userio.dependencies import admin_dependencies, authenticate_admin, provide_export_service
 from litestar_userio.errors import (
     Cause,
     DuplicateKeyFound,
@@ -29,11 +30,11 @@ from litestar_userio.exports.schemas import (
 from litestar_userio.exports.service import ExportService
 from litestar_userio.imports.validation import cause_from_msgspec
 from litestar_userio.jsonbody import find_duplicate_key
-from litestar_userio.openapi import ExportErrorBody, error_responses, json_body
+from litestar_userio.openapi import ExportErrorBody, body_examples, error_responses
 from litestar_userio.paging import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, decode_cursor
 from litestar_userio.projects.service import ProjectRecord
 
-__all__ = ["EXPORT_EXAMPLES", "build_export_controller", "parse_export_request"]
+__all__ = ["EXPORT_EXAMPLES", "ExportRequestDTO", "build_export_controller", "parse_export_request"]
 
 EXPORT_EXAMPLES = {
     "ndjson": {"format": "ndjson"},
@@ -73,6 +74,15 @@ def _every_cause(body: bytes) -> list[Cause]:
         return []
 
 
+class ExportRequestDTO(StrictJSONDTO[ExportRequest]):
+    """`data: ExportRequest`, decoded by `parse_export_request`."""
+
+    @classmethod
+    def parse(cls, content_type: str, body: bytes) -> ExportRequest:
+        """See `parse_export_request`."""
+        return parse_export_request(content_type, body)
+
+
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
@@ -103,6 +113,7 @@ def build_export_controller(config: UserIOConfig) -> type[Controller]:
 
         path = f"{config.path_prefix}/users/export"
         tags = ["User export"]
+        guards = [authenticate_admin]
         dependencies = admin_dependencies(exports_service=provide_export_service)
         exception_handlers = {Exception: export_error_handler}
         request_max_body_size = 64 * 1024
@@ -112,17 +123,17 @@ def build_export_controller(config: UserIOConfig) -> type[Controller]:
             status_code=202,
             summary="Initiate a bulk user export",
             description="One running export per project and the `UserExport` rate-limit bucket (SPEC 8).",
-            operation_class=json_body(ExportRequest, examples=EXPORT_EXAMPLES),
+            dto=ExportRequestDTO,
+            operation_class=body_examples(EXPORT_EXAMPLES),
             responses=error_responses(ExportErrorBody, 400, 403, 415, 429, 500, 503),
         )
         async def initiate(
             self,
-            request: Request[Any, Any, Any],
+            data: JSONBody[ExportRequest],
             project: NamedDependency[ProjectRecord],
             exports_service: NamedDependency[ExportService],
         ) -> Response[ExportResult]:
-            body = parse_export_request(request.headers.get("content-type", ""), await request.body())
-            task = await exports_service.initiate(project, body)
+            task = await exports_service.initiate(project, data)
             return Response(ExportResult(task), status_code=202, headers={"Location": f"{self.path}/{task.id}"})
 
         @get(

@@ -12,10 +12,16 @@ import jwt
 import msgspec
 from litestar import Controller, Request, delete, get, post, put
 from litestar.di import NamedDependency
-from litestar.params import FromPath, Parameter
+from litestar.params import FromPath, JSONBody, Parameter
 
+from litestar_userio.bodies import StrictJSONDTO
 from litestar_userio.config import UserIOConfig
-from litestar_userio.dependencies import admin_dependencies, provide_hook_service, provide_token_service
+from litestar_userio.dependencies import (
+    admin_dependencies,
+    authenticate_admin,
+    provide_hook_service,
+    provide_token_service,
+)
 from litestar_userio.errors import (
     Cause,
     DuplicateKeyFound,
@@ -47,19 +53,19 @@ from litestar_userio.hooks.schemas import (
 from litestar_userio.hooks.service import HookService
 from litestar_userio.imports.validation import cause_from_msgspec
 from litestar_userio.jsonbody import find_duplicate_key
-from litestar_userio.openapi import ExportErrorBody, error_responses, json_body
+from litestar_userio.openapi import ExportErrorBody, error_responses
 from litestar_userio.projects.service import ProjectRecord
 from litestar_userio.tokens.service import TokenService
 
-__all__ = ["build_hooks_controller"]
+__all__ = ["HookBodyDTO", "build_hooks_controller", "parse_hook_body"]
 
 T = TypeVar("T")
 
 
-async def _body(request: Request[Any, Any, Any], kind: type[T]) -> T:
-    if request.headers.get("content-type", "").split(";", 1)[0].strip().lower() != "application/json":
+def parse_hook_body(content_type: str, body: bytes, kind: type[T]) -> T:
+    """Decode a hooks API body; every problem is `Invalid/ValidationFailed` with its cause (as for exports)."""
+    if content_type.split(";", 1)[0].strip().lower() != "application/json":
         raise UnsupportedMediaType()
-    body = await request.body()
     try:
         decoded = msgspec.json.decode(body, type=kind)
     except msgspec.ValidationError as exc:
@@ -69,6 +75,15 @@ async def _body(request: Request[Any, Any, Any], kind: type[T]) -> T:
     if duplicate := find_duplicate_key(body):
         raise DuplicateKeyFound(duplicate.key, duplicate.location)
     return decoded
+
+
+class HookBodyDTO(StrictJSONDTO[T]):
+    """`data: HookList` and the other hooks API bodies (`HookBodyDTO[HookList]`), decoded by `parse_hook_body`."""
+
+    @classmethod
+    def parse(cls, content_type: str, body: bytes) -> T:
+        """See `parse_hook_body`."""
+        return parse_hook_body(content_type, body, cls.model_type)
 
 
 def _origin(request: Request[Any, Any, Any]) -> str:
@@ -110,6 +125,7 @@ def build_hooks_controller(config: UserIOConfig) -> type[Controller]:
 
         path = f"{config.path_prefix}/hooks"
         tags = ["Token hooks"]
+        guards = [authenticate_admin]
         dependencies = admin_dependencies(hooks_service=provide_hook_service, tokens_service=provide_token_service)
         exception_handlers = {Exception: export_error_handler}
         request_max_body_size = 2 * 1024 * 1024
@@ -128,18 +144,18 @@ def build_hooks_controller(config: UserIOConfig) -> type[Controller]:
         @put(
             "/",
             summary="Replace the hooks (a new version); every hook must compile or nothing changes",
-            operation_class=json_body(HookList),
+            dto=HookBodyDTO[HookList],
             responses=error_responses(ExportErrorBody, 400, 403, 415, 503),
         )
         async def replace_hooks(
             self,
             request: Request[Any, Any, Any],
+            data: JSONBody[HookList],
             project: NamedDependency[ProjectRecord],
             hooks_service: NamedDependency[HookService],
         ) -> HookListResult:
-            body = await _body(request, HookList)
-            allowlist = None if body.fetch_allowlist is msgspec.UNSET else body.fetch_allowlist
-            await hooks_service.replace(project.id, body.hooks, allowlist, _actor(request))
+            allowlist = None if data.fetch_allowlist is msgspec.UNSET else data.fetch_allowlist
+            await hooks_service.replace(project.id, data.hooks, allowlist, _actor(request))
             hooks, saved_allowlist = await hooks_service.settings(project.id)
             return HookListResult(HookList([h.spec() for h in hooks], saved_allowlist))
 
@@ -173,18 +189,17 @@ def build_hooks_controller(config: UserIOConfig) -> type[Controller]:
         @put(
             "/secrets/{name:str}",
             summary="Set a hook secret (encrypted at rest; hooks read it as ctx.secrets.NAME)",
-            operation_class=json_body(HookSecretValue),
+            dto=HookBodyDTO[HookSecretValue],
             responses=error_responses(ExportErrorBody, 400, 403, 415, 500, 503),
         )
         async def put_secret(
             self,
-            request: Request[Any, Any, Any],
+            data: JSONBody[HookSecretValue],
             name: FromPath[str],
             project: NamedDependency[ProjectRecord],
             hooks_service: NamedDependency[HookService],
         ) -> HookSecretResult:
-            body = await _body(request, HookSecretValue)
-            updated = await hooks_service.put_secret(project.id, name, body.value)
+            updated = await hooks_service.put_secret(project.id, name, data.value)
             return HookSecretResult(HookSecretInfo(name, updated))
 
         @delete(
@@ -278,25 +293,25 @@ def build_hooks_controller(config: UserIOConfig) -> type[Controller]:
             "/test",
             status_code=200,
             summary="Run hooks against a user and client; nothing is issued",
-            operation_class=json_body(HookTestRequest),
+            dto=HookBodyDTO[HookTestRequest],
             responses=error_responses(ExportErrorBody, 400, 403, 404, 415, 503),
         )
         async def test_hooks(
             self,
             request: Request[Any, Any, Any],
+            data: JSONBody[HookTestRequest],
             project: NamedDependency[ProjectRecord],
             hooks_service: NamedDependency[HookService],
             tokens_service: NamedDependency[TokenService],
         ) -> HookTestResult:
-            body = await _body(request, HookTestRequest)
-            hooks = None if body.hooks is msgspec.UNSET else await hooks_service.compile_all(body.hooks)
+            hooks = None if data.hooks is msgspec.UNSET else await hooks_service.compile_all(data.hooks)
             preview = await tokens_service.preview(
-                project.id, body.event, body.client_id, body.user_id, issuer=_origin(request), hooks=hooks
+                project.id, data.event, data.client_id, data.user_id, issuer=_origin(request), hooks=hooks
             )
-            application = await tokens_service.applications.get(project.id, body.client_id)
-            if body.event == "oidc.jwt.pre_create" and application and not application.issue_jwt_access_token:
+            application = await tokens_service.applications.get(project.id, data.client_id)
+            if data.event == "oidc.jwt.pre_create" and application and not application.issue_jwt_access_token:
                 preview.warnings.append(
-                    f"client {body.client_id!r} gets opaque access tokens: oidc.jwt.pre_create hooks never run for"
+                    f"client {data.client_id!r} gets opaque access tokens: oidc.jwt.pre_create hooks never run for"
                     " it (this preview shows what they would do to a JWT)"
                 )
             return HookTestResult(preview)

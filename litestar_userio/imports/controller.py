@@ -6,16 +6,17 @@ import hashlib
 import re
 from collections.abc import Callable
 from itertools import accumulate
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 import msgspec
 from litestar import Controller, Request, Response, get, post
 from litestar.di import NamedDependency
 from litestar.exceptions import HTTPException
-from litestar.params import FromPath, QueryParameter
+from litestar.params import FromPath, JSONBody, QueryParameter
 
+from litestar_userio.bodies import StrictJSONDTO
 from litestar_userio.config import UserIOConfig
-from litestar_userio.dependencies import admin_dependencies, provide_import_service
+from litestar_userio.dependencies import admin_dependencies, authenticate_admin, provide_import_service
 from litestar_userio.errors import BodyTooLarge, InvalidRequest, UnsupportedMediaType, import_error_handler
 from litestar_userio.imports.schemas import (
     ImportRequest,
@@ -26,11 +27,11 @@ from litestar_userio.imports.schemas import (
 )
 from litestar_userio.imports.service import ImportService
 from litestar_userio.jsonbody import find_duplicate_key
-from litestar_userio.openapi import ImportErrorBody, error_responses, json_body
+from litestar_userio.openapi import ImportErrorBody, body_examples, error_responses
 from litestar_userio.paging import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, decode_cursor
 from litestar_userio.projects.service import ProjectRecord
 
-__all__ = ["IMPORT_EXAMPLES", "build_import_controller", "parse_import_request"]
+__all__ = ["IMPORT_EXAMPLES", "ImportRequestDTO", "build_import_controller", "parse_import_request"]
 
 IMPORT_EXAMPLES = {
     "bcrypt users": {
@@ -94,6 +95,17 @@ def parse_import_request(content_type: str, body: bytes) -> ImportRequest:
     return request
 
 
+class ImportRequestDTO(StrictJSONDTO[ImportRequest]):
+    """`data: ImportRequest`, decoded by `parse_import_request`; records are documented as `UserRecord`."""
+
+    documented_items: ClassVar[dict[str, Any]] = {"records": UserRecord}
+
+    @classmethod
+    def parse(cls, content_type: str, body: bytes) -> ImportRequest:
+        """See `parse_import_request`."""
+        return parse_import_request(content_type, body)
+
+
 def idempotency_key(header: str | None) -> str | None:
     """The `Idempotency-Key` header (beyond SPEC): 1-255 printable ASCII characters, or absent."""
     if header is None:
@@ -125,6 +137,7 @@ def build_import_controller(config: UserIOConfig) -> type[Controller]:
 
         path = f"{config.path_prefix}/users/import"
         tags = ["User import"]
+        guards = [authenticate_admin]
         dependencies = admin_dependencies(imports_service=provide_import_service)
         exception_handlers = {Exception: _import_errors(config.imports.max_body_size)}
         request_max_body_size = config.imports.max_body_size
@@ -137,23 +150,23 @@ def build_import_controller(config: UserIOConfig) -> type[Controller]:
                 "Stores the task and answers at once; records are validated one by one in the job. An "
                 "`Idempotency-Key` header makes a replay (an answer lost on the way) answer the same task."
             ),
-            operation_class=json_body(ImportRequest, items={"records": UserRecord}, examples=IMPORT_EXAMPLES),
+            dto=ImportRequestDTO,
+            operation_class=body_examples(IMPORT_EXAMPLES),
             responses=error_responses(ImportErrorBody, 400, 403, 409, 413, 415, 503),
         )
         async def initiate(
             self,
             request: Request[Any, Any, Any],
+            data: JSONBody[ImportRequest],
             project: NamedDependency[ProjectRecord],
             imports_service: NamedDependency[ImportService],
         ) -> Response[ImportTaskCreated]:
-            raw = await request.body()
-            body = parse_import_request(request.headers.get("content-type", ""), raw)
             key = idempotency_key(request.headers.get("idempotency-key"))
             created = await imports_service.create_task(
                 project,
-                body,
+                data,
                 idempotency_key=key,
-                request_sha256=hashlib.sha256(raw).hexdigest() if key is not None else None,
+                request_sha256=hashlib.sha256(await request.body()).hexdigest() if key is not None else None,
             )
             return Response(created, status_code=202, headers={"Location": f"{self.path}/{created.id}"})
 

@@ -229,3 +229,34 @@ async def test_the_raw_token_helper_signs_a_token_the_server_accepts(project):
     response = await _post(project, token)
 
     assert response.status_code == 202
+
+
+REFUSED_BODIES = {
+    "not JSON": (b"{", "application/json"),
+    "not JSON content": (b'{"format": "csv"}', "text/plain"),
+    "empty": (b"", "application/json"),
+    "over every body limit": (b'{"a": "' + b"x" * 2_100_000 + b'"}', "application/json"),
+}
+BODY_ENDPOINTS = [
+    ("POST", IMPORT),
+    ("POST", "/_api/admin/users/export"),
+    ("PUT", "/_api/admin/hooks"),
+    ("POST", "/_api/admin/hooks/test"),
+    ("PUT", "/_api/admin/hooks/secrets/CRM_KEY"),
+]
+
+
+@pytest.mark.parametrize(("method", "path"), BODY_ENDPOINTS)
+@pytest.mark.parametrize("case", list(REFUSED_BODIES))
+async def test_without_a_token_the_body_is_never_judged(project, method, path, case):
+    """403 whatever the body: authentication comes before the body is read (and before its 400, 413 or 415)."""
+    body, content_type = REFUSED_BODIES[case]
+
+    response = await project.env.client.request(
+        method, path, content=body, headers={"Host": project.host, "Content-Type": content_type}
+    )
+
+    assert response.status_code == 403
+    error = response.json()["error"]
+    message = error if path == IMPORT else error["message"]
+    assert message == "missing Authorization: Bearer <Admin API JWT>"

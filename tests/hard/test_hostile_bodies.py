@@ -136,6 +136,38 @@ async def test_malformed_body_is_a_400(project, endpoint_name, case):
 
 
 @pytest.mark.parametrize("endpoint_name", list(ENDPOINTS))
+async def test_an_empty_body_is_refused_as_json_that_is_not_there(project, endpoint_name):
+    """Litestar reports an empty body as a missing argument; the answer is the endpoint's own, as for `{`."""
+    endpoint = ENDPOINTS[endpoint_name]
+
+    response = await send(project, endpoint, b"")
+
+    error = assert_error(response, endpoint, 400)
+    if endpoint.import_envelope:
+        assert error == "request body is not valid JSON: Input data was truncated"
+    else:
+        assert (error["reason"], error["message"]) == ("ValidationFailed", "request body is not valid JSON")
+        assert error["info"]["causes"][0]["details"] == {"error": "Input data was truncated"}
+
+
+@pytest.mark.parametrize("endpoint_name", list(ENDPOINTS))
+async def test_an_empty_body_of_another_content_type_is_a_415(project, endpoint_name):
+    endpoint = ENDPOINTS[endpoint_name]
+
+    response = await send(project, endpoint, b"", "text/plain")
+
+    assert assert_error(response, endpoint, 415) in (
+        "Content-Type must be application/json",
+        {
+            "name": "Invalid",
+            "reason": "UnsupportedMediaType",
+            "message": "Content-Type must be application/json",
+            "code": 415,
+        },
+    )
+
+
+@pytest.mark.parametrize("endpoint_name", list(ENDPOINTS))
 async def test_a_bom_before_the_json_is_a_400(project, endpoint_name):
     """RFC 8259 8.1: a BOM must not be sent and may be refused; we refuse it rather than guess."""
     endpoint = ENDPOINTS[endpoint_name]
