@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import email_validator
+import phonenumbers
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -16,6 +17,7 @@ from litestar_userio.users.formats import (
     is_timezone,
     normalize_login_id,
 )
+from litestar_userio.users.login_ids import login_id_key
 
 ATOM = st.text(
     alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789!#$%&'*+/=?^_`{|}~-",
@@ -143,3 +145,47 @@ def test_http_url(value, ok):
 )
 def test_login_ids_are_matched_on_a_normalized_value(attribute, value, normalized):
     assert normalize_login_id(attribute, value) == normalized
+
+
+_PHONES = [
+    "+14155552671",
+    "+1 415 555 2671",
+    "(415) 555-2671",
+    "+11415552671",
+    "+44 07911 123456",
+    "+4407911123456",
+    "+447911123456",
+    "+390612345678",
+    "+5491123456789",
+    "+54 9 11 2345-6789",
+    "tel:555-1234;phone-context=+1415",
+    "+1-800-FLOWERS",
+    "+14155552671 ext. 12",
+    "+١٤١٥٥٥٥٢٦٧١",
+    "\uff0b\uff11\uff14\uff11\uff15\uff15\uff15\uff15\uff12\uff16\uff17\uff11",  # fullwidth
+    "",
+    "+",
+    "+0123456",
+    "+999123456",
+    "+80012345678",
+    "+1",
+    "+12",
+    "+123456789012345678901",
+]
+
+
+@pytest.mark.parametrize("value", _PHONES)
+def test_the_clients_login_id_key_is_the_normalized_login_id(value):
+    for attribute in ("phone_number", "email", "preferred_username"):
+        assert login_id_key(attribute, value) == normalize_login_id(attribute, value)
+
+
+@settings(max_examples=3000)
+@given(
+    st.sampled_from(sorted(phonenumbers.COUNTRY_CODE_TO_REGION_CODE)),
+    st.text("0123456789", max_size=18),
+    st.sampled_from(["", "0", "00", "1", "8", "9", "15", "0 "]),
+)
+def test_the_clients_phone_key_agrees_for_every_country_code(country_code, rest, prefix):
+    value = f"+{country_code}{prefix}{rest}"
+    assert login_id_key("phone_number", value) == normalize_login_id("phone_number", value)

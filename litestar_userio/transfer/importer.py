@@ -18,6 +18,8 @@ from __future__ import annotations
 import asyncio
 import bisect
 import contextlib
+import gc
+import itertools
 import os
 import shlex
 import signal
@@ -39,7 +41,7 @@ from litestar_userio.transfer.progress import ImportProgress, Snapshot, format_c
 from litestar_userio.transfer.reader import CSVRows, InputError, JSONRecords, RequestOptions, decode_record, one_line
 from litestar_userio.transfer.report import OUTCOMES, ReportError, ReportWriter, ResumeState, read_report
 from litestar_userio.transfer.summary import FailureSummary, failures_path
-from litestar_userio.users.formats import normalize_login_id
+from litestar_userio.users.login_ids import login_id_key
 
 __all__ = [
     "DEFAULT_MAX_REQUEST_BYTES",
@@ -136,14 +138,14 @@ _login_ids_decoder = msgspec.json.Decoder(_LoginIds)
 
 
 def _keys(email: Any, phone: Any, username: Any) -> tuple[str, ...]:
-    """The server's own normalization (users/formats.py), so both sides agree on which records are one user."""
+    """The server's own normalization (users/login_ids.py), so both sides agree on which records are one user."""
     keys = []
     if isinstance(email, str):
-        keys.append("email:" + normalize_login_id("email", email))
+        keys.append("email:" + login_id_key("email", email))
     if isinstance(phone, str):
-        keys.append("phone_number:" + normalize_login_id("phone_number", phone))
+        keys.append("phone_number:" + login_id_key("phone_number", phone))
     if isinstance(username, str):
-        keys.append("preferred_username:" + normalize_login_id("preferred_username", username))
+        keys.append("preferred_username:" + login_id_key("preferred_username", username))
     return tuple(keys)
 
 
@@ -280,9 +282,22 @@ def scan_input(path: Path, source: str | None, phone_region: str | None = None) 
         size = os.fstat(stream.fileno()).st_size
         phones = PhoneFixer(phone_region) if phone_region else None
         reader = _Input(stream, SOURCES[source] if source else None, lambda: False, phones=phones)
-        reader.with_keys = False
-        count = sum(1 for _ in reader.records())
+        if reader.json is not None and source is None and phones is None:
+            count = _check_records(reader.json)
+        else:
+            reader.with_keys = False
+            count = sum(1 for _ in reader.records())
         return InputSummary(count, reader.layout, reader.options, size)
+
+
+def _check_records(records: JSONRecords) -> int:
+    """Check records sent as they are, and count them: `_Input.records` less what only sending needs."""
+    strip = records.layout == "ndjson"
+    count = 0
+    for item in records:
+        _raw_login_keys(item.line, item.raw.strip(b" \t\r") if strip else item.raw, normalize=False)
+        count += 1
+    return count
 
 
 # Units of work, in input order. The emitter writes them in this order.
@@ -302,7 +317,7 @@ class _Batch:
     keys: frozenset[str] = frozenset()
     processed: int = 0
     done: asyncio.Event = field(default_factory=asyncio.Event)
-    runner: asyncio.Task[list[dict[str, Any]]] | None = None
+    runner: asyncio.Task[list[_Detail]] | None = None
     previous: _Batch | None = None
     """The request sent before this one: its status is read first (tasks finish, and are written, in order)."""
 
@@ -330,6 +345,52 @@ class _Rejected:
 
 
 _Unit = _Batch | _Done | _Rejected
+
+
+_Detail = dict[str, msgspec.Raw]
+"""A task's detail about one record: each member's JSON exactly as the server sent it."""
+_details_decoder = msgspec.json.Decoder(list[_Detail])
+_OUTCOMES_JSON: Final = {_encoder.encode(name): name for name in OUTCOMES}
+
+
+def _decode_details(task_id: str, details: msgspec.Raw) -> list[_Detail]:
+    """The details of a completed task; their members stay undecoded (they go into the report as they are)."""
+    raw = bytes(details)
+    if b"\n" in raw or b"\r" in raw:
+        raw = msgspec.json.format(raw, indent=-1)  # one report line per record, whatever the server's layout
+    try:
+        return _details_decoder.decode(raw)
+    except msgspec.DecodeError as exc:
+        raise TransferError(f"task {task_id} completed without details") from exc
+
+
+def _in_order(batch: _Batch, details: list[_Detail]) -> list[_Detail]:
+    """The details by record position; a `TransferError` unless there is exactly one per record."""
+    count = len(batch.records)
+    wrong = TransferError(f"task {batch.task_id} reported {len(details)} details for {count} records")
+    if len(details) != count:
+        raise wrong
+    ordered: list[_Detail | None] = [None] * count
+    for detail in details:
+        try:
+            position = int(bytes(detail["index"]))
+        except (KeyError, ValueError):
+            raise wrong from None
+        if not 0 <= position < count or ordered[position] is not None:
+            raise wrong
+        ordered[position] = detail
+    return ordered  # type: ignore[return-value]  # one detail per position: none is left None
+
+
+def _outcome(batch: _Batch, detail: _Detail) -> str:
+    raw = detail.get("outcome")
+    outcome = _OUTCOMES_JSON.get(bytes(raw)) if raw is not None else None
+    if outcome is None:
+        value = msgspec.json.decode(raw) if raw is not None else None
+        if value not in OUTCOMES:
+            raise TransferError(f"task {batch.task_id} reported an unknown outcome {value!r}")
+        outcome = value
+    return outcome
 
 
 def _split(batch: _Batch, cut: int) -> tuple[_Batch, _Batch]:
@@ -407,17 +468,19 @@ class _Batcher:
             )
         records, keys, size = [record], set(record.keys), self._head_size + len(record.body)
         resubmitted = {index} if self._is_uncertain(index) else set()
+        resumed = self._resume is not None  # else nothing to skip or mark: no per-record look-ups
         while (following := self._peek()) is not None:
             next_index, next_record = following
-            if next_index in self._open_tasks or self._is_done(next_index):
+            if resumed and (next_index in self._open_tasks or self._is_done(next_index)):
                 break
-            if size + 1 + len(next_record.body) > self._limit:
+            grown = size + 1 + len(next_record.body)
+            if grown > self._limit:
                 break
-            self._take()
+            self._next = None
             records.append(next_record)
             keys.update(next_record.keys)
-            size += 1 + len(next_record.body)
-            if self._is_uncertain(next_index):
+            size = grown
+            if resumed and self._is_uncertain(next_index):
                 resubmitted.add(next_index)
         return _Batch(index, records, keys=frozenset(keys), resubmitted=frozenset(resubmitted))
 
@@ -678,6 +741,8 @@ class Importer:
         self._sent = 0
         self.report: ReportWriter | None = None
         self._failed: BinaryIO | None = None
+        self._failures = FailureSummary() if plan.resume is None else None
+        """A new run's failures and warnings, counted as written (a resumed run reads its whole report)."""
 
     # Writing.
 
@@ -693,6 +758,10 @@ class Importer:
         assert self._failed is not None
         self._failed.flush()
 
+    def _summarize(self, line: dict[str, Any]) -> None:
+        if self._failures is not None:
+            self._failures.add(_encoder.encode(line))
+
     def _count(self, index: int, outcome: str) -> None:
         self.snapshot.counts[outcome] += 1
         self.snapshot.done += 1
@@ -706,9 +775,15 @@ class Importer:
             return
         if isinstance(unit, _Rejected):
             errors = [{"name": "Invalid", "reason": "RecordTooLarge", "message": unit.message}]
-            self.report.write(
-                [{"index": unit.index, "line": unit.record.line, "task": None, "outcome": "failed", "errors": errors}]
-            )
+            rejected = {
+                "index": unit.index,
+                "line": unit.record.line,
+                "task": None,
+                "outcome": "failed",
+                "errors": errors,
+            }
+            self.report.write([rejected])
+            self._summarize(rejected)
             self._write_failed([reader.failed_line(unit.record.raw)])
             self._count(unit.index, "failed")
             self._flush()
@@ -717,24 +792,25 @@ class Importer:
         details = await unit.runner
         lines: list[Any] = []
         failed: list[bytes] = []
-        for detail in details:
-            position = detail["index"]
-            index = unit.first + position
-            outcome = detail["outcome"]
-            record = unit.records[position]
+        for index, record, detail in zip(itertools.count(unit.first), unit.records, details):
+            outcome = _outcome(unit, detail)
             if outcome == "failed":
                 failed.append(reader.failed_line(record.raw))
             if index in unit.written:
                 continue
+            # The server's members in its order (values as sent), between ours; `index` becomes global.
             line: dict[str, Any] = {"index": index, "line": record.line, "task": unit.task_id}
-            line.update((k, v) for k, v in detail.items() if k not in ("index", "record"))
+            line.update(detail)
+            line["index"] = index
             if record.warnings:
                 line["client_warnings"] = record.warnings
             if index in unit.resubmitted:
                 line["resubmitted"] = True
-            line["record"] = detail.get("record")  # last: the long part, after what a reader scans for
+            line["record"] = line.pop("record", None)  # last: the long part, after what a reader scans for
             lines.append(line)
             self._count(index, outcome)
+            if outcome == "failed" or "client_warnings" in line:
+                self._summarize(line)
         self.report.write(lines)
         self._write_failed(failed)
         self._flush()
@@ -743,7 +819,7 @@ class Importer:
 
     # Sending and following one request.
 
-    async def _follow(self, batch: _Batch) -> list[dict[str, Any]]:
+    async def _follow(self, batch: _Batch) -> list[_Detail]:
         assert self.report is not None
         try:
             if batch.task_id is None:
@@ -758,11 +834,7 @@ class Importer:
                     holders.remove(batch)
                     if not holders:
                         del self._keys[key]
-        if len(details) != len(batch.records) or sorted(d["index"] for d in details) != list(range(len(details))):
-            raise TransferError(
-                f"task {batch.task_id} reported {len(details)} details for {len(batch.records)} records"
-            )
-        return sorted(details, key=lambda d: int(d["index"]))
+        return _in_order(batch, details)
 
     async def _send(self, batch: _Batch) -> None:
         assert self.report is not None
@@ -795,7 +867,7 @@ class Importer:
             if not self._posting:
                 self._posting_idle.set()
 
-    async def _wait(self, batch: _Batch) -> list[dict[str, Any]]:
+    async def _wait(self, batch: _Batch) -> list[_Detail]:
         """The task's details once it completed.
 
         Only the oldest unfinished task is polled: the server queues tasks in order, and results are written in
@@ -817,24 +889,25 @@ class Importer:
                         "(tasks are kept 24 hours): whether those records were applied cannot be told from here"
                     ) from exc
                 raise
-            if status.get("status") == "completed":
-                details = status.get("details")
-                if not isinstance(details, list):
-                    raise TransferError(f"task {batch.task_id} completed without details")
-                return details
-            progress = status.get("progress")
-            if isinstance(progress, dict):
-                batch.processed = int(progress.get("processed", 0))
+            if status.status == "completed":
+                return _decode_details(batch.task_id, status.details)
+            if isinstance(status.progress, dict):
+                batch.processed = int(status.progress.get("processed", 0))
             await asyncio.sleep(delay)
             delay = min(delay * 2, _POLL_MAX)
 
     def _hold(self, batch: _Batch) -> None:
-        for key in batch.keys:
-            self._keys.setdefault(key, []).append(batch)
+        if self._keys.keys().isdisjoint(batch.keys):
+            self._keys.update({key: [batch] for key in batch.keys})
+        else:
+            for key in batch.keys:
+                self._keys.setdefault(key, []).append(batch)
         self._in_flight.append(batch)
 
     def _free_prefix(self, batch: _Batch) -> tuple[int, _Batch | None]:
         """How many leading records no request in flight holds a login id of, and the first one that blocks."""
+        if self._keys.keys().isdisjoint(batch.keys):  # the usual case, without a look at each record
+            return len(batch.records), None
         for position, record in enumerate(batch.records):
             for key in record.keys:
                 holders = self._keys.get(key)
@@ -934,6 +1007,10 @@ class Importer:
 
     async def run(self) -> ImportResult:
         """Send everything not done yet, follow it to the end, write report and failed file."""
+        with _rare_collections():
+            return await self._run()
+
+    async def _run(self) -> ImportResult:
         settings = self.settings
         phones = PhoneFixer(self.plan.phone_region) if self.plan.phone_region else None
         reader = self.plan.stdin or _Input(_open(settings.path), self.source, lambda: self.upsert, phones=phones)
@@ -968,7 +1045,7 @@ class Importer:
             self.report.summary(summary)
             self.report.sync()
             self.report.close()
-            failures = FailureSummary.from_report(settings.report)
+            failures = self._failures if self._failures is not None else FailureSummary.from_report(settings.report)
             failures.write(self.plan.summary_path, records=batcher.read, counts=self.snapshot.counts)
             return ImportResult(
                 total=batcher.read,
@@ -987,6 +1064,25 @@ class Importer:
             self.report.close()
             if stream is not sys.stdin.buffer:
                 stream.close()
+
+
+@contextlib.contextmanager
+def _rare_collections() -> Iterator[None]:
+    """Run with the cyclic garbage collector mostly idle.
+
+    A run allocates a few objects per record, nearly all freed by reference counting, yet the default
+    collections kept walking every live object (modules, records in flight): 0.45 s of CPU per 100 000
+    records (bench/cli_import.py). Objects that exist before the run are frozen out of collections, and
+    collections are 30 times rarer.
+    """
+    thresholds = gc.get_threshold()
+    gc.freeze()
+    gc.set_threshold(20_000, 20, 20)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*thresholds)
+        gc.unfreeze()
 
 
 def _first_error(group: BaseExceptionGroup[Any]) -> BaseException:

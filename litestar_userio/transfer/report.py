@@ -167,7 +167,7 @@ class ReportWriter:
     def write(self, items: list[Any]) -> None:
         """Write JSON lines and hand them to the OS (enough to survive the process being killed)."""
         if items:
-            self._file.write(b"".join(_encoder.encode(item) + b"\n" for item in items))
+            self._file.write(_encoder.encode_lines(items))
             self._file.flush()
 
     def run(self, header: dict[str, Any]) -> None:

@@ -34,6 +34,9 @@ class _Line(msgspec.Struct):
     client_warnings: list[dict[str, str]] | None = None
 
 
+_line_decoder = msgspec.json.Decoder(_Line)
+
+
 def _at(document: Any, pointer: str) -> Any:
     """The value a JSON pointer names in the record's echo, or None."""
     current = document
@@ -105,24 +108,25 @@ class FailureSummary:
     def from_report(cls, path: Path) -> FailureSummary:
         """The summary of every outcome in a report."""
         summary = cls()
-        decoder = msgspec.json.Decoder(_Line)
         with path.open("rb") as file:
             for raw in file:
-                if not raw.startswith(b'{"index"') or (
-                    b'"outcome":"failed"' not in raw and b'"client_warnings"' not in raw
-                ):
-                    continue
-                try:
-                    item = decoder.decode(raw)
-                except (msgspec.DecodeError, msgspec.ValidationError):
-                    continue
-                if item.index is None:
-                    continue
-                if item.outcome == "failed":
-                    summary.failed(item.index, item.line, item.errors, item.record)
-                if item.client_warnings:
-                    summary.warned(item.index, item.line, item.client_warnings)
+                summary.add(raw)
         return summary
+
+    def add(self, raw: bytes) -> None:
+        """Count one line of a report, as written (a new run counts its lines as it writes them)."""
+        if not raw.startswith(b'{"index"') or (b'"outcome":"failed"' not in raw and b'"client_warnings"' not in raw):
+            return
+        try:
+            item = _line_decoder.decode(raw)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return
+        if item.index is None:
+            return
+        if item.outcome == "failed":
+            self.failed(item.index, item.line, item.errors, item.record)
+        if item.client_warnings:
+            self.warned(item.index, item.line, item.client_warnings)
 
     def as_json(self, *, records: int, counts: dict[str, int]) -> dict[str, Any]:
         """The summary file's content."""

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 
 import jwt
+import msgspec
 import pytest
 
 from litestar_userio.clock import FrozenClock
@@ -95,3 +97,23 @@ def test_signed_tokens_are_renewed_before_they_expire():
     claims = jwt.decode(second, options={"verify_signature": False})
     assert claims["aud"] == "demo"
     assert claims["exp"] - claims["iat"] == 600
+
+
+def test_details_laid_out_over_lines_still_give_one_report_line_per_record(tmp_path):
+    from litestar_userio.transfer.importer import _decode_details
+
+    status = (
+        b'[\n  {\n    "index": 0,\n    "record": {"email": "a@x.com", "name": "Ada\\nLovelace"},\n'
+        b'    "outcome": "inserted"\n  },\n  {"index": 1, "outcome": "failed", "errors": [{"reason": "X"}]}\n]'
+    )
+    details = _decode_details("task_A", msgspec.Raw(status))
+    path = tmp_path / "report.ndjson"
+    writer = ReportWriter(path, append=False)
+    writer.write([{"task": "task_A", **detail} for detail in details])
+    writer.close()
+
+    lines = path.read_bytes().splitlines()
+    assert [json.loads(line) for line in lines] == [
+        {"task": "task_A", "index": 0, "record": {"email": "a@x.com", "name": "Ada\nLovelace"}, "outcome": "inserted"},
+        {"task": "task_A", "index": 1, "outcome": "failed", "errors": [{"reason": "X"}]},
+    ]
