@@ -64,17 +64,25 @@ async def wait_for(predicate, timeout: float = 90, interval: float = 0.02):
     raise AssertionError("timed out")
 
 
+async def import_beside_a_clean_run(postgres_url, redis_url, make_env, records):
+    """A clean run (all records in one chunk) as the reference, and the same import started in 40-record chunks,
+    waiting for the workers the test starts: (env, project, response, reference_project, reference)."""
+    backend = Backend("postgres-arq", postgres_url, redis_url)
+    reference_project, reference = await run(await make_env(backend, imports={"chunk_size": 10_000}), records)
+    env = await make_env(backend, imports={"chunk_size": 40})
+    project = await env.make_project(ProjectSettings(create_unknown_roles_on_import=True))
+    response = await project.post(IMPORT, {"identifier": "email", "upsert": True, "records": records})
+    return env, project, response, reference_project, reference
+
+
 @pytest.mark.slow
 async def test_worker_killed_mid_chunk_loses_nothing_and_applies_nothing_twice(
     postgres_url, redis_url, make_env, tmp_path
 ):
-    backend = Backend("postgres-arq", postgres_url, redis_url)
     records = workload(seed=11, size=3000, clusters=600)
-    reference_project, reference = await run(await make_env(backend, imports={"chunk_size": 10_000}), records)
-
-    env = await make_env(backend, imports={"chunk_size": 40})
-    project = await env.make_project(ProjectSettings(create_unknown_roles_on_import=True))
-    response = await project.post(IMPORT, {"identifier": "email", "upsert": True, "records": records})
+    env, project, response, reference_project, reference = await import_beside_a_clean_run(
+        postgres_url, redis_url, make_env, records
+    )
     task_id = response.json()["id"]
 
     async def in_flight():
@@ -116,8 +124,13 @@ async def test_worker_killed_mid_chunk_loses_nothing_and_applies_nothing_twice(
         survivor.send_signal(signal.SIGTERM)
         survivor.wait(timeout=30)
 
-    assert result["summary"] == reference["summary"]
     assert sum(result["summary"][k] for k in ("inserted", "updated", "skipped", "failed")) == len(records)
+    await assert_same_outcome(project, result, reference_project, reference)
+
+
+async def assert_same_outcome(project, result, reference_project, reference) -> None:
+    """The interrupted import ended as the clean run did: the same counts, the same users, rows and details."""
+    assert result["summary"] == reference["summary"]
     assert await canonical_state(project, result["details"]) == await canonical_state(
         reference_project, reference["details"]
     )
@@ -140,13 +153,9 @@ async def test_a_silent_worker_holds_no_chunk_past_the_silent_transaction_timeou
     """A worker frozen mid-chunk (SIGSTOP: a host cut off from the network looks the same to PostgreSQL) keeps
     its connection open; the database ends its transaction after the silent timeout, and another worker
     finishes the import while the frozen one is still stopped. Resumed, it applies nothing twice."""
-    backend = Backend("postgres-arq", postgres_url, redis_url)
-    records = workload(seed=12, size=2000, clusters=400)
-    reference_project, reference = await run(await make_env(backend, imports={"chunk_size": 10_000}), records)
-
-    env = await make_env(backend, imports={"chunk_size": 40})
-    project = await env.make_project(ProjectSettings(create_unknown_roles_on_import=True))
-    response = await project.post(IMPORT, {"identifier": "email", "upsert": True, "records": records})
+    env, project, response, reference_project, reference = await import_beside_a_clean_run(
+        postgres_url, redis_url, make_env, workload(seed=12, size=2000, clusters=400)
+    )
     timings = {"USERIO_LEASE_TTL": "2", "USERIO_SILENT_TRANSACTION_TIMEOUT": "2"}
 
     frozen = start_worker(env, tmp_path, "frozen", timings)
@@ -177,10 +186,7 @@ async def test_a_silent_worker_holds_no_chunk_past_the_silent_transaction_timeou
                 worker.send_signal(signal.SIGTERM)
                 worker.wait(timeout=30)
 
-    assert result["summary"] == reference["summary"]
-    assert await canonical_state(project, result["details"]) == await canonical_state(
-        reference_project, reference["details"]
-    )
+    await assert_same_outcome(project, result, reference_project, reference)
 
 
 async def _any_chunk_open(project) -> bool:
