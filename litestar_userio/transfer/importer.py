@@ -41,7 +41,7 @@ from litestar_userio.transfer.progress import ImportProgress, Snapshot, format_c
 from litestar_userio.transfer.reader import CSVRows, InputError, JSONRecords, RequestOptions, decode_record, one_line
 from litestar_userio.transfer.report import OUTCOMES, ReportError, ReportWriter, ResumeState, read_report
 from litestar_userio.transfer.summary import FailureSummary, failures_path
-from litestar_userio.users.login_ids import login_id_key
+from litestar_userio.users.login_ids import normalize_login_id
 
 __all__ = [
     "DEFAULT_MAX_REQUEST_BYTES",
@@ -141,11 +141,11 @@ def _keys(email: Any, phone: Any, username: Any) -> tuple[str, ...]:
     """The server's own normalization (users/login_ids.py), so both sides agree on which records are one user."""
     keys = []
     if isinstance(email, str):
-        keys.append("email:" + login_id_key("email", email))
+        keys.append("email:" + normalize_login_id("email", email))
     if isinstance(phone, str):
-        keys.append("phone_number:" + login_id_key("phone_number", phone))
+        keys.append("phone_number:" + normalize_login_id("phone_number", phone))
     if isinstance(username, str):
-        keys.append("preferred_username:" + login_id_key("preferred_username", username))
+        keys.append("preferred_username:" + normalize_login_id("preferred_username", username))
     return tuple(keys)
 
 
@@ -897,11 +897,8 @@ class Importer:
             delay = min(delay * 2, _POLL_MAX)
 
     def _hold(self, batch: _Batch) -> None:
-        if self._keys.keys().isdisjoint(batch.keys):
-            self._keys.update({key: [batch] for key in batch.keys})
-        else:
-            for key in batch.keys:
-                self._keys.setdefault(key, []).append(batch)
+        for key in batch.keys:
+            self._keys.setdefault(key, []).append(batch)
         self._in_flight.append(batch)
 
     def _free_prefix(self, batch: _Batch) -> tuple[int, _Batch | None]:
