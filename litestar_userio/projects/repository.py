@@ -11,6 +11,7 @@ from typing import Any, Literal, get_args
 import msgspec
 
 from litestar_userio.db.engine import Tx
+from litestar_userio.db.tables import AdminAPIKey, CustomAttribute, Group, Project, ProjectDomain, Role
 from litestar_userio.projects.settings import ProjectSettings
 from litestar_userio.users.custom_attributes import CustomAttributeSpec
 from litestar_userio.users.repository import UserRepository
@@ -21,6 +22,7 @@ KeyTable = Literal["userio_role", "userio_group"]
 KEY_TABLES: frozenset[str] = frozenset(get_args(KeyTable))
 """The tables of role and group keys, the only names `add_keys` and `keys` accept."""
 
+_KEY_TABLES: dict[KeyTable, type[Role] | type[Group]] = {"userio_role": Role, "userio_group": Group}
 _CONSTRAINTS = ("minimum", "maximum", "enum")
 
 
@@ -51,44 +53,39 @@ class ProjectRepository:
 
     async def add(self, tx: Tx, project: ProjectRecord, domains: Iterable[str], now: datetime) -> None:
         """Insert a project with its (already normalized) domains; a taken id or domain is a `WriteConflict`."""
-        await tx.execute(
-            "INSERT INTO userio_project (id, created_at, settings) VALUES ($1, $2, $3)",
-            project.id,
-            now,
-            _dump(project.settings),
-        )
-        for domain in domains:
-            await tx.execute(
-                "INSERT INTO userio_project_domain (domain, project_id) VALUES ($1, $2)", domain, project.id
-            )
+        await tx.insert(Project, {"id": project.id, "created_at": now, "settings": _dump(project.settings)})
+        await tx.insert(ProjectDomain, *({"domain": domain, "project": project.id} for domain in domains))
 
     async def get(self, tx: Tx, project_id: str) -> ProjectRecord | None:
         """The project, or None."""
-        row = await tx.fetchrow("SELECT id, settings FROM userio_project WHERE id = $1", project_id)
+        row = await tx.first(Project.select(Project.id, Project.settings).where(Project.id == project_id))
         return ProjectRecord(row["id"], _settings(row["settings"])) if row else None
 
     async def by_domain(self, tx: Tx, domain: str) -> ProjectRecord | None:
         """The project a (normalized) domain selects, or None."""
-        row = await tx.fetchrow(
-            "SELECT p.id, p.settings FROM userio_project_domain d JOIN userio_project p ON p.id = d.project_id"
-            " WHERE d.domain = $1",
-            domain,
+        project = ProjectDomain.project
+        row = await tx.first(
+            ProjectDomain.select(project.id.as_alias("id"), project.settings.as_alias("settings")).where(
+                ProjectDomain.domain == domain
+            )
         )
         return ProjectRecord(row["id"], _settings(row["settings"])) if row else None
 
     async def domain_owner(self, tx: Tx, domain: str) -> str | None:
         """The id of the project a (normalized) domain selects, or None."""
-        row = await tx.fetchrow("SELECT project_id FROM userio_project_domain WHERE domain = $1", domain)
+        row = await tx.first(ProjectDomain.select(ProjectDomain.project).where(ProjectDomain.domain == domain))
         return str(row["project_id"]) if row else None
 
     async def save_settings(self, tx: Tx, project_id: str, settings: ProjectSettings) -> None:
         """Replace the project's settings."""
-        await tx.execute("UPDATE userio_project SET settings = $2 WHERE id = $1", project_id, _dump(settings))
+        await tx.run(Project.update({Project.settings: _dump(settings)}).where(Project.id == project_id))
 
     async def all_with_domains(self, tx: Tx) -> list[tuple[str, list[str]]]:
         """Every project id with its domains, by id."""
-        projects = await tx.fetch("SELECT id FROM userio_project ORDER BY id")
-        domains = await tx.fetch("SELECT domain, project_id FROM userio_project_domain ORDER BY domain")
+        projects = await tx.run(Project.select(Project.id).order_by(Project.id))
+        domains = await tx.run(
+            ProjectDomain.select(ProjectDomain.domain, ProjectDomain.project).order_by(ProjectDomain.domain)
+        )
         by_project: dict[str, list[str]] = {str(p["id"]): [] for p in projects}
         for row in domains:
             by_project.setdefault(str(row["project_id"]), []).append(str(row["domain"]))
@@ -96,17 +93,15 @@ class ProjectRepository:
 
     async def add_admin_key(self, tx: Tx, project_id: str, kid: str, public_key_pem: str, now: datetime) -> None:
         """Trust one more public key for the project's Admin API JWTs."""
-        await tx.execute(
-            "INSERT INTO userio_admin_api_key (kid, project_id, public_key_pem, created_at) VALUES ($1, $2, $3, $4)",
-            kid,
-            project_id,
-            public_key_pem,
-            now,
+        await tx.insert(
+            AdminAPIKey, {"kid": kid, "project": project_id, "public_key_pem": public_key_pem, "created_at": now}
         )
 
     async def admin_keys(self, tx: Tx, project_id: str) -> dict[str, str]:
         """Each key id with its public key PEM."""
-        rows = await tx.fetch("SELECT kid, public_key_pem FROM userio_admin_api_key WHERE project_id = $1", project_id)
+        rows = await tx.run(
+            AdminAPIKey.select(AdminAPIKey.kid, AdminAPIKey.public_key_pem).where(AdminAPIKey.project == project_id)
+        )
         return {r["kid"]: r["public_key_pem"] for r in rows}
 
     async def add_keys(self, tx: Tx, project_id: str, table: KeyTable, keys: Sequence[str], now: datetime) -> list[str]:
@@ -118,31 +113,36 @@ class ProjectRepository:
 
     async def keys(self, tx: Tx, project_id: str, table: KeyTable) -> list[str]:
         """The project's role or group keys, sorted."""
-        rows = await tx.fetch(f"SELECT key FROM {table} WHERE project_id = $1 ORDER BY key", project_id)
+        keys = _KEY_TABLES[table]
+        rows = await tx.run(keys.select(keys.key).where(keys.project == project_id).order_by(keys.key))
         return [str(r["key"]) for r in rows]
 
     async def put_custom_attribute(self, tx: Tx, project_id: str, spec: CustomAttributeSpec) -> None:
         """Declare a custom attribute, or replace its declaration; either way it becomes the last declared."""
         constraints = {k: v for k in _CONSTRAINTS if (v := getattr(spec, k)) is not None}
-        row = await tx.fetchrow("SELECT COUNT(*) AS n FROM userio_custom_attribute WHERE project_id = $1", project_id)
-        await tx.execute(
-            "DELETE FROM userio_custom_attribute WHERE project_id = $1 AND name = $2", project_id, spec.name
+        declared = await tx.first(CustomAttribute.count().where(CustomAttribute.project == project_id))
+        await tx.run(
+            CustomAttribute.delete().where(
+                (CustomAttribute.project == project_id) & (CustomAttribute.name == spec.name)
+            )
         )
-        await tx.execute(
-            "INSERT INTO userio_custom_attribute (project_id, name, type, constraints, position)"
-            " VALUES ($1, $2, $3, $4, $5)",
-            project_id,
-            spec.name,
-            spec.type,
-            json.dumps(constraints),
-            row["n"] if row else 0,
+        await tx.insert(
+            CustomAttribute,
+            {
+                "project": project_id,
+                "name": spec.name,
+                "type": spec.type,
+                "constraints": json.dumps(constraints),
+                "position": declared["count"] if declared else 0,
+            },
         )
 
     async def custom_attributes(self, tx: Tx, project_id: str) -> dict[str, CustomAttributeSpec]:
         """The declared custom attributes by name, in declaration order."""
-        rows = await tx.fetch(
-            "SELECT name, type, constraints FROM userio_custom_attribute WHERE project_id = $1 ORDER BY position",
-            project_id,
+        rows = await tx.run(
+            CustomAttribute.select(CustomAttribute.name, CustomAttribute.type, CustomAttribute.constraints)
+            .where(CustomAttribute.project == project_id)
+            .order_by(CustomAttribute.position)
         )
         return {
             r["name"]: msgspec.convert(
