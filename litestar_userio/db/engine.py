@@ -29,6 +29,7 @@ from piccolo.engine.base import Engine
 from piccolo.engine.postgres import PostgresEngine
 from piccolo.engine.sqlite import SQLiteEngine, TransactionType
 from piccolo.query.base import Query
+from piccolo.query.methods.select import Select
 from piccolo.table import Table
 
 from litestar_userio.db.tables import TABLES
@@ -127,15 +128,30 @@ class Tx:
         build = query if callable(query) else lambda: query
         return await self._send(compile_query(self.engine, build))
 
+    def locking(self, query: Select[Any]) -> Select[Any]:
+        """The select with a row lock on PostgreSQL; SQLite has one writer, taken at BEGIN IMMEDIATE."""
+        return query.lock_rows() if self.dialect == "postgres" else query
+
     async def first(self, query: Query[Any, Any] | Callable[[], Query[Any, Any]]) -> Row | None:
         """The first row of a Piccolo query, or None."""
         rows = await self.run(query)
         return rows[0] if rows else None
 
-    async def insert(self, table: type[Table], *rows: Mapping[str, Any]) -> None:
-        """Insert rows given as {column name: value}; columns left out take the table's defaults."""
-        if rows:
-            await self.run(lambda: table.insert(*(table(**row) for row in rows)))
+    async def insert(
+        self, table: type[Table], *rows: Mapping[str, Any], on_conflict: Literal["DO NOTHING"] | None = None
+    ) -> None:
+        """Insert rows given as {column name: value}; columns left out take the table's defaults.
+
+        `on_conflict="DO NOTHING"` skips the rows that would break a unique constraint.
+        """
+        if not rows:
+            return
+
+        def build() -> Query[Any, Any]:
+            query = table.insert(*(table(**row) for row in rows))
+            return query.on_conflict(action="DO NOTHING") if on_conflict else query
+
+        await self.run(build)
 
     async def _send(self, statements: Sequence[tuple[str, Sequence[Any]]]) -> list[Row]:
         rows: list[Row] = []

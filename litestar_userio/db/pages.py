@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
-from typing import Literal
+
+from piccolo.columns import Column
 
 from litestar_userio.db.engine import Row, Tx
+from litestar_userio.db.tables import ExportTask, ImportTask
 from litestar_userio.paging import PageCursor
 
 __all__ = ["live_tasks_page"]
@@ -13,21 +16,19 @@ __all__ = ["live_tasks_page"]
 
 async def live_tasks_page(
     tx: Tx,
-    table: Literal["userio_import_task", "userio_export_task"],
-    columns: str,
+    table: type[ImportTask] | type[ExportTask],
+    columns: Sequence[Column],
     project_id: str,
     now: datetime,
     limit: int,
     after: PageCursor | None,
 ) -> list[Row]:
     """Up to `limit` of the project's tasks not expired at `now`, newest first (ids break ties), after `after`."""
-    args: list[object] = [project_id, now, limit]
-    keyset = ""
+    where = (table.project == project_id) & (table.expire_at.is_null() | (table.expire_at > now))
     if after is not None:
-        args += [after.created_at, after.id]
-        keyset = " AND (created_at < $4 OR (created_at = $4 AND id < $5))"
-    return await tx.fetch(
-        f"SELECT {columns} FROM {table} WHERE project_id = $1 AND (expire_at IS NULL OR expire_at > $2)"
-        f"{keyset} ORDER BY created_at DESC, id DESC LIMIT $3",
-        *args,
+        where &= (table.created_at < after.created_at) | (
+            (table.created_at == after.created_at) & (table.id < after.id)
+        )
+    return await tx.run(
+        table.select(*columns).where(where).order_by(table.created_at, table.id, ascending=False).limit(limit)
     )

@@ -15,6 +15,7 @@ import msgspec
 
 from litestar_userio.db.engine import Row, Tx
 from litestar_userio.db.pages import live_tasks_page
+from litestar_userio.db.tables import ExportTask
 from litestar_userio.errors import ErrorObject
 from litestar_userio.paging import PageCursor
 
@@ -123,7 +124,8 @@ class ExportRepository:
         self, tx: Tx, project_id: str, now: datetime, limit: int, after: PageCursor | None
     ) -> list[ExportTaskRow]:
         """Up to `limit` of the project's unexpired tasks, newest first, those after `after`."""
-        rows = await live_tasks_page(tx, "userio_export_task", _TASK_COLUMNS, project_id, now, limit, after)
+        columns = [getattr(ExportTask, name.strip()) for name in _TASK_COLUMNS.split(",")]
+        rows = await live_tasks_page(tx, ExportTask, columns, project_id, now, limit, after)
         return [_task(row) for row in rows]
 
     # The job.

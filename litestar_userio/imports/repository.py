@@ -12,6 +12,7 @@ from msgspec import Raw
 
 from litestar_userio.db.engine import Row, Tx
 from litestar_userio.db.pages import live_tasks_page
+from litestar_userio.db.tables import ImportChunk, ImportTask
 from litestar_userio.imports.schemas import ImportDetail
 from litestar_userio.paging import PageCursor
 
@@ -33,8 +34,21 @@ OUTCOMES = ("inserted", "updated", "skipped", "failed")
 TaskStatus = Literal["pending", "completed"]
 
 _TASK_COLUMNS = (
-    "id, created_at, completed_at, status, dry_run, total, processed, inserted, updated, skipped, failed, expire_at"
+    ImportTask.id,
+    ImportTask.created_at,
+    ImportTask.completed_at,
+    ImportTask.status,
+    ImportTask.dry_run,
+    ImportTask.total,
+    ImportTask.processed,
+    ImportTask.inserted,
+    ImportTask.updated,
+    ImportTask.skipped,
+    ImportTask.failed,
+    ImportTask.expire_at,
 )
+_MARK_BATCH = 1000
+"""Chunk ids per `mark_enqueued` statement: well inside both engines' limits on bound parameters."""
 
 
 @dataclass(frozen=True)
@@ -147,20 +161,20 @@ class ImportRepository:
         7 ms; stored this way (lz4, one row per chunk) the chunks are 7 % of an import's WAL and about 3 % of
         its statement time (docs/architecture.md).
         """
-        await tx.execute(
-            "INSERT INTO userio_import_task (id, project_id, created_at, status, identifier, upsert, dry_run,"
-            " total, chunk_count, processed, inserted, updated, skipped, failed, idempotency_key,"
-            " request_sha256) VALUES ($1, $2, $3, 'pending', $4, $5, $6, $7, $8, 0, 0, 0, 0, 0, $9, $10)",
-            task_id,
-            project_id,
-            created_at,
-            identifier,
-            upsert,
-            dry_run,
-            len(records),
-            len(chunks),
-            idempotency_key,
-            request_sha256,
+        await tx.insert(
+            ImportTask,
+            {
+                "id": task_id,
+                "project": project_id,
+                "created_at": created_at,
+                "identifier": identifier,
+                "upsert": upsert,
+                "dry_run": dry_run,
+                "total": len(records),
+                "chunk_count": len(chunks),
+                "idempotency_key": idempotency_key,
+                "request_sha256": request_sha256,
+            },
         )
         await tx.insert_many(
             "userio_import_chunk",
@@ -181,11 +195,11 @@ class ImportRepository:
 
     async def by_idempotency_key(self, tx: Tx, project_id: str, key: str) -> KeyedTask | None:
         """The project's task created with this `Idempotency-Key`, expired or not."""
-        row = await tx.fetchrow(
-            "SELECT id, created_at, status, request_sha256, expire_at FROM userio_import_task"
-            " WHERE project_id = $1 AND idempotency_key = $2",
-            project_id,
-            key,
+        t = ImportTask
+        row = await tx.first(
+            t.select(t.id, t.created_at, t.status, t.request_sha256, t.expire_at).where(
+                (t.project == project_id) & (t.idempotency_key == key)
+            )
         )
         if row is None:
             return None
@@ -193,22 +207,21 @@ class ImportRepository:
 
     async def delete_task(self, tx: Tx, task_id: str) -> None:
         """Delete a task and (by cascade) its chunks."""
-        await tx.execute("DELETE FROM userio_import_task WHERE id = $1", task_id)
+        await tx.run(ImportTask.delete().where(ImportTask.id == task_id))
 
     # Reading tasks.
 
     async def task(self, tx: Tx, project_id: str, task_id: str) -> TaskRow | None:
         """The project's task of that id, expired or not."""
-        row = await tx.fetchrow(
-            f"SELECT {_TASK_COLUMNS} FROM userio_import_task WHERE id = $1 AND project_id = $2", task_id, project_id
+        row = await tx.first(
+            ImportTask.select(*_TASK_COLUMNS).where((ImportTask.id == task_id) & (ImportTask.project == project_id))
         )
         return _task_row(row) if row is not None else None
 
     async def details(self, tx: Tx, task_id: str) -> Raw:
         """The details of every done chunk as one JSON array in index order, without decoding the details."""
-        chunks = await tx.fetch(
-            "SELECT indices, result FROM userio_import_chunk WHERE task_id = $1 ORDER BY seq", task_id
-        )
+        c = ImportChunk
+        chunks = await tx.run(c.select(c.indices, c.result).where(c.task == task_id).order_by(c.seq))
         pairs: list[tuple[int, Raw]] = []
         for chunk in chunks:
             indices = msgspec.json.decode(chunk["indices"], type=list[int])
@@ -220,28 +233,26 @@ class ImportRepository:
         self, tx: Tx, project_id: str, now: datetime, limit: int, after: PageCursor | None
     ) -> list[TaskRow]:
         """Up to `limit` of the project's tasks not expired at `now`, newest first, after the cursor's."""
-        rows = await live_tasks_page(tx, "userio_import_task", _TASK_COLUMNS, project_id, now, limit, after)
+        rows = await live_tasks_page(tx, ImportTask, _TASK_COLUMNS, project_id, now, limit, after)
         return [_task_row(row) for row in rows]
 
     # Applying a chunk.
 
     async def claim_chunk(self, tx: Tx, task_id: str, seq: int) -> int | None:
         """Count one more run of a pending chunk and mark it started; its runs so far, or None when not pending."""
-        row = await tx.fetchrow(
-            "UPDATE userio_import_chunk SET attempts = attempts + 1, enqueued_at = NULL"
-            " WHERE task_id = $1 AND seq = $2 AND status = 'pending' RETURNING attempts",
-            task_id,
-            seq,
+        c = ImportChunk
+        row = await tx.first(
+            c.update({c.attempts: c.attempts + 1, c.enqueued_at: None})
+            .where((c.task == task_id) & (c.seq == seq) & (c.status == "pending"))
+            .returning(c.attempts)
         )
         return int(row["attempts"]) if row is not None else None
 
     async def lock_pending_chunk(self, tx: Tx, task_id: str, seq: int) -> PendingChunk | None:
         """The chunk, locked until the transaction ends, or None when it is missing or already done."""
-        row = await tx.fetchrow(
-            "SELECT id, status, indices, records FROM userio_import_chunk"
-            f" WHERE task_id = $1 AND seq = $2{tx.for_update}",
-            task_id,
-            seq,
+        c = ImportChunk
+        row = await tx.first(
+            tx.locking(c.select(c.id, c.status, c.indices, c.records).where((c.task == task_id) & (c.seq == seq)))
         )
         if row is None or row["status"] != "pending":
             return None
@@ -251,9 +262,8 @@ class ImportRepository:
 
     async def task_settings(self, tx: Tx, task_id: str) -> TaskSettings | None:
         """The request options of a task, or None when it is gone."""
-        row = await tx.fetchrow(
-            "SELECT project_id, identifier, upsert, dry_run FROM userio_import_task WHERE id = $1", task_id
-        )
+        t = ImportTask
+        row = await tx.first(t.select(t.project, t.identifier, t.upsert, t.dry_run).where(t.id == task_id))
         if row is None:
             return None
         return TaskSettings(row["project_id"], row["identifier"], bool(row["upsert"]), bool(row["dry_run"]))
@@ -268,52 +278,58 @@ class ImportRepository:
         counts = dict.fromkeys(OUTCOMES, 0)
         for detail in details:
             counts[detail.outcome] += 1
-        await tx.execute(
-            "UPDATE userio_import_chunk SET status = 'done', records = NULL, result = $2 WHERE id = $1",
-            chunk.id,
-            msgspec.json.encode(details).decode(),
-        )
-        row = await tx.fetchrow(
-            "UPDATE userio_import_task SET processed = processed + $2, inserted = inserted + $3,"
-            " updated = updated + $4, skipped = skipped + $5, failed = failed + $6 WHERE id = $1"
-            " RETURNING processed, total",
-            task_id,
-            len(details),
-            *(counts[o] for o in OUTCOMES),
+        c, t = ImportChunk, ImportTask
+        result = msgspec.json.encode(details).decode()
+        await tx.run(c.update({c.status: "done", c.records: None, c.result: result}).where(c.id == chunk.id))
+        row = await tx.first(
+            t.update(
+                {
+                    t.processed: t.processed + len(details),
+                    t.inserted: t.inserted + counts["inserted"],
+                    t.updated: t.updated + counts["updated"],
+                    t.skipped: t.skipped + counts["skipped"],
+                    t.failed: t.failed + counts["failed"],
+                }
+            )
+            .where(t.id == task_id)
+            .returning(t.processed, t.total)
         )
         return TaskProgress(row["processed"], row["total"]) if row is not None else None
 
     async def complete_task(self, tx: Tx, task_id: str, completed_at: datetime, expire_at: datetime) -> None:
         """Mark the task completed; it is purged after `expire_at`."""
-        await tx.execute(
-            "UPDATE userio_import_task SET status = 'completed', completed_at = $2, expire_at = $3 WHERE id = $1",
-            task_id,
-            completed_at,
-            expire_at,
+        t = ImportTask
+        await tx.run(
+            t.update({t.status: "completed", t.completed_at: completed_at, t.expire_at: expire_at}).where(
+                t.id == task_id
+            )
         )
 
     # Housekeeping.
 
     async def pending_chunks(self, tx: Tx) -> list[ChunkRef]:
         """Every chunk not yet done, of every task."""
-        rows = await tx.fetch("SELECT id, task_id, seq, enqueued_at FROM userio_import_chunk WHERE status = 'pending'")
+        c = ImportChunk
+        rows = await tx.run(c.select(c.id, c.task, c.seq, c.enqueued_at).where(c.status == "pending"))
         return [ChunkRef(row["id"], row["task_id"], row["seq"], row["enqueued_at"]) for row in rows]
 
     async def mark_enqueued(self, tx: Tx, chunk_ids: Sequence[int], now: datetime) -> list[tuple[str, int, int]]:
         """Stamp those of the chunks still pending as enqueued `now`; their (task id, seq, runs so far)."""
-        rows = await tx.fetch(
-            f"UPDATE userio_import_chunk SET enqueued_at = $2 WHERE {tx.any('id', 1)} AND status = 'pending'"
-            " RETURNING task_id, seq, attempts",
-            tx.array(chunk_ids),
-            now,
-        )
-        return [(row["task_id"], row["seq"], row["attempts"]) for row in rows]
+        c = ImportChunk
+        marked: list[tuple[str, int, int]] = []
+        for start in range(0, len(chunk_ids), _MARK_BATCH):
+            rows = await tx.run(
+                c.update({c.enqueued_at: now})
+                .where(c.id.is_in(list(chunk_ids[start : start + _MARK_BATCH])) & (c.status == "pending"))
+                .returning(c.task, c.seq, c.attempts)
+            )
+            marked.extend((row["task_id"], row["seq"], row["attempts"]) for row in rows)
+        return marked
 
     async def purge_expired(self, tx: Tx, now: datetime) -> int:
         """Delete the tasks expired at `now` with their chunks; returns how many."""
-        rows = await tx.fetch(
-            "DELETE FROM userio_import_task WHERE expire_at IS NOT NULL AND expire_at <= $1 RETURNING id", now
-        )
+        t = ImportTask
+        rows = await tx.run(t.delete().where(t.expire_at.is_not_null() & (t.expire_at <= now)).returning(t.id))
         return len(rows)
 
 

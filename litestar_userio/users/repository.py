@@ -16,6 +16,7 @@ from typing import Any
 import msgspec
 
 from litestar_userio.db.engine import Row, Tx
+from litestar_userio.db.tables import Group, Role, User
 from litestar_userio.ids import new_id
 from litestar_userio.users.formats import LOGIN_ID_ATTRIBUTES
 from litestar_userio.users.model import AuthenticatorState, LoginID, UserState
@@ -24,6 +25,7 @@ __all__ = ["LoadedUsers", "UserRepository", "user_from_row", "user_rows_query"]
 
 _ATTRIBUTE_OF_KEY = {key: attribute for attribute, key in LOGIN_ID_ATTRIBUTES.items()}
 _VERIFIED_FLAGS = ("email_verified", "phone_number_verified")
+_KEY_TABLES: dict[str, type[Role] | type[Group]] = {"userio_role": Role, "userio_group": Group}
 
 
 def _dump(value: Any) -> str:
@@ -125,9 +127,7 @@ class UserRepository:
 
     async def record_sign_in(self, tx: Tx, project_id: str, user_id: str, at: datetime) -> None:
         """Set the user's `last_login_at`."""
-        await tx.execute(
-            "UPDATE userio_user SET last_login_at = $3 WHERE project_id = $1 AND id = $2", project_id, user_id, at
-        )
+        await tx.run(User.update({User.last_login_at: at}).where((User.project == project_id) & (User.id == user_id)))
 
     async def find_password(
         self, tx: Tx, project_id: str, login_ids: Mapping[str, str]
@@ -270,16 +270,20 @@ class UserRepository:
         keys = sorted(set(keys))
         if not keys:
             return {}
+        keyed = _KEY_TABLES[table]
         if create_at is not None:
-            sql = (
-                f"INSERT INTO {table} (id, project_id, key, name, created_at) VALUES ($1, $2, $3, NULL, $4)"
-                " ON CONFLICT (project_id, key) DO NOTHING"
+            await tx.insert(
+                keyed,
+                *(
+                    {"id": new_id(), "project": project_id, "key": key, "name": None, "created_at": create_at}
+                    for key in keys
+                ),
+                on_conflict="DO NOTHING",
             )
-            await tx.executemany(sql, [(new_id(), project_id, key, create_at) for key in keys])
-        rows = await tx.fetch(
-            f"SELECT id, key FROM {table} WHERE project_id = $1 AND {tx.any('key', 2)}", project_id, tx.array(keys)
+        found = await tx.run(
+            keyed.select(keyed.id, keyed.key).where((keyed.project == project_id) & keyed.key.is_in(keys))
         )
-        return {row["key"]: row["id"] for row in rows}
+        return {row["key"]: row["id"] for row in found}
 
     async def flush(
         self,
