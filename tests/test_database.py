@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import timedelta
 
 import asyncpg
 import pytest
@@ -47,3 +48,77 @@ async def test_a_transaction_left_open_is_rolled_back_before_the_connection_is_r
             assert (await tx.fetchrow("SELECT count(*) AS n FROM left_open"))["n"] == 0
     finally:
         await db.close()
+
+
+async def test_a_copy_whose_client_went_silent_is_ended_and_its_locks_freed(postgres_url):
+    """A worker that stops in the middle of a COPY (frozen, or its link cut) leaves its session waiting for data,
+    which no PostgreSQL timeout ends; `end_silent_copies` does, once it waited the silent timeout, and the rows it
+    locked can be written again. A COPY still within the timeout is left alone."""
+    db = Database(postgres_url, pool_size=3, silent_transaction_timeout=timedelta(seconds=1))
+    await db.start()
+    admin = await asyncpg.connect(postgres_url)
+    await admin.execute("CREATE TABLE IF NOT EXISTS silent_copy_target (n int PRIMARY KEY)")
+    await admin.execute("TRUNCATE silent_copy_target")
+    await admin.execute("INSERT INTO silent_copy_target VALUES (1)")
+    never = asyncio.Event()
+    started = asyncio.Event()
+
+    async def rows_then_silence():
+        yield b"2\n"
+        started.set()
+        await never.wait()
+
+    async def stuck_copy() -> None:
+        async with db.transaction() as tx:
+            await tx.execute("UPDATE silent_copy_target SET n = n WHERE n = 1")  # holds the row's lock
+            await tx.connection.copy_to_table("silent_copy_target", source=rows_then_silence())
+
+    copy = asyncio.ensure_future(stuck_copy())
+    try:
+        await asyncio.wait_for(started.wait(), timeout=10)
+        assert await db.end_silent_copies() == 0, "a COPY within the silent timeout is not ended"
+        stuck = await admin.fetchval(
+            "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query ILIKE 'COPY %'"
+            " AND wait_event = 'ClientRead'"
+        )
+        assert stuck == 1
+        await asyncio.sleep(1.2)
+        assert await db.end_silent_copies() == 1
+        with pytest.raises(Exception) as ended:  # noqa: PT011 (asyncpg raises one of several classes here)
+            await asyncio.wait_for(copy, timeout=10)
+        assert unavailable_dependency(ended.value) == "database", "the job is retried, not failed"
+        await asyncio.wait_for(admin.execute("UPDATE silent_copy_target SET n = 3 WHERE n = 1"), timeout=5)
+        assert await admin.fetchval("SELECT array_agg(n ORDER BY n) FROM silent_copy_target") == [3]
+    finally:
+        never.set()
+        copy.cancel()
+        await admin.execute("DROP TABLE IF EXISTS silent_copy_target")
+        await admin.close()
+        await asyncio.wait_for(db.close(), timeout=5)
+
+
+async def test_sessions_of_other_applications_are_never_ended(postgres_url):
+    """Only our own sessions are ended: another application's slow COPY is its own business."""
+    db = Database(postgres_url, pool_size=1, silent_transaction_timeout=timedelta(milliseconds=1))
+    await db.start()
+    other = await asyncpg.connect(postgres_url, server_settings={"application_name": "someone-else"})
+    await other.execute("CREATE TEMP TABLE other_copy (n int)")
+    never = asyncio.Event()
+    started = asyncio.Event()
+
+    async def rows_then_silence():
+        yield b"1\n"
+        started.set()
+        await never.wait()
+
+    copy = asyncio.ensure_future(other.copy_to_table("other_copy", source=rows_then_silence()))
+    try:
+        await asyncio.wait_for(started.wait(), timeout=10)
+        await asyncio.sleep(0.1)
+        assert await db.end_silent_copies() == 0
+        assert not copy.done()
+    finally:
+        never.set()
+        await asyncio.wait_for(copy, timeout=10)
+        await other.close()
+        await asyncio.wait_for(db.close(), timeout=5)

@@ -42,6 +42,8 @@ Row = Mapping[str, Any]
 """A result row: `row["column"]`, `row.get(...)`, `row.values()`."""
 
 _PLACEHOLDER = re.compile(r"\$(\d+)")
+_APPLICATION_NAME = "litestar-userio"
+"""Our sessions in `pg_stat_activity`: how `end_silent_copies` tells them from other applications'."""
 _IDLE_SQLITE_READERS = 4
 _POOL_CLOSE_TIMEOUT = 10.0
 
@@ -313,7 +315,7 @@ class Database:
         try:
             with driver_errors():
                 if isinstance(self.engine, PostgresEngine):
-                    settings = {}
+                    settings = {"application_name": _APPLICATION_NAME}
                     if self.silent_transaction_timeout is not None:
                         milliseconds = max(1, int(self.silent_transaction_timeout.total_seconds() * 1000))
                         settings["idle_in_transaction_session_timeout"] = str(milliseconds)
@@ -336,6 +338,30 @@ class Database:
             except TimeoutError:
                 logger.warning("database connections still busy after %.0f s; closing them", _POOL_CLOSE_TIMEOUT)
                 pool.terminate()
+
+    async def end_silent_copies(self) -> int:
+        """End our sessions stuck in a COPY whose client has sent nothing for the silent transaction timeout.
+
+        A client that stops mid-COPY (a frozen worker, a cut link) leaves its session "active", waiting for data:
+        `idle_in_transaction_session_timeout` does not apply, a statement timeout is not acted on while PostgreSQL
+        waits for COPY data, and the session's locks (the users its chunk writes) would stop every other worker
+        touching them until TCP gives up, hours later. Only terminating the session frees them. Our COPYs send
+        their rows at once (milliseconds), so one waiting this long has no live client. Returns how many ended.
+        """
+        if self.silent_transaction_timeout is None or not isinstance(self.engine, PostgresEngine):
+            return 0
+        async with self.reader() as tx:
+            rows = await tx.fetch(
+                "SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity WHERE application_name = $1"
+                " AND datname = current_database() AND pid <> pg_backend_pid() AND state = 'active'"
+                " AND wait_event = 'ClientRead' AND query ILIKE 'COPY %' AND state_change < now() - $2::interval",
+                _APPLICATION_NAME,
+                self.silent_transaction_timeout,
+            )
+        ended = sum(1 for row in rows if row["ended"])
+        if ended:
+            logger.warning("ended %d database session(s) stuck in a COPY whose client went silent", ended)
+        return ended
 
     @asynccontextmanager
     async def reader(self) -> AsyncIterator[Tx]:
