@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from litestar_userio.db.engine import Tx
+from litestar_userio.db.tables import RateLimitEvent
 from litestar_userio.queue.connections import redis_errors
 
 __all__ = ["DatabaseRateLimiter", "RateLimiter", "RedisRateLimiter"]
@@ -39,28 +40,22 @@ class DatabaseRateLimiter:
         self, tx: Tx, project_id: str, bucket: str, limit: int, period: timedelta, now: datetime
     ) -> int | None:
         """Count the uses in the window; record one if there is room."""
-        uses = await tx.fetch(
-            "SELECT created_at FROM userio_rate_limit_event WHERE project_id = $1 AND bucket = $2 AND created_at > $3"
-            " ORDER BY created_at LIMIT $4",
-            project_id,
-            bucket,
-            now - period,
-            limit,
+        event = RateLimitEvent
+        uses = await tx.run(
+            event.select(event.created_at)
+            .where((event.project == project_id) & (event.bucket == bucket) & (event.created_at > now - period))
+            .order_by(event.created_at)
+            .limit(limit)
         )
         if len(uses) >= limit:
             wait: timedelta = uses[0]["created_at"] + period - now
             return max(1, math.ceil(wait.total_seconds()))
-        await tx.execute(
-            "INSERT INTO userio_rate_limit_event (project_id, bucket, created_at) VALUES ($1, $2, $3)",
-            project_id,
-            bucket,
-            now,
-        )
+        await tx.insert(event, {"project": project_id, "bucket": bucket, "created_at": now})
         return None
 
     async def purge(self, tx: Tx, before: datetime) -> None:
         """Forget uses older than any window still open."""
-        await tx.execute("DELETE FROM userio_rate_limit_event WHERE created_at <= $1", before)
+        await tx.run(RateLimitEvent.delete().where(RateLimitEvent.created_at <= before))
 
 
 _TAKE = """

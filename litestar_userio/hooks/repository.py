@@ -8,7 +8,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from piccolo.custom_types import Combinable
+from piccolo.querystring import QueryString
+
 from litestar_userio.db.engine import Row, Tx
+from litestar_userio.db.tables import Hook, HookRunRecord, HookSecret, HookSettings, HookVersion
 
 __all__ = ["HookRepository", "HookRow", "RunRow", "VersionRow"]
 
@@ -54,15 +58,20 @@ def _datetime(value: Any) -> datetime:
     return datetime.fromisoformat(value) if isinstance(value, str) else value
 
 
+def _next_version() -> QueryString:
+    """The stored version plus one, table-qualified: beside `EXCLUDED`, PostgreSQL finds a bare column ambiguous."""
+    return QueryString(f"{HookSettings.version._meta.get_full_name(with_alias=False)} + 1")
+
+
 class HookRepository:
-    """SQL of the hook tables; each method runs in the caller's transaction."""
+    """Queries of the hook tables; each method runs in the caller's transaction."""
 
     async def hooks(self, tx: Tx, project_id: str) -> list[HookRow]:
         """The project's hooks in their saved order."""
-        rows = await tx.fetch(
-            "SELECT event, source, javascript, source_id, on_error FROM userio_hook WHERE project_id = $1"
-            " ORDER BY position",
-            project_id,
+        rows = await tx.run(
+            Hook.select(Hook.event, Hook.source, Hook.javascript, Hook.source_id, Hook.on_error)
+            .where(Hook.project == project_id)
+            .order_by(Hook.position)
         )
         return [
             HookRow(r["event"], r["source"], r["javascript"], r["source_id"], r["on_error"] or "deny") for r in rows
@@ -70,19 +79,29 @@ class HookRepository:
 
     async def replace_hooks(self, tx: Tx, project_id: str, hooks: Sequence[HookRow], now: datetime) -> None:
         """Replace the whole ordered list."""
-        await tx.execute("DELETE FROM userio_hook WHERE project_id = $1", project_id)
-        await tx.insert_many(
-            "userio_hook",
-            ("project_id", "position", "event", "source", "javascript", "source_id", "on_error", "created_at"),
-            [
-                (project_id, position, h.event, h.source, h.javascript, h.source_id, h.on_error, now)
+        await tx.run(Hook.delete().where(Hook.project == project_id))
+        await tx.insert(
+            Hook,
+            *(
+                {
+                    "project": project_id,
+                    "position": position,
+                    "event": h.event,
+                    "source": h.source,
+                    "javascript": h.javascript,
+                    "source_id": h.source_id,
+                    "on_error": h.on_error,
+                    "created_at": now,
+                }
                 for position, h in enumerate(hooks)
-            ],
+            ),
         )
 
     async def allowlist(self, tx: Tx, project_id: str) -> list[str]:
         """The saved fetch allowlist (empty when never saved)."""
-        row = await tx.fetchrow("SELECT fetch_allowlist FROM userio_hook_settings WHERE project_id = $1", project_id)
+        row = await tx.first(
+            HookSettings.select(HookSettings.fetch_allowlist).where(HookSettings.project == project_id)
+        )
         return list(json.loads(row["fetch_allowlist"])) if row is not None else []
 
     async def add_version(
@@ -99,46 +118,60 @@ class HookRepository:
         The settings row is updated in place first, so concurrent saves queue on its lock (PostgreSQL) or on the
         single writer (SQLite) and never take the same number.
         """
-        row = await tx.fetchrow(
-            "INSERT INTO userio_hook_settings (project_id, fetch_allowlist, version, updated_at)"
-            " VALUES ($1, $2, 1, $3)"
-            " ON CONFLICT (project_id) DO UPDATE SET fetch_allowlist = excluded.fetch_allowlist,"
-            " version = userio_hook_settings.version + 1, updated_at = excluded.updated_at"
-            " RETURNING version",
-            project_id,
-            json.dumps(list(allowlist)),
-            now,
+        fetch_allowlist = json.dumps(list(allowlist))
+        row = await tx.first(
+            lambda: (
+                HookSettings.insert(
+                    HookSettings(project=project_id, fetch_allowlist=fetch_allowlist, version=1, updated_at=now)
+                )
+                .on_conflict(
+                    target=HookSettings.project,
+                    action="DO UPDATE",
+                    values=[
+                        HookSettings.fetch_allowlist,
+                        (HookSettings.version, _next_version()),
+                        HookSettings.updated_at,
+                    ],
+                )
+                .returning(HookSettings.version)
+            )
         )
         assert row is not None
         version = int(row["version"])
-        await tx.execute(
-            "INSERT INTO userio_hook_version (project_id, version, created_at, actor_kid, actor_sub, body)"
-            " VALUES ($1, $2, $3, $4, $5, $6)",
-            project_id,
-            version,
-            now,
-            actor[0],
-            actor[1],
-            json.dumps(body),
+        await tx.insert(
+            HookVersion,
+            {
+                "project": project_id,
+                "version": version,
+                "created_at": now,
+                "actor_kid": actor[0],
+                "actor_sub": actor[1],
+                "body": json.dumps(body),
+            },
         )
         return version
 
     async def versions(self, tx: Tx, project_id: str) -> list[VersionRow]:
         """Every version, newest first, without bodies."""
-        rows = await tx.fetch(
-            "SELECT version, created_at, actor_kid, actor_sub FROM userio_hook_version WHERE project_id = $1"
-            " ORDER BY version DESC",
-            project_id,
+        rows = await tx.run(
+            HookVersion.select(
+                HookVersion.version, HookVersion.created_at, HookVersion.actor_kid, HookVersion.actor_sub
+            )
+            .where(HookVersion.project == project_id)
+            .order_by(HookVersion.version, ascending=False)
         )
         return [VersionRow(r["version"], _datetime(r["created_at"]), r["actor_kid"], r["actor_sub"], {}) for r in rows]
 
     async def version(self, tx: Tx, project_id: str, version: int) -> VersionRow | None:
         """One version with its body."""
-        row = await tx.fetchrow(
-            "SELECT version, created_at, actor_kid, actor_sub, body FROM userio_hook_version"
-            " WHERE project_id = $1 AND version = $2",
-            project_id,
-            version,
+        row = await tx.first(
+            HookVersion.select(
+                HookVersion.version,
+                HookVersion.created_at,
+                HookVersion.actor_kid,
+                HookVersion.actor_sub,
+                HookVersion.body,
+            ).where((HookVersion.project == project_id) & (HookVersion.version == version))
         )
         if row is None:
             return None
@@ -148,38 +181,41 @@ class HookRepository:
 
     async def put_secret(self, tx: Tx, project_id: str, name: str, sealed: str, now: datetime) -> None:
         """Insert or replace a sealed secret."""
-        await tx.execute(
-            "INSERT INTO userio_hook_secret (project_id, name, ciphertext, updated_at) VALUES ($1, $2, $3, $4)"
-            " ON CONFLICT (project_id, name) DO UPDATE SET ciphertext = excluded.ciphertext,"
-            " updated_at = excluded.updated_at",
-            project_id,
-            name,
-            sealed,
-            now,
+        await tx.run(
+            lambda: HookSecret.insert(
+                HookSecret(project=project_id, name=name, ciphertext=sealed, updated_at=now)
+            ).on_conflict(
+                target=(HookSecret.project, HookSecret.name),
+                action="DO UPDATE",
+                values=[HookSecret.ciphertext, HookSecret.updated_at],
+            )
         )
 
     async def delete_secret(self, tx: Tx, project_id: str, name: str) -> bool:
         """Whether a secret of that name was there to delete."""
-        row = await tx.fetchrow(
-            "DELETE FROM userio_hook_secret WHERE project_id = $1 AND name = $2 RETURNING name", project_id, name
+        row = await tx.first(
+            HookSecret.delete()
+            .where((HookSecret.project == project_id) & (HookSecret.name == name))
+            .returning(HookSecret.name)
         )
         return row is not None
 
     async def secret_count(self, tx: Tx, project_id: str) -> int:
         """How many secrets the project holds."""
-        row = await tx.fetchrow("SELECT COUNT(*) AS n FROM userio_hook_secret WHERE project_id = $1", project_id)
-        return int(row["n"]) if row is not None else 0
+        row = await tx.first(HookSecret.count().where(HookSecret.project == project_id))
+        return int(row["count"]) if row is not None else 0
 
     async def secrets(self, tx: Tx, project_id: str) -> list[Row]:
         """`name`, `ciphertext` and `updated_at` of each secret, by name."""
-        rows = await tx.fetch(
-            "SELECT name, ciphertext, updated_at FROM userio_hook_secret WHERE project_id = $1 ORDER BY name",
-            project_id,
+        rows = await tx.run(
+            HookSecret.select(HookSecret.name, HookSecret.ciphertext, HookSecret.updated_at)
+            .where(HookSecret.project == project_id)
+            .order_by(HookSecret.name)
         )
         return [{**r, "updated_at": _datetime(r["updated_at"])} for r in rows]
 
     async def add_runs(self, tx: Tx, runs: Sequence[tuple[str, RunRow]]) -> None:
-        """Append run log entries (project id, entry)."""
+        """Append run log entries (project id, entry): a batch per flush, so COPY rather than a Piccolo insert."""
         await tx.insert_many(
             "userio_hook_run",
             (
@@ -213,22 +249,27 @@ class HookRepository:
 
     async def runs(self, tx: Tx, project_id: str, limit: int, before: int | None) -> list[tuple[int, RunRow]]:
         """Newest first: up to `limit` entries older than the entry `before` (an id), with their ids."""
-        columns = (
-            "id, event, hook_index, started_at, duration_ms, outcome, error_kind, console, claims_added, sampled_rate"
+        run = HookRunRecord
+        where: Combinable = run.project == project_id
+        if before is not None:
+            where &= run.id < before
+        rows = await tx.run(
+            run.select(
+                run.id,
+                run.event,
+                run.hook_index,
+                run.started_at,
+                run.duration_ms,
+                run.outcome,
+                run.error_kind,
+                run.console,
+                run.claims_added,
+                run.sampled_rate,
+            )
+            .where(where)
+            .order_by(run.id, ascending=False)
+            .limit(limit)
         )
-        if before is None:
-            rows = await tx.fetch(
-                f"SELECT {columns} FROM userio_hook_run WHERE project_id = $1 ORDER BY id DESC LIMIT $2",
-                project_id,
-                limit,
-            )
-        else:
-            rows = await tx.fetch(
-                f"SELECT {columns} FROM userio_hook_run WHERE project_id = $1 AND id < $2 ORDER BY id DESC LIMIT $3",
-                project_id,
-                before,
-                limit,
-            )
         return [
             (
                 int(r["id"]),
@@ -249,4 +290,4 @@ class HookRepository:
 
     async def purge_runs(self, tx: Tx, before: datetime) -> None:
         """Drop run log entries that started before `before`."""
-        await tx.execute("DELETE FROM userio_hook_run WHERE started_at < $1", before)
+        await tx.run(HookRunRecord.delete().where(HookRunRecord.started_at < before))
