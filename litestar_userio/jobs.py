@@ -23,7 +23,7 @@ RECOVER_JOB = "userio_recover"
 async def sweep(ctx: dict[str, Any]) -> None:
     """Periodic housekeeping: free what silent workers hold, enqueue work nobody is doing, purge expired results."""
     services = ctx["userio"]
-    await services.db.end_silent_copies()
+    await services.db.end_silent_sessions()
     await services.imports.requeue_stale()
     await services.exports.requeue_stale()
     await services.imports.purge_expired()

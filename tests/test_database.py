@@ -9,7 +9,7 @@ import asyncpg
 import pytest
 
 from litestar_userio.db.engine import Database
-from litestar_userio.errors import unavailable_dependency
+from litestar_userio.errors import WriteConflict, unavailable_dependency
 
 
 async def test_a_connection_dropped_inside_a_transaction_goes_back_to_the_pool(postgres_url):
@@ -51,9 +51,10 @@ async def test_a_transaction_left_open_is_rolled_back_before_the_connection_is_r
 
 
 async def test_a_copy_whose_client_went_silent_is_ended_and_its_locks_freed(postgres_url):
-    """A worker that stops in the middle of a COPY (frozen, or its link cut) leaves its session waiting for data,
-    which no PostgreSQL timeout ends; `end_silent_copies` does, once it waited the silent timeout, and the rows it
-    locked can be written again. A COPY still within the timeout is left alone."""
+    """A worker that stops in the middle of a statement (frozen, or its link cut; here between COPY data) leaves
+    its session waiting for the rest, which no PostgreSQL timeout ends; `end_silent_sessions` does, once it waited
+    the silent timeout, and the rows it locked can be written again. A statement within the timeout is left alone.
+    """
     db = Database(postgres_url, pool_size=3, silent_transaction_timeout=timedelta(seconds=1))
     await db.start()
     admin = await asyncpg.connect(postgres_url)
@@ -76,14 +77,14 @@ async def test_a_copy_whose_client_went_silent_is_ended_and_its_locks_freed(post
     copy = asyncio.ensure_future(stuck_copy())
     try:
         await asyncio.wait_for(started.wait(), timeout=10)
-        assert await db.end_silent_copies() == 0, "a COPY within the silent timeout is not ended"
+        assert await db.end_silent_sessions() == 0, "a COPY within the silent timeout is not ended"
         stuck = await admin.fetchval(
             "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query ILIKE 'COPY %'"
             " AND wait_event = 'ClientRead'"
         )
         assert stuck == 1
         await asyncio.sleep(1.2)
-        assert await db.end_silent_copies() == 1
+        assert await db.end_silent_sessions() == 1
         with pytest.raises(Exception) as ended:  # noqa: PT011 (asyncpg raises one of several classes here)
             await asyncio.wait_for(copy, timeout=10)
         assert unavailable_dependency(ended.value) == "database", "the job is retried, not failed"
@@ -115,10 +116,35 @@ async def test_sessions_of_other_applications_are_never_ended(postgres_url):
     try:
         await asyncio.wait_for(started.wait(), timeout=10)
         await asyncio.sleep(0.1)
-        assert await db.end_silent_copies() == 0
+        assert await db.end_silent_sessions() == 0
         assert not copy.done()
     finally:
         never.set()
         await asyncio.wait_for(copy, timeout=10)
         await other.close()
+        await asyncio.wait_for(db.close(), timeout=5)
+
+
+async def test_a_transaction_with_a_lock_timeout_gives_up_on_a_locked_row_with_a_write_conflict(postgres_url):
+    """The sweep's transactions never wait behind a row another session holds: they fail as `WriteConflict`."""
+    db = Database(postgres_url, pool_size=2)
+    await db.start()
+    admin = await asyncpg.connect(postgres_url)
+    await admin.execute("CREATE TABLE IF NOT EXISTS lock_timeout_target (n int PRIMARY KEY)")
+    await admin.execute("TRUNCATE lock_timeout_target")
+    await admin.execute("INSERT INTO lock_timeout_target VALUES (1)")
+    holder = admin.transaction()
+    await holder.start()
+    try:
+        await admin.execute("UPDATE lock_timeout_target SET n = n WHERE n = 1")
+        with pytest.raises(WriteConflict):
+            async with db.transaction(lock_timeout=timedelta(milliseconds=200)) as tx:
+                await tx.execute("UPDATE lock_timeout_target SET n = 2 WHERE n = 1")
+        await holder.rollback()
+        async with db.transaction(lock_timeout=timedelta(milliseconds=200)) as tx:
+            await tx.execute("UPDATE lock_timeout_target SET n = 2 WHERE n = 1")
+        assert await admin.fetchval("SELECT n FROM lock_timeout_target") == 2
+    finally:
+        await admin.execute("DROP TABLE IF EXISTS lock_timeout_target")
+        await admin.close()
         await asyncio.wait_for(db.close(), timeout=5)

@@ -43,15 +43,15 @@ Row = Mapping[str, Any]
 
 _PLACEHOLDER = re.compile(r"\$(\d+)")
 _APPLICATION_NAME = "litestar-userio"
-"""Our sessions in `pg_stat_activity`: how `end_silent_copies` tells them from other applications'."""
+"""Our sessions in `pg_stat_activity`: how `end_silent_sessions` tells them from other applications'."""
 _IDLE_SQLITE_READERS = 4
 _POOL_CLOSE_TIMEOUT = 10.0
 
 logger = logging.getLogger("litestar_userio.db")
 
 
-_CONFLICT_SQLSTATES = {"23505", "40001", "40P01"}
-"""unique_violation, serialization_failure, deadlock_detected."""
+_CONFLICT_SQLSTATES = {"23505", "40001", "40P01", "55P03"}
+"""unique_violation, serialization_failure, deadlock_detected, lock_not_available (a `lock_timeout` ran out)."""
 _UNAVAILABLE_SQLSTATE_CLASSES = ("08", "53", "57")
 """connection_exception, insufficient_resources, operator_intervention (admin shutdown, terminated backend)."""
 _SQLITE_UNAVAILABLE = ("unable to open", "locked", "busy", "disk I/O")
@@ -339,14 +339,16 @@ class Database:
                 logger.warning("database connections still busy after %.0f s; closing them", _POOL_CLOSE_TIMEOUT)
                 pool.terminate()
 
-    async def end_silent_copies(self) -> int:
-        """End our sessions stuck in a COPY whose client has sent nothing for the silent transaction timeout.
+    async def end_silent_sessions(self) -> int:
+        """End our sessions stuck in the middle of a statement whose client has been silent for the silent timeout.
 
-        A client that stops mid-COPY (a frozen worker, a cut link) leaves its session "active", waiting for data:
-        `idle_in_transaction_session_timeout` does not apply, a statement timeout is not acted on while PostgreSQL
-        waits for COPY data, and the session's locks (the users its chunk writes) would stop every other worker
-        touching them until TCP gives up, hours later. Only terminating the session frees them. Our COPYs send
-        their rows at once (milliseconds), so one waiting this long has no live client. Returns how many ended.
+        A client that stops between the messages of one statement (a frozen worker, a cut link: the rest of an
+        extended-protocol request, COPY data) leaves its session "active", waiting for it:
+        `idle_in_transaction_session_timeout` does not apply, nor is a statement timeout acted on while
+        PostgreSQL waits for the client, and the session's locks (its chunk, the users it writes) would stop every
+        other worker touching them until TCP gives up, hours later. Only terminating the session frees them. Our
+        driver sends a statement's messages at once, so one waiting this long has no live client. Returns how
+        many ended.
         """
         if self.silent_transaction_timeout is None or not isinstance(self.engine, PostgresEngine):
             return 0
@@ -354,13 +356,13 @@ class Database:
             rows = await tx.fetch(
                 "SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity WHERE application_name = $1"
                 " AND datname = current_database() AND pid <> pg_backend_pid() AND state = 'active'"
-                " AND wait_event = 'ClientRead' AND query ILIKE 'COPY %' AND state_change < now() - $2::interval",
+                " AND wait_event = 'ClientRead' AND state_change < now() - $2::interval",
                 _APPLICATION_NAME,
                 self.silent_transaction_timeout,
             )
         ended = sum(1 for row in rows if row["ended"])
         if ended:
-            logger.warning("ended %d database session(s) stuck in a COPY whose client went silent", ended)
+            logger.warning("ended %d database session(s) whose client went silent in the middle of a statement", ended)
         return ended
 
     @asynccontextmanager
@@ -410,8 +412,12 @@ class Database:
                         yield Tx("postgres", connection, self.engine)
 
     @asynccontextmanager
-    async def transaction(self) -> AsyncIterator[Tx]:
-        """A write transaction. On SQLite it takes the write lock at once (BEGIN IMMEDIATE)."""
+    async def transaction(self, *, lock_timeout: timedelta | None = None) -> AsyncIterator[Tx]:
+        """A write transaction. On SQLite it takes the write lock at once (BEGIN IMMEDIATE).
+
+        `lock_timeout`: on PostgreSQL a statement that waits longer than this for a row lock fails with
+        `WriteConflict` instead of waiting on (housekeeping that can try again on its next round).
+        """
         if isinstance(self.engine, SQLiteEngine):
             with driver_errors():
                 async with self.engine.transaction(transaction_type=TransactionType.immediate) as txn:
@@ -423,6 +429,9 @@ class Database:
             async with self._pg_connection() as connection:
                 with driver_errors():
                     async with connection.transaction():
+                        if lock_timeout is not None:
+                            milliseconds = max(1, int(lock_timeout.total_seconds() * 1000))
+                            await connection.execute(f"SET LOCAL lock_timeout = {milliseconds}")
                         yield Tx("postgres", connection, self.engine)
 
     @asynccontextmanager

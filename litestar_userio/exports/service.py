@@ -22,6 +22,7 @@ from litestar_userio.errors import (
     TaskNotFound,
     UserExportDisabled,
     UserIOError,
+    WriteConflict,
 )
 from litestar_userio.exports.columns import Column, check_request, columns_for
 from litestar_userio.exports.document import build_document
@@ -241,8 +242,11 @@ class ExportService:
             chosen = list(dict.fromkeys(chosen + taken_over))
         if not chosen:
             return 0
-        async with self.db.transaction() as tx:
-            enqueued = await self.repository.mark_enqueued(tx, chosen, now)
+        try:  # as the import's sweep: never wait behind a locked task row
+            async with self.db.transaction(lock_timeout=self.queue_config.sweep_interval) as tx:
+                enqueued = await self.repository.mark_enqueued(tx, chosen, now)
+        except WriteConflict:
+            return 0
         stamp = int(now.timestamp() * 1000)
         for task_id, attempts in enqueued:
             await self._enqueue(task_id, f"{task_id}:{attempts}-{stamp}", first=task_id in taken_over)

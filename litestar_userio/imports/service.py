@@ -372,8 +372,13 @@ class ImportService:
             chosen = list({chunk.id: chunk for chunk in chosen + taken_over}.values())
         if not chosen:
             return 0
-        async with self.db.transaction() as tx:
-            enqueued = await self.repository.mark_enqueued(tx, [chunk.id for chunk in chosen], now)
+        try:
+            # A chunk whose row is locked is being applied right now, or by a session the sweep ends first next
+            # round (`Database.end_silent_sessions`): the sweep never waits behind it.
+            async with self.db.transaction(lock_timeout=self.queue_config.sweep_interval) as tx:
+                enqueued = await self.repository.mark_enqueued(tx, [chunk.id for chunk in chosen], now)
+        except WriteConflict:
+            return 0
         stamp = int(now.timestamp() * 1000)
         ahead = {(chunk.task_id, chunk.seq) for chunk in taken_over}
         for task_id, seq, attempts in enqueued:
