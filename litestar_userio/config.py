@@ -279,8 +279,10 @@ class UserIOConfig:
     """PostgreSQL ends a transaction whose client has sent nothing for this long (`idle_in_transaction_session_timeout`
     on the pool's connections): a worker host cut off from the network would otherwise hold its row locks (an import
     chunk, a claim) until the link returns, and no other worker could take its work over. Far above any pause inside
-    our transactions (a chunk's records are checked in memory between statements: well under a second). The export's
-    snapshot, which waits on storage between pages, is exempt. None: no bound."""
+    our transactions (a chunk's records are checked in memory between statements: well under a second). A session
+    whose client stopped in the middle of a statement waits for it beyond any PostgreSQL timeout: the sweep ends
+    those of ours after the same time (`Database.end_silent_sessions`). The export's snapshot, which waits on
+    storage between pages, is exempt. None: no bound."""
     clock: Clock = field(default_factory=SystemClock)
     """Time source; tests pass a controllable one instead of sleeping."""
     console: ConsoleConfig | None = None

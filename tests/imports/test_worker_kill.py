@@ -151,8 +151,9 @@ async def test_a_silent_worker_holds_no_chunk_past_the_silent_transaction_timeou
     postgres_url, redis_url, make_env, tmp_path
 ):
     """A worker frozen mid-chunk (SIGSTOP: a host cut off from the network looks the same to PostgreSQL) keeps
-    its connection open; the database ends its transaction after the silent timeout, and another worker
-    finishes the import while the frozen one is still stopped. Resumed, it applies nothing twice."""
+    its connection open; its transaction is ended after the silent timeout (by the database between statements,
+    by the sweep when it froze in the middle of one), and another worker finishes the import while the frozen one
+    is still stopped. Resumed, it applies nothing twice."""
     env, project, response, reference_project, reference = await import_beside_a_clean_run(
         postgres_url, redis_url, make_env, workload(seed=12, size=2000, clusters=400)
     )
