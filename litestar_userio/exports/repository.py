@@ -6,7 +6,7 @@ mean. `request` is stored as the JSON echo of the accepted request, `error` as t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
@@ -15,16 +15,29 @@ import msgspec
 
 from litestar_userio.db.engine import Row, Tx
 from litestar_userio.db.pages import live_tasks_page
-from litestar_userio.db.tables import ExportTask
+from litestar_userio.db.tables import ExportTask, Project
 from litestar_userio.errors import ErrorObject
 from litestar_userio.paging import PageCursor
 
 __all__ = ["Attempt", "ExportRepository", "ExportTaskRow", "PendingTask"]
 
-_TASK_COLUMNS = (
-    "id, created_at, status, request, processed, completed_at, failed_at, error, file_key, size, sha256,"
-    " record_count, expire_at"
+_COLUMNS = (
+    ExportTask.id,
+    ExportTask.created_at,
+    ExportTask.status,
+    ExportTask.request,
+    ExportTask.processed,
+    ExportTask.completed_at,
+    ExportTask.failed_at,
+    ExportTask.error,
+    ExportTask.file_key,
+    ExportTask.size,
+    ExportTask.sha256,
+    ExportTask.record_count,
+    ExportTask.expire_at,
 )
+_IDS_PER_STATEMENT = 1000
+"""An id is a parameter, and both drivers cap a statement's parameters (32767 asyncpg, 32766 SQLite)."""
 
 
 @dataclass(frozen=True)
@@ -66,6 +79,11 @@ class PendingTask:
     enqueued_at: datetime | None
 
 
+def _batches(ids: Sequence[str]) -> Iterator[list[str]]:
+    for start in range(0, len(ids), _IDS_PER_STATEMENT):
+        yield list(ids[start : start + _IDS_PER_STATEMENT])
+
+
 def _task(row: Row) -> ExportTaskRow:
     return ExportTaskRow(
         id=row["id"],
@@ -85,38 +103,44 @@ def _task(row: Row) -> ExportTaskRow:
 
 
 class ExportRepository:
-    """SQL of `userio_export_task`; each method runs in the caller's transaction."""
+    """Queries of `userio_export_task`; each method runs in the caller's transaction."""
 
     # Admission.
 
     async def lock_admission(self, tx: Tx, project_id: str) -> None:
         """Lock the project's row, so that initiates of one project check their limits one at a time."""
-        await tx.execute(f"SELECT id FROM userio_project WHERE id = $1{tx.for_update}", project_id)
+        query = Project.select(Project.id).where(Project.id == project_id)
+        await tx.run(query.lock_rows() if tx.dialect == "postgres" else query)
 
     async def pending_count(self, tx: Tx, project_id: str) -> int:
         """How many of the project's tasks are pending."""
-        row = await tx.fetchrow(
-            "SELECT COUNT(*) AS n FROM userio_export_task WHERE project_id = $1 AND status = 'pending'", project_id
+        row = await tx.first(
+            ExportTask.count().where((ExportTask.project == project_id) & (ExportTask.status == "pending"))
         )
-        return int(row["n"]) if row is not None else 0
+        return int(row["count"]) if row is not None else 0
 
     async def add(self, tx: Tx, task_id: str, project_id: str, request: Any, now: datetime) -> None:
         """Store a pending task, enqueued `now`."""
-        await tx.execute(
-            "INSERT INTO userio_export_task (id, project_id, created_at, status, request, processed, attempts,"
-            " enqueued_at) VALUES ($1, $2, $3, 'pending', $4, 0, 0, $3)",
-            task_id,
-            project_id,
-            now,
-            msgspec.json.encode(request).decode(),
+        await tx.insert(
+            ExportTask,
+            {
+                "id": task_id,
+                "project": project_id,
+                "created_at": now,
+                "status": "pending",
+                "request": msgspec.json.encode(request).decode(),
+                "processed": 0,
+                "attempts": 0,
+                "enqueued_at": now,
+            },
         )
 
     # Reads.
 
     async def get(self, tx: Tx, project_id: str, task_id: str) -> ExportTaskRow | None:
         """The project's task of that id, expired or not."""
-        row = await tx.fetchrow(
-            f"SELECT {_TASK_COLUMNS} FROM userio_export_task WHERE id = $1 AND project_id = $2", task_id, project_id
+        row = await tx.first(
+            ExportTask.select(*_COLUMNS).where((ExportTask.id == task_id) & (ExportTask.project == project_id))
         )
         return None if row is None else _task(row)
 
@@ -124,18 +148,19 @@ class ExportRepository:
         self, tx: Tx, project_id: str, now: datetime, limit: int, after: PageCursor | None
     ) -> list[ExportTaskRow]:
         """Up to `limit` of the project's unexpired tasks, newest first, those after `after`."""
-        columns = [getattr(ExportTask, name.strip()) for name in _TASK_COLUMNS.split(",")]
-        rows = await live_tasks_page(tx, ExportTask, columns, project_id, now, limit, after)
+        rows = await live_tasks_page(tx, ExportTask, _COLUMNS, project_id, now, limit, after)
         return [_task(row) for row in rows]
 
     # The job.
 
     async def start_attempt(self, tx: Tx, task_id: str) -> Attempt | None:
         """Count one more attempt at a pending task and reset its progress; None unless it is pending."""
-        row = await tx.fetchrow(
-            "UPDATE userio_export_task SET attempts = attempts + 1, processed = 0, enqueued_at = NULL WHERE id = $1"
-            " AND status = 'pending' RETURNING project_id, created_at, request, attempts",
-            task_id,
+        row = await tx.first(
+            ExportTask.update(
+                {ExportTask.attempts: ExportTask.attempts + 1, ExportTask.processed: 0, ExportTask.enqueued_at: None}
+            )
+            .where((ExportTask.id == task_id) & (ExportTask.status == "pending"))
+            .returning(ExportTask.project, ExportTask.created_at, ExportTask.request, ExportTask.attempts)
         )
         if row is None:
             return None
@@ -143,7 +168,7 @@ class ExportRepository:
 
     async def record_progress(self, tx: Tx, task_id: str, processed: int) -> None:
         """Users written so far."""
-        await tx.execute("UPDATE userio_export_task SET processed = $2 WHERE id = $1", task_id, processed)
+        await tx.run(ExportTask.update({ExportTask.processed: processed}).where(ExportTask.id == task_id))
 
     async def complete(
         self,
@@ -157,53 +182,66 @@ class ExportRepository:
         record_count: int,
     ) -> None:
         """A pending task is completed with its file."""
-        await tx.execute(
-            "UPDATE userio_export_task SET status = 'completed', completed_at = $2, expire_at = $3, file_key = $4,"
-            " size = $5, sha256 = $6, record_count = $7, processed = $7 WHERE id = $1 AND status = 'pending'",
-            task_id,
-            now,
-            expire_at,
-            file_key,
-            size,
-            sha256,
-            record_count,
+        await tx.run(
+            ExportTask.update(
+                {
+                    ExportTask.status: "completed",
+                    ExportTask.completed_at: now,
+                    ExportTask.expire_at: expire_at,
+                    ExportTask.file_key: file_key,
+                    ExportTask.size: size,
+                    ExportTask.sha256: sha256,
+                    ExportTask.record_count: record_count,
+                    ExportTask.processed: record_count,
+                }
+            ).where((ExportTask.id == task_id) & (ExportTask.status == "pending"))
         )
 
     async def fail(self, tx: Tx, task_id: str, now: datetime, expire_at: datetime, error: ErrorObject) -> None:
         """A pending task is completed with `failed_at` and `error`, and no file."""
-        await tx.execute(
-            "UPDATE userio_export_task SET status = 'completed', completed_at = $2, failed_at = $2, error = $3,"
-            " expire_at = $4 WHERE id = $1 AND status = 'pending'",
-            task_id,
-            now,
-            msgspec.json.encode(error).decode(),
-            expire_at,
+        await tx.run(
+            ExportTask.update(
+                {
+                    ExportTask.status: "completed",
+                    ExportTask.completed_at: now,
+                    ExportTask.failed_at: now,
+                    ExportTask.error: msgspec.json.encode(error).decode(),
+                    ExportTask.expire_at: expire_at,
+                }
+            ).where((ExportTask.id == task_id) & (ExportTask.status == "pending"))
         )
 
     # The sweeper.
 
     async def pending(self, tx: Tx) -> list[PendingTask]:
         """Every pending task, of every project."""
-        rows = await tx.fetch("SELECT id, enqueued_at FROM userio_export_task WHERE status = 'pending'")
+        rows = await tx.run(
+            ExportTask.select(ExportTask.id, ExportTask.enqueued_at).where(ExportTask.status == "pending")
+        )
         return [PendingTask(row["id"], row["enqueued_at"]) for row in rows]
 
     async def mark_enqueued(self, tx: Tx, task_ids: Sequence[str], now: datetime) -> list[tuple[str, int]]:
         """Stamp those still pending as enqueued `now`; their ids with their attempt counts."""
-        rows = await tx.fetch(
-            f"UPDATE userio_export_task SET enqueued_at = $2 WHERE {tx.any('id', 1)} AND status = 'pending'"
-            " RETURNING id, attempts",
-            tx.array(task_ids),
-            now,
-        )
-        return [(row["id"], int(row["attempts"])) for row in rows]
+        enqueued: list[tuple[str, int]] = []
+        for ids in _batches(task_ids):
+            rows = await tx.run(
+                ExportTask.update({ExportTask.enqueued_at: now})
+                .where(ExportTask.id.is_in(ids) & (ExportTask.status == "pending"))
+                .returning(ExportTask.id, ExportTask.attempts)
+            )
+            enqueued += [(row["id"], int(row["attempts"])) for row in rows]
+        return enqueued
 
     async def expired(self, tx: Tx, now: datetime) -> list[tuple[str, str | None]]:
         """Tasks whose results expired by `now`: ids with their file keys (None when the export failed)."""
-        rows = await tx.fetch(
-            "SELECT id, file_key FROM userio_export_task WHERE expire_at IS NOT NULL AND expire_at <= $1", now
+        rows = await tx.run(
+            ExportTask.select(ExportTask.id, ExportTask.file_key).where(
+                ExportTask.expire_at.is_not_null() & (ExportTask.expire_at <= now)
+            )
         )
         return [(row["id"], row["file_key"]) for row in rows]
 
     async def delete(self, tx: Tx, task_ids: Sequence[str]) -> None:
         """Forget these tasks."""
-        await tx.delete_in("userio_export_task", "id", task_ids)
+        for ids in _batches(task_ids):
+            await tx.run(ExportTask.delete().where(ExportTask.id.is_in(ids)))

@@ -14,6 +14,7 @@ from typing import Any
 import msgspec
 
 from litestar_userio.db.engine import Tx
+from litestar_userio.db.tables import Application, RefreshToken, SigningKey
 from litestar_userio.ids import new_id
 
 __all__ = [
@@ -36,28 +37,31 @@ class ApplicationRecord(msgspec.Struct, frozen=True):
 
 
 class ApplicationRepository:
-    """SQL of `userio_application`."""
+    """Queries of `userio_application`."""
 
     async def add(self, tx: Tx, project_id: str, application: ApplicationRecord, created_at: datetime) -> None:
         """Insert a client; the database refuses a client id the project already has."""
-        await tx.execute(
-            "INSERT INTO userio_application (project_id, client_id, name, issue_jwt_access_token,"
-            " access_token_lifetime, created_at) VALUES ($1, $2, $3, $4, $5, $6)",
-            project_id,
-            application.client_id,
-            application.name,
-            application.issue_jwt_access_token,
-            application.access_token_lifetime,
-            created_at,
+        await tx.insert(
+            Application,
+            {
+                "project": project_id,
+                "client_id": application.client_id,
+                "name": application.name,
+                "issue_jwt_access_token": application.issue_jwt_access_token,
+                "access_token_lifetime": application.access_token_lifetime,
+                "created_at": created_at,
+            },
         )
 
     async def get(self, tx: Tx, project_id: str, client_id: str) -> ApplicationRecord | None:
         """The project's client of that id, or None."""
-        row = await tx.fetchrow(
-            "SELECT client_id, name, issue_jwt_access_token, access_token_lifetime FROM userio_application"
-            " WHERE project_id = $1 AND client_id = $2",
-            project_id,
-            client_id,
+        row = await tx.first(
+            Application.select(
+                Application.client_id,
+                Application.name,
+                Application.issue_jwt_access_token,
+                Application.access_token_lifetime,
+            ).where((Application.project == project_id) & (Application.client_id == client_id))
         )
         if row is None:
             return None
@@ -75,51 +79,52 @@ class StoredKey:
 
 
 class SigningKeyRepository:
-    """SQL of `userio_signing_key`."""
+    """Queries of `userio_signing_key`."""
 
     async def active(self, tx: Tx, project_id: str) -> StoredKey | None:
         """The newest active key of the project, or None before its first."""
-        row = await tx.fetchrow(
-            "SELECT kid, private_key_pem FROM userio_signing_key WHERE project_id = $1 AND active"
-            " ORDER BY created_at DESC LIMIT 1",
-            project_id,
+        row = await tx.first(
+            SigningKey.select(SigningKey.kid, SigningKey.private_key_pem)
+            .where((SigningKey.project == project_id) & SigningKey.active.eq(True))
+            .order_by(SigningKey.created_at, ascending=False)
+            .limit(1)
         )
         return StoredKey(row["kid"], row["private_key_pem"]) if row is not None else None
 
     async def deactivate_all(self, tx: Tx, project_id: str) -> None:
         """No key of the project signs any more (they stay published until retired)."""
-        await tx.execute("UPDATE userio_signing_key SET active = $2 WHERE project_id = $1", project_id, False)
+        await tx.run(SigningKey.update({SigningKey.active: False}).where(SigningKey.project == project_id))
 
     async def add_active(
         self, tx: Tx, project_id: str, key: StoredKey, public_jwk: dict[str, Any], created_at: datetime
     ) -> None:
         """Store a new key that signs from now on, with the JWK that publishes it."""
-        await tx.execute(
-            "INSERT INTO userio_signing_key (project_id, kid, private_key_pem, public_jwk, active, created_at)"
-            " VALUES ($1, $2, $3, $4, $5, $6)",
-            project_id,
-            key.kid,
-            key.private_key_pem,
-            json.dumps(public_jwk),
-            True,
-            created_at,
+        await tx.insert(
+            SigningKey,
+            {
+                "project": project_id,
+                "kid": key.kid,
+                "private_key_pem": key.private_key_pem,
+                "public_jwk": json.dumps(public_jwk),
+                "active": True,
+                "created_at": created_at,
+            },
         )
 
     async def retire(self, tx: Tx, project_id: str, kid: str, at: datetime) -> None:
         """Stop publishing the key, unless it is the active one."""
-        await tx.execute(
-            "UPDATE userio_signing_key SET retired_at = $3 WHERE project_id = $1 AND kid = $2 AND NOT active",
-            project_id,
-            kid,
-            at,
+        await tx.run(
+            SigningKey.update({SigningKey.retired_at: at}).where(
+                (SigningKey.project == project_id) & (SigningKey.kid == kid) & SigningKey.active.eq(False)
+            )
         )
 
     async def published_jwks(self, tx: Tx, project_id: str) -> list[dict[str, Any]]:
         """The public JWKs of the keys not retired, the active one first, then newest first."""
-        rows = await tx.fetch(
-            "SELECT public_jwk FROM userio_signing_key WHERE project_id = $1 AND retired_at IS NULL"
-            " ORDER BY active DESC, created_at DESC",
-            project_id,
+        rows = await tx.run(
+            SigningKey.select(SigningKey.public_jwk)
+            .where((SigningKey.project == project_id) & SigningKey.retired_at.is_null())
+            .order_by(SigningKey.active, SigningKey.created_at, ascending=False)
         )
         return [json.loads(r["public_jwk"]) for r in rows]
 
@@ -140,7 +145,14 @@ class RefreshTokenRow:
 
 
 class RefreshTokenRepository:
-    """SQL of `userio_refresh_token`."""
+    """Queries of `userio_refresh_token`."""
+
+    # Token issuance keeps hand-written SQL: `insert` (at sign-in) and the refresh grant's `find_for_use`,
+    # `mark_used` and `insert`. Built with Piccolo, p50 of both in one process, 1000 calls each, two runs:
+    # issuing 2622 -> 2903 and 2414 -> 2733 us on SQLite, 2030 -> 2395 and 2512 -> 2928 us on PostgreSQL
+    # (+11 to +18%); rotating 3990 -> 4094 and 3369 -> 4019 us on SQLite, 1897 -> 2905 and 4011 -> 4015 us on
+    # PostgreSQL (+0 to +53%, commit-bound); building and compiling one select or insert took 114-130 us of CPU
+    # on that loaded 2-core machine.
 
     async def insert(
         self,
@@ -197,8 +209,8 @@ class RefreshTokenRepository:
 
     async def revoke_family(self, tx: Tx, family_id: str, at: datetime) -> None:
         """Every token of the family stops working."""
-        await tx.execute(
-            "UPDATE userio_refresh_token SET revoked_at = $2 WHERE family_id = $1 AND revoked_at IS NULL",
-            family_id,
-            at,
+        await tx.run(
+            RefreshToken.update({RefreshToken.revoked_at: at}).where(
+                (RefreshToken.family_id == family_id) & RefreshToken.revoked_at.is_null()
+            )
         )
