@@ -91,3 +91,23 @@ def test_services_hold_no_sql():
 
     assert len(services) >= 6
     assert with_sql == []
+
+
+def test_hand_written_sql_lives_only_on_the_measured_paths():
+    """Ordinary queries are built with Piccolo's query builder (`Tx.run`); hand-written SQL sent through
+    `Tx.fetch`/`execute` is left where a measurement kept it (docs/architecture.md): the users' bulk load and
+    write-back, the refresh-token statements, the database layer itself."""
+    sends_sql = ("tx.fetch(", "tx.fetchrow(", "tx.execute(", "tx.executemany(")
+    measured = {
+        "litestar_userio.db.engine",
+        "litestar_userio.db.migrate",
+        "litestar_userio.users.repository",
+        "litestar_userio.tokens.repository",
+    }
+
+    with_sql = {name for name, path in MODULES.items() if any(call in path.read_text() for call in sends_sql)}
+    with_builder = {name for name, path in MODULES.items() if "tx.run(" in path.read_text()}
+
+    assert with_sql - measured == set()
+    assert "litestar_userio.users.repository" in with_sql  # the check sees what it looks for
+    assert {"litestar_userio.projects.repository", "litestar_userio.imports.repository"} <= with_builder
