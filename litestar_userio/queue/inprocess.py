@@ -54,11 +54,18 @@ class InProcessQueue:
         self._counter = 0
         self._running = asyncio.Event()
         self._running.set()
+        self._served = False
 
     async def enqueue(self, function: str, *args: Any, job_id: str | None = None, first: bool = False) -> bool:
-        """Schedule a job; False if a job with this id is queued or running (`first` changes nothing here)."""
+        """Schedule a job; False if a job with this id is queued or running (`first` changes nothing here).
+
+        A queue nobody serves (a CLI command's) runs nothing: the work is pending in the database, and the process
+        that serves jobs takes it up (its start-up recovery, its sweep).
+        """
         if function not in self.functions:
             raise LookupError(f"unknown job function {function!r}")
+        if not self._served:
+            return True
         self._counter += 1
         key = job_id or f"{function}:{self._counter}"
         if key in self._tasks:
@@ -102,6 +109,7 @@ class InProcessQueue:
     async def serve(self, ctx: dict[str, Any]) -> None:
         """Run jobs here with `ctx`: first recover the work a previous process left pending, then sweep periodically."""
         self.ctx.update(ctx)
+        self._served = True
         if self.recover_job is not None:
             await self.functions[self.recover_job](self.ctx)
         if self.sweep_job is not None:

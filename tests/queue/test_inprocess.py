@@ -27,6 +27,7 @@ class FlakyJob:
 async def test_a_failing_job_runs_again_until_it_succeeds() -> None:
     job = FlakyJob(failures=2)
     queue = InProcessQueue({"flaky": job}, max_tries=5, retry_delay=0.001)
+    await queue.serve({})
 
     assert await queue.enqueue("flaky", "a", job_id="one")
     await queue.join(timeout=10)
@@ -42,6 +43,7 @@ async def test_the_wait_between_tries_doubles(monkeypatch: pytest.MonkeyPatch) -
 
     job = FlakyJob(failures=3)
     queue = InProcessQueue({"flaky": job}, max_tries=5, retry_delay=0.25)
+    await queue.serve({})
     monkeypatch.setattr(asyncio, "sleep", record)
 
     await queue.enqueue("flaky")
@@ -54,6 +56,7 @@ async def test_the_wait_between_tries_doubles(monkeypatch: pytest.MonkeyPatch) -
 async def test_a_job_that_keeps_failing_is_given_up_after_max_tries(caplog: pytest.LogCaptureFixture) -> None:
     job = FlakyJob(failures=100)
     queue = InProcessQueue({"flaky": job}, max_tries=3, retry_delay=0.001)
+    await queue.serve({})
 
     with caplog.at_level(logging.ERROR, logger="litestar_userio.queue"):
         await queue.enqueue("flaky", "a")
@@ -72,6 +75,7 @@ async def test_a_job_that_keeps_failing_is_given_up_after_max_tries(caplog: pyte
 async def test_a_paused_runner_holds_the_next_try_until_it_resumes() -> None:
     job = FlakyJob(failures=1)
     queue = InProcessQueue({"flaky": job}, max_tries=3, retry_delay=0.001)
+    await queue.serve({})
     queue.pause()
 
     await queue.enqueue("flaky")
@@ -81,3 +85,16 @@ async def test_a_paused_runner_holds_the_next_try_until_it_resumes() -> None:
 
     await queue.join(timeout=10)
     assert job.tries == [1, 2]
+
+
+async def test_a_queue_nobody_serves_runs_nothing() -> None:
+    """A CLI command's queue: its enqueued work waits in the database for the process that serves jobs."""
+    job = FlakyJob(failures=0)
+    queue = InProcessQueue({"flaky": job}, max_tries=3, retry_delay=0.001)
+
+    assert await queue.enqueue("flaky", "a", job_id="one")
+    await queue.join(timeout=10)
+
+    assert job.tries == []
+    with pytest.raises(LookupError):
+        await queue.enqueue("missing")
