@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from datetime import timedelta
 
 import asyncpg
@@ -50,6 +51,20 @@ async def test_a_transaction_left_open_is_rolled_back_before_the_connection_is_r
         await db.close()
 
 
+class SilentSource:
+    """COPY data from a client that sends one row, then nothing (frozen, or its link cut), until `never` is set."""
+
+    def __init__(self, row: bytes) -> None:
+        self.row = row
+        self.started = asyncio.Event()
+        self.never = asyncio.Event()
+
+    async def rows(self) -> AsyncIterator[bytes]:
+        yield self.row
+        self.started.set()
+        await self.never.wait()
+
+
 async def test_a_copy_whose_client_went_silent_is_ended_and_its_locks_freed(postgres_url):
     """A worker that stops in the middle of a statement (frozen, or its link cut; here between COPY data) leaves
     its session waiting for the rest, which no PostgreSQL timeout ends; `end_silent_sessions` does, once it waited
@@ -61,22 +76,16 @@ async def test_a_copy_whose_client_went_silent_is_ended_and_its_locks_freed(post
     await admin.execute("CREATE TABLE IF NOT EXISTS silent_copy_target (n int PRIMARY KEY)")
     await admin.execute("TRUNCATE silent_copy_target")
     await admin.execute("INSERT INTO silent_copy_target VALUES (1)")
-    never = asyncio.Event()
-    started = asyncio.Event()
-
-    async def rows_then_silence():
-        yield b"2\n"
-        started.set()
-        await never.wait()
+    silent = SilentSource(b"2\n")
 
     async def stuck_copy() -> None:
         async with db.transaction() as tx:
             await tx.execute("UPDATE silent_copy_target SET n = n WHERE n = 1")  # holds the row's lock
-            await tx.connection.copy_to_table("silent_copy_target", source=rows_then_silence())
+            await tx.connection.copy_to_table("silent_copy_target", source=silent.rows())
 
     copy = asyncio.ensure_future(stuck_copy())
     try:
-        await asyncio.wait_for(started.wait(), timeout=10)
+        await asyncio.wait_for(silent.started.wait(), timeout=10)
         assert await db.end_silent_sessions() == 0, "a COPY within the silent timeout is not ended"
         stuck = await admin.fetchval(
             "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query ILIKE 'COPY %'"
@@ -91,7 +100,7 @@ async def test_a_copy_whose_client_went_silent_is_ended_and_its_locks_freed(post
         await asyncio.wait_for(admin.execute("UPDATE silent_copy_target SET n = 3 WHERE n = 1"), timeout=5)
         assert await admin.fetchval("SELECT array_agg(n ORDER BY n) FROM silent_copy_target") == [3]
     finally:
-        never.set()
+        silent.never.set()
         copy.cancel()
         await admin.execute("DROP TABLE IF EXISTS silent_copy_target")
         await admin.close()
@@ -104,22 +113,15 @@ async def test_sessions_of_other_applications_are_never_ended(postgres_url):
     await db.start()
     other = await asyncpg.connect(postgres_url, server_settings={"application_name": "someone-else"})
     await other.execute("CREATE TEMP TABLE other_copy (n int)")
-    never = asyncio.Event()
-    started = asyncio.Event()
-
-    async def rows_then_silence():
-        yield b"1\n"
-        started.set()
-        await never.wait()
-
-    copy = asyncio.ensure_future(other.copy_to_table("other_copy", source=rows_then_silence()))
+    silent = SilentSource(b"1\n")
+    copy = asyncio.ensure_future(other.copy_to_table("other_copy", source=silent.rows()))
     try:
-        await asyncio.wait_for(started.wait(), timeout=10)
+        await asyncio.wait_for(silent.started.wait(), timeout=10)
         await asyncio.sleep(0.1)
         assert await db.end_silent_sessions() == 0
         assert not copy.done()
     finally:
-        never.set()
+        silent.never.set()
         await asyncio.wait_for(copy, timeout=10)
         await other.close()
         await asyncio.wait_for(db.close(), timeout=5)
