@@ -65,8 +65,10 @@ STANDARD_ATTRIBUTES: tuple[str, ...] = (
 
 _PLAIN_EMAIL = re.compile(
     r"(?P<local>[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*)"
-    r"@(?P<domain>(?:(?!xn--)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+(?P<tld>[A-Za-z]{2,63}))"
+    r"@(?P<domain>(?:(?!..--)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+(?P<tld>[A-Za-z]{2,63}))"
 )
+"""A label with `--` in its third and fourth characters (Punycode `xn--`, or an R-LDH label the library refuses)
+is left to the library."""
 _SPECIAL_USE_DOMAINS = frozenset(email_validator.SPECIAL_USE_DOMAIN_NAMES)
 
 
