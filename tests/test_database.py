@@ -65,12 +65,13 @@ class SilentSource:
         await self.never.wait()
 
 
-async def test_a_copy_whose_client_went_silent_is_ended_and_its_locks_freed(postgres_url):
+@pytest.mark.parametrize("name", ["", "?application_name=my-auth-server"], ids=["our-name", "the-url's-name"])
+async def test_a_copy_whose_client_went_silent_is_ended_and_its_locks_freed(postgres_url, name):
     """A worker that stops in the middle of a statement (frozen, or its link cut; here between COPY data) leaves
     its session waiting for the rest, which no PostgreSQL timeout ends; `end_silent_sessions` does, once it waited
     the silent timeout, and the rows it locked can be written again. A statement within the timeout is left alone.
     """
-    db = Database(postgres_url, pool_size=3, silent_transaction_timeout=timedelta(seconds=1))
+    db = Database(postgres_url + name, pool_size=3, silent_transaction_timeout=timedelta(seconds=1))
     await db.start()
     admin = await asyncpg.connect(postgres_url)
     await admin.execute("CREATE TABLE IF NOT EXISTS silent_copy_target (n int PRIMARY KEY)")
@@ -87,11 +88,11 @@ async def test_a_copy_whose_client_went_silent_is_ended_and_its_locks_freed(post
     try:
         await asyncio.wait_for(silent.started.wait(), timeout=10)
         assert await db.end_silent_sessions() == 0, "a COPY within the silent timeout is not ended"
-        stuck = await admin.fetchval(
-            "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query ILIKE 'COPY %'"
+        stuck = await admin.fetch(
+            "SELECT application_name FROM pg_stat_activity WHERE state = 'active' AND query ILIKE 'COPY %'"
             " AND wait_event = 'ClientRead'"
         )
-        assert stuck == 1
+        assert [row["application_name"] for row in stuck] == [name.partition("=")[2] or "litestar-userio"]
         await asyncio.sleep(1.2)
         assert await db.end_silent_sessions() == 1
         with pytest.raises(Exception) as ended:  # noqa: PT011 (asyncpg raises one of several classes here)

@@ -21,7 +21,7 @@ from contextlib import asynccontextmanager, contextmanager
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 import asyncpg
 from piccolo.apps.migrations.tables import Migration
@@ -43,7 +43,8 @@ Row = Mapping[str, Any]
 
 _PLACEHOLDER = re.compile(r"\$(\d+)")
 _APPLICATION_NAME = "litestar-userio"
-"""Our sessions in `pg_stat_activity`: how `end_silent_sessions` tells them from other applications'."""
+"""Our sessions in `pg_stat_activity` unless the database URL names them (`?application_name=...`): how
+`end_silent_sessions` tells them from other applications'."""
 _IDLE_SQLITE_READERS = 4
 _POOL_CLOSE_TIMEOUT = 10.0
 
@@ -315,7 +316,9 @@ class Database:
         try:
             with driver_errors():
                 if isinstance(self.engine, PostgresEngine):
-                    settings = {"application_name": _APPLICATION_NAME}
+                    settings = {}
+                    if "application_name" not in parse_qs(urlsplit(self.url).query):
+                        settings["application_name"] = _APPLICATION_NAME
                     if self.silent_transaction_timeout is not None:
                         milliseconds = max(1, int(self.silent_transaction_timeout.total_seconds() * 1000))
                         settings["idle_in_transaction_session_timeout"] = str(milliseconds)
@@ -354,10 +357,10 @@ class Database:
             return 0
         async with self.reader() as tx:
             rows = await tx.fetch(
-                "SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity WHERE application_name = $1"
+                "SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity"
+                " WHERE application_name = current_setting('application_name') AND application_name <> ''"
                 " AND datname = current_database() AND pid <> pg_backend_pid() AND state = 'active'"
-                " AND wait_event = 'ClientRead' AND state_change < now() - $2::interval",
-                _APPLICATION_NAME,
+                " AND wait_event = 'ClientRead' AND state_change < now() - $1::interval",
                 self.silent_transaction_timeout,
             )
         ended = sum(1 for row in rows if row["ended"])
