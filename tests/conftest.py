@@ -8,12 +8,17 @@ With USERIO_REQUIRE_SERVICES=1 (CI) a missing PostgreSQL or Redis fails the test
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
+import sys
+import threading
+import traceback
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import aiosqlite
 import asyncpg
 import httpx
 import pytest
@@ -272,3 +277,42 @@ async def project(env: Env) -> Project:
 
 def wait(coro: Any, timeout: float = 30) -> Any:
     return asyncio.wait_for(coro, timeout)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """An SQLite connection nobody closed is a non-daemon thread that keeps pytest from exiting: CI would hang
+    until its timeout with every test passed. Name each one, with what still holds it, and fail the run instead."""
+    left = [
+        thread
+        for thread in threading.enumerate()
+        if thread.is_alive()
+        and not thread.daemon
+        and "aiosqlite" in getattr(getattr(thread, "_target", None), "__module__", "")
+    ]
+    if not left:
+        return
+    report = [f"{len(left)} SQLite connection thread(s) still running after the tests:"]
+    connections = [o for o in gc.get_objects() if isinstance(o, aiosqlite.Connection) and o._running]
+    for connection in connections:
+        report.append(f"  open connection {id(connection):#x}, held by: {_holders(connection, connections)}")
+        connection.stop()  # lets the process exit once this report is out
+    frames = sys._current_frames()
+    for thread in left:
+        report.append(f"  {thread.name}:")
+        report.extend("    " + line for line in traceback.format_stack(frames[thread.ident]) if thread.ident in frames)
+    sys.stderr.write("\n".join(report) + "\n")
+    session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def _holders(value: object, ignore: object, depth: int = 2) -> list[str]:
+    """What refers to `value`, and what refers to those (types and, for functions and frames, names)."""
+    found = []
+    for holder in gc.get_referrers(value):
+        if holder is ignore:
+            continue
+        name = getattr(holder, "f_code", None) or getattr(holder, "__qualname__", None)
+        label = f"{type(holder).__qualname__}{f' {name}' if name else ''}"
+        if depth > 1 and isinstance(holder, dict | list | tuple):
+            label += f" <- {_holders(holder, ignore, depth - 1)}"
+        found.append(label)
+    return found[:8]

@@ -285,6 +285,7 @@ class Database:
         self.silent_transaction_timeout = silent_transaction_timeout
         """`UserIOConfig.db_silent_transaction_timeout`."""
         self._idle_readers: list[Any] = []
+        self._closed = False
         scheme = urlsplit(url).scheme
         self.engine: Engine[Any]
         if scheme in {"postgres", "postgresql"}:
@@ -312,7 +313,8 @@ class Database:
             table._meta.db = self.engine
 
     async def start(self) -> None:
-        """Open the connection pool. Queries go through `Tx`; only migrations use Piccolo's bound tables."""
+        """Open the connection pool (PostgreSQL) or set the journal mode (SQLite); queries go through `Tx`."""
+        self._closed = False
         try:
             with driver_errors():
                 if isinstance(self.engine, PostgresEngine):
@@ -332,6 +334,7 @@ class Database:
 
     async def close(self) -> None:
         """Close the pool: connections still in use get a few seconds to come back, then are closed."""
+        self._closed = True
         while self._idle_readers:
             await self._idle_readers.pop().close()
         if isinstance(self.engine, PostgresEngine) and self.engine.pool is not None:
@@ -381,7 +384,13 @@ class Database:
             try:
                 yield Tx("sqlite", connection, self.engine)
             finally:
-                if len(self._idle_readers) < _IDLE_SQLITE_READERS and not connection.in_transaction:
+                # A reader still out when the database closed is closed too: an SQLite connection is a thread
+                # that keeps the process from exiting until it is closed.
+                if (
+                    not self._closed
+                    and len(self._idle_readers) < _IDLE_SQLITE_READERS
+                    and not connection.in_transaction
+                ):
                     self._idle_readers.append(connection)
                 else:
                     await connection.close()
