@@ -4,7 +4,7 @@ Piccolo defines the tables, runs the migration and builds the ordinary queries (
 through `Tx`, from the repositories only: one transaction can then span repositories, which Piccolo's own
 `run()` (a connection per query outside its transaction context) could not join. So `Tx.run` has Piccolo
 compile the query for the transaction's engine and sends it on the transaction's connection. The measured bulk
-paths of the users and import repositories keep hand-tuned SQL (`Tx.fetch`, `$n` placeholders on both engines)
+paths (docs/architecture.md) keep hand-tuned SQL (`Tx.fetch`, `$n` placeholders on both engines)
 and COPY (`Tx.insert_many`): inserting 1000 rows through Piccolo model instances took 88 ms, through COPY 7 ms.
 """
 
@@ -115,11 +115,11 @@ def compile_query(engine: Engine[Any], build: Callable[[], Query[Any, Any]]) -> 
 class Tx:
     """One open transaction: Piccolo queries (`run`, `insert`), or SQL with `$1`-style placeholders."""
 
-    def __init__(self, dialect: Dialect, connection: Any, engine: Engine[Any]) -> None:
-        self.dialect: Dialect = dialect
+    def __init__(self, connection: Any, engine: Engine[Any]) -> None:
         self.connection = connection
         self.engine = engine
         """The Piccolo engine `run` builds queries for."""
+        self.dialect: Dialect = "postgres" if isinstance(engine, PostgresEngine) else "sqlite"
 
     async def run(self, query: Query[Any, Any] | Callable[[], Query[Any, Any]]) -> list[Row]:
         """Run a query built with Piccolo's query builder; the rows of its last statement.
@@ -157,6 +157,10 @@ class Tx:
         await self.run(build)
 
     async def _send(self, statements: Sequence[tuple[str, Sequence[Any]]]) -> list[Row]:
+        """Run statements already in the engine's placeholder style; the rows of the last.
+
+        Rows are not copied into dicts: for the export's pages that copy cost more than the query.
+        """
         rows: list[Row] = []
         for sql, args in statements:
             with driver_errors():
@@ -198,17 +202,8 @@ class Tx:
         return sql if self.dialect == "postgres" else _PLACEHOLDER.sub(r"?\1", sql)
 
     async def fetch(self, sql: str, *args: Any) -> list[Row]:
-        """Run a query and return its rows (asyncpg records or dicts: both read like mappings).
-
-        Rows are not copied into dicts: for the export's pages that copy cost more than the query.
-        """
-        with driver_errors():
-            if self.dialect == "postgres":
-                return await self.connection.fetch(sql, *args)  # type: ignore[no-any-return]
-            cursor = await self.connection.execute(self._sql(sql), args)
-            rows = await cursor.fetchall()
-            await cursor.close()
-            return rows  # type: ignore[no-any-return]
+        """Run hand-written SQL and return its rows (asyncpg records or SQLite rows: both read like mappings)."""
+        return await self._send([(self._sql(sql), args)])
 
     async def fetchrow(self, sql: str, *args: Any) -> Row | None:
         """Run a query and return its first row, or None."""
@@ -382,7 +377,7 @@ class Database:
             with driver_errors():
                 connection = self._idle_readers.pop() if self._idle_readers else await self.engine.get_connection()
             try:
-                yield Tx("sqlite", connection, self.engine)
+                yield Tx(connection, self.engine)
             finally:
                 # A reader still out when the database closed is closed too: an SQLite connection is a thread
                 # that keeps the process from exiting until it is closed.
@@ -396,7 +391,7 @@ class Database:
                     await connection.close()
         else:
             async with self._pg_connection() as connection:
-                yield Tx("postgres", connection, self.engine)
+                yield Tx(connection, self.engine)
 
     @asynccontextmanager
     async def snapshot(self) -> AsyncIterator[Tx]:
@@ -410,7 +405,7 @@ class Database:
             try:
                 with driver_errors():
                     await connection.execute("BEGIN DEFERRED")
-                yield Tx("sqlite", connection, self.engine)
+                yield Tx(connection, self.engine)
             finally:
                 with driver_errors():
                     await connection.execute("ROLLBACK")
@@ -421,7 +416,7 @@ class Database:
                     async with connection.transaction(isolation="repeatable_read", readonly=True):
                         if self.silent_transaction_timeout is not None:  # it waits on storage between pages
                             await connection.execute("SET LOCAL idle_in_transaction_session_timeout = 0")
-                        yield Tx("postgres", connection, self.engine)
+                        yield Tx(connection, self.engine)
 
     @asynccontextmanager
     async def transaction(self, *, lock_timeout: timedelta | None = None) -> AsyncIterator[Tx]:
@@ -433,7 +428,7 @@ class Database:
         if isinstance(self.engine, SQLiteEngine):
             with driver_errors():
                 async with self.engine.transaction(transaction_type=TransactionType.immediate) as txn:
-                    yield Tx("sqlite", txn.connection, self.engine)
+                    yield Tx(txn.connection, self.engine)
         else:
             # Not Piccolo's transaction: when the server drops the connection its rollback raises before the
             # connection goes back to the pool, and the pool then waits forever on close. asyncpg's own
@@ -444,7 +439,7 @@ class Database:
                         if lock_timeout is not None:
                             milliseconds = max(1, int(lock_timeout.total_seconds() * 1000))
                             await connection.execute(f"SET LOCAL lock_timeout = {milliseconds}")
-                        yield Tx("postgres", connection, self.engine)
+                        yield Tx(connection, self.engine)
 
     @asynccontextmanager
     async def _pg_connection(self) -> AsyncIterator[Any]:
