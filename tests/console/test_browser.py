@@ -25,6 +25,10 @@ RECORDS = 20_000
 DESKTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
 FLOW_TIMEOUT = 180_000
+EDITOR_TIMEOUT = 120_000
+"""The hook editor's first appearance (11 MB of JavaScript: Monaco and the TypeScript worker). The default 30 s
+ran out in two full-suite runs on the 2-core machine (all three editor tests at once, then passing alone and in
+other runs); its cause is not pinned down (see the issue note), so the wait is generous rather than tight."""
 
 
 def bad_email(i: int) -> bool:
@@ -314,7 +318,7 @@ async def test_builds_a_csv_export_refusing_duplicate_names_and_downloads_it(ses
 async def test_hook_editor_completes_marks_errors_saves_and_tests_against_an_imported_user(session):
     page = session["page"]
     await page.goto(session["link"].split("#")[0] + "#/hooks")
-    await page.locator("#editor .monaco-editor").wait_for()
+    await page.locator("#editor .monaco-editor").wait_for(timeout=EDITOR_TIMEOUT)
 
     await set_editor_text(page, HOOK_PROBE)
     await page.keyboard.press("Control+Space")
@@ -363,7 +367,7 @@ async def test_hook_editor_completes_marks_errors_saves_and_tests_against_an_imp
 
 async def test_hook_test_explains_a_refused_mutation(session):
     page = session["page"]
-    await page.locator("#editor .monaco-editor").wait_for()
+    await page.locator("#editor .monaco-editor").wait_for(timeout=EDITOR_TIMEOUT)
 
     await set_editor_text(page, HOOK_CHANGING_A_SERVER_CLAIM)
     await page.locator("#run-test").click()
@@ -391,7 +395,7 @@ async def test_hook_versions_panel_lists_diffs_and_rolls_back_where_the_server_k
     )
     if not keeps_versions:  # a server without hook versions (404): the console hides the panel
         await page.goto(base + "#/hooks")
-        await page.locator("#editor .monaco-editor").wait_for()
+        await page.locator("#editor .monaco-editor").wait_for(timeout=EDITOR_TIMEOUT)
         await expect(page.locator("#versions")).to_be_hidden()
         return
 
