@@ -35,7 +35,7 @@ from piccolo.table import Table
 from litestar_userio.db.tables import TABLES
 from litestar_userio.errors import DatabaseUnavailable, UserIOError, WriteConflict
 
-__all__ = ["Database", "Dialect", "Row", "Tx", "driver_errors"]
+__all__ = ["Database", "Dialect", "Row", "Tx", "driver_errors", "in_batches"]
 
 Dialect = Literal["postgres", "sqlite"]
 Row = Mapping[str, Any]
@@ -110,6 +110,15 @@ def compile_query(engine: Engine[Any], build: Callable[[], Query[Any, Any]]) -> 
         finally:
             for table, previous in zip(tables, bound, strict=True):
                 table._meta._db = previous
+
+
+_IDS_PER_STATEMENT = 1000
+
+
+def in_batches(values: Sequence[Any]) -> Iterator[list[Any]]:
+    """`values` a thousand at a time, for `IN (...)` lists: each is a bound parameter, and drivers cap them."""
+    for start in range(0, len(values), _IDS_PER_STATEMENT):
+        yield list(values[start : start + _IDS_PER_STATEMENT])
 
 
 class Tx:

@@ -6,14 +6,14 @@ mean. `request` is stored as the JSON echo of the accepted request, `error` as t
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
 import msgspec
 
-from litestar_userio.db.engine import Row, Tx
+from litestar_userio.db.engine import Row, Tx, in_batches
 from litestar_userio.db.pages import live_tasks_page
 from litestar_userio.db.tables import ExportTask, Project
 from litestar_userio.errors import ErrorObject
@@ -36,8 +36,6 @@ _COLUMNS = (
     ExportTask.record_count,
     ExportTask.expire_at,
 )
-_IDS_PER_STATEMENT = 1000
-"""An id is a parameter, and both drivers cap a statement's parameters (32767 asyncpg, 32766 SQLite)."""
 
 
 @dataclass(frozen=True)
@@ -79,11 +77,6 @@ class PendingTask:
     enqueued_at: datetime | None
 
 
-def _batches(ids: Sequence[str]) -> Iterator[list[str]]:
-    for start in range(0, len(ids), _IDS_PER_STATEMENT):
-        yield list(ids[start : start + _IDS_PER_STATEMENT])
-
-
 def _task(row: Row) -> ExportTaskRow:
     return ExportTaskRow(
         id=row["id"],
@@ -110,7 +103,7 @@ class ExportRepository:
     async def lock_admission(self, tx: Tx, project_id: str) -> None:
         """Lock the project's row, so that initiates of one project check their limits one at a time."""
         query = Project.select(Project.id).where(Project.id == project_id)
-        await tx.run(query.lock_rows() if tx.dialect == "postgres" else query)
+        await tx.run(tx.locking(query))
 
     async def pending_count(self, tx: Tx, project_id: str) -> int:
         """How many of the project's tasks are pending."""
@@ -223,7 +216,7 @@ class ExportRepository:
     async def mark_enqueued(self, tx: Tx, task_ids: Sequence[str], now: datetime) -> list[tuple[str, int]]:
         """Stamp those still pending as enqueued `now`; their ids with their attempt counts."""
         enqueued: list[tuple[str, int]] = []
-        for ids in _batches(task_ids):
+        for ids in in_batches(task_ids):
             rows = await tx.run(
                 ExportTask.update({ExportTask.enqueued_at: now})
                 .where(ExportTask.id.is_in(ids) & (ExportTask.status == "pending"))
@@ -243,5 +236,5 @@ class ExportRepository:
 
     async def delete(self, tx: Tx, task_ids: Sequence[str]) -> None:
         """Forget these tasks."""
-        for ids in _batches(task_ids):
+        for ids in in_batches(task_ids):
             await tx.run(ExportTask.delete().where(ExportTask.id.is_in(ids)))

@@ -10,7 +10,7 @@ from typing import Literal
 import msgspec
 from msgspec import Raw
 
-from litestar_userio.db.engine import Row, Tx
+from litestar_userio.db.engine import Row, Tx, in_batches
 from litestar_userio.db.pages import live_tasks_page
 from litestar_userio.db.tables import ImportChunk, ImportTask
 from litestar_userio.imports.schemas import ImportDetail
@@ -47,8 +47,6 @@ _TASK_COLUMNS = (
     ImportTask.failed,
     ImportTask.expire_at,
 )
-_MARK_BATCH = 1000
-"""Chunk ids per `mark_enqueued` statement: well inside both engines' limits on bound parameters."""
 
 
 @dataclass(frozen=True)
@@ -317,10 +315,10 @@ class ImportRepository:
         """Stamp those of the chunks still pending as enqueued `now`; their (task id, seq, runs so far)."""
         c = ImportChunk
         marked: list[tuple[str, int, int]] = []
-        for start in range(0, len(chunk_ids), _MARK_BATCH):
+        for ids in in_batches(chunk_ids):
             rows = await tx.run(
                 c.update({c.enqueued_at: now})
-                .where(c.id.is_in(list(chunk_ids[start : start + _MARK_BATCH])) & (c.status == "pending"))
+                .where(c.id.is_in(ids) & (c.status == "pending"))
                 .returning(c.task, c.seq, c.attempts)
             )
             marked.extend((row["task_id"], row["seq"], row["attempts"]) for row in rows)
