@@ -12,7 +12,6 @@ import gc
 import os
 import sys
 import threading
-import traceback
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -296,10 +295,9 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     for connection in connections:
         report.append(f"  open connection {id(connection):#x}, held by: {_holders(connection, connections)}")
         connection.stop()  # lets the process exit once this report is out
-    frames = sys._current_frames()
-    for thread in left:
-        report.append(f"  {thread.name}:")
-        report.extend("    " + line for line in traceback.format_stack(frames[thread.ident]) if thread.ident in frames)
+    # Thread names only: `sys._current_frames()` here deadlocked CPython 3.11 (a collection during it freed a
+    # thread-local that waits on the lock it holds).
+    report.extend(f"  {thread.name}" for thread in left)
     sys.stderr.write("\n".join(report) + "\n")
     session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
