@@ -83,6 +83,8 @@ class User(Table, tablename="userio_user"):
 
     id = Varchar(length=36, primary_key=True)
     project = ForeignKey(Project, db_column_name="project_id", on_delete=OnDelete.cascade, null=False)
+    """On PostgreSQL this and the import's other bulk references (login ids, authenticators, memberships) are not
+    checked row by row; statement triggers cascade the deletes (migration 2026-11-24 says why)."""
     created_at = Timestamptz()
     updated_at = Timestamptz()
     last_login_at = Timestamptz(null=True, default=None)
