@@ -28,6 +28,13 @@ def _seconds(name: str, default: float) -> timedelta:
     return timedelta(seconds=float(os.environ.get(name, default)))
 
 
+def _seconds_or_off(name: str, default: timedelta | None) -> timedelta | None:
+    """`$name` in seconds, `0` for none at all; `default` when unset."""
+    if name not in os.environ:
+        return default
+    return _seconds(name, 0) or None
+
+
 def hook_secrets_key(state: Path) -> str:
     """`$USERIO_HOOK_SECRETS_KEY`, else a key generated once into `<home>/hook-secrets.key` (0600)."""
     if key := os.environ.get("USERIO_HOOK_SECRETS_KEY"):
@@ -66,15 +73,16 @@ def userio_config() -> UserIOConfig:
         stale_after=_seconds("USERIO_STALE_AFTER", 180),
         sweep_interval=_seconds("USERIO_SWEEP_INTERVAL", QueueConfig.sweep_interval.total_seconds()),
         lease_ttl=_seconds("USERIO_LEASE_TTL", QueueConfig.lease_ttl.total_seconds()),
-        worker_max_jobs=int(os.environ.get("USERIO_WORKER_MAX_JOBS", 8)),
+        worker_max_jobs=int(os.environ.get("USERIO_WORKER_MAX_JOBS", QueueConfig.worker_max_jobs)),
+        worker_poll_delay=_seconds("USERIO_WORKER_POLL_DELAY", QueueConfig.worker_poll_delay.total_seconds()),
     )
     return UserIOConfig(
         database_url=database_url,
-        db_silent_transaction_timeout=_seconds(
-            "USERIO_SILENT_TRANSACTION_TIMEOUT", UserIOConfig.db_silent_transaction_timeout.total_seconds()
+        db_silent_transaction_timeout=_seconds_or_off(
+            "USERIO_SILENT_TRANSACTION_TIMEOUT", UserIOConfig.db_silent_transaction_timeout
         ),
         queue=queue,
-        imports=ImportConfig(chunk_size=int(os.environ.get("USERIO_CHUNK_SIZE", 250))),
+        imports=ImportConfig(chunk_size=int(os.environ.get("USERIO_CHUNK_SIZE", ImportConfig.chunk_size))),
         exports=ExportConfig(storage=storage, page_size=int(os.environ.get("USERIO_EXPORT_PAGE_SIZE", 2000))),
         hooks=HookConfig(secrets_key=hook_secrets_key(state)),
         migrate_on_startup=True,
