@@ -17,6 +17,7 @@ from litestar_userio.users.formats import (
     is_timezone,
     normalize_login_id,
 )
+from litestar_userio.users.login_ids import is_valid_e164
 
 ATOM = st.text(
     alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789!#$%&'*+/=?^_`{|}~-",
@@ -211,3 +212,47 @@ def test_the_e164_shortcut_gives_what_parsing_gives(value):
 def test_the_e164_shortcut_agrees_for_every_country_code(country_code, rest, prefix):
     value = f"+{country_code}{prefix}{rest}"
     assert normalize_login_id("phone_number", value) == _parsed_e164(value)
+
+
+def _parsed_is_e164(value: str) -> bool:
+    """Validity as phonenumbers.parse alone answers it: parsed, valid, and written as its own E.164 form."""
+    try:
+        number = phonenumbers.parse(value, None)
+    except phonenumbers.NumberParseException:
+        return False
+    e164 = phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164)
+    return phonenumbers.is_valid_number(number) and e164 == value and value.startswith("+")
+
+
+def _example_numbers() -> list[str]:
+    numbers = set()
+    for region in phonenumbers.SUPPORTED_REGIONS:
+        for kind in phonenumbers.PhoneNumberType.values():
+            example = phonenumbers.example_number_for_type(region, kind)
+            if example is not None:
+                numbers.add(phonenumbers.format_number(example, phonenumbers.PhoneNumberFormat.E164))
+    for code in phonenumbers.COUNTRY_CODES_FOR_NON_GEO_REGIONS:
+        example = phonenumbers.example_number_for_non_geo_entity(code)
+        if example is not None:
+            numbers.add(phonenumbers.format_number(example, phonenumbers.PhoneNumberFormat.E164))
+    return sorted(numbers)
+
+
+def test_every_example_number_is_valid_e164_without_parsing_and_with_it():
+    examples = _example_numbers()
+    assert len(examples) > 1000
+    for value in examples:
+        assert is_valid_e164(value) == _parsed_is_e164(value) is True, value
+        for variant in (value[:-1], value + "0", value[:1] + value[2:], value.replace("+", "+0", 1)):
+            assert is_valid_e164(variant) == _parsed_is_e164(variant), variant
+
+
+@settings(max_examples=3000)
+@given(
+    st.sampled_from(sorted(phonenumbers.COUNTRY_CODE_TO_REGION_CODE)),
+    st.text("0123456789", max_size=18),
+    st.sampled_from(["", "0", "00", "1", "8", "9", "15", "0 ", "+"]),
+)
+def test_e164_validity_without_parsing_agrees_for_every_country_code(country_code, rest, prefix):
+    value = f"+{country_code}{prefix}{rest}"
+    assert is_valid_e164(value) == _parsed_is_e164(value)

@@ -18,7 +18,12 @@ import email_validator
 import langcodes
 import phonenumbers
 
-from litestar_userio.users.login_ids import LOGIN_ID_ATTRIBUTES, normalize_email_domain, normalize_login_id, parse_phone
+from litestar_userio.users.login_ids import (
+    LOGIN_ID_ATTRIBUTES,
+    is_valid_e164,
+    normalize_email_domain,
+    normalize_login_id,
+)
 
 __all__ = [
     "ATTRIBUTE_FORMATS",
@@ -94,8 +99,7 @@ def is_email(value: str) -> bool:
 
 def is_e164(value: str) -> bool:
     """A valid number (libphonenumber) written exactly in E.164: `+` and digits."""
-    parsed = parse_phone(value) if value.startswith("+") else None
-    return parsed is not None and parsed[1] and parsed[0] == value
+    return is_valid_e164(value)
 
 
 _USERNAME_FORBIDDEN = re.compile(r"[\s\x00-\x1f\x7f]")

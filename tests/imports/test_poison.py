@@ -62,6 +62,24 @@ async def test_a_number_out_of_range_fails_its_record_alone(project):
     assert await stored_emails(project) == ["a@example.com", "c@example.com"]
 
 
+@pytest.mark.parametrize(
+    "literal",
+    [
+        b"9" * 250 + b"e99",  # a two-digit exponent on a long mantissa
+        b"1" * 320 + b".5",  # an integer part beyond the float range, no exponent
+        b"0." + b"0" * 400 + b"1e999",
+        b"1E+3080",
+    ],
+    ids=["long-mantissa", "long-integer-float", "long-fraction", "upper-e"],
+)
+async def test_every_literal_beyond_the_float_range_fails_its_record_alone(project, literal):
+    record = b'{"email":"b@example.com","custom_attributes":{"n":' + literal + b"}}"
+    body = await post_raw(project, [record, good("c@example.com")])
+
+    assert causes(body["details"][0]) == [("/custom_attributes/n", "Number out of range")]
+    assert body["details"][1]["outcome"] == "inserted"
+
+
 async def test_an_integer_longer_than_python_converts_fails_its_record_alone(project):
     huge = b"9" * 5000
     body = await post_raw(project, [b'{"email":"b@example.com","custom_attributes":{"n":' + huge + b"}}"])
