@@ -278,16 +278,30 @@ def wait(coro: Any, timeout: float = 30) -> Any:
     return asyncio.wait_for(coro, timeout)
 
 
-def pytest_sessionfinish(session: pytest.Session) -> None:
-    """An SQLite connection nobody closed is a non-daemon thread that keeps pytest from exiting: CI would hang
-    until its timeout with every test passed. Name each one, with what still holds it, and fail the run instead."""
-    left = [
+_THREAD_ORIGIN: dict[threading.Thread, str] = {}
+"""The test during which each SQLite connection thread started, for the report below."""
+
+
+def sqlite_connection_threads() -> list[threading.Thread]:
+    """aiosqlite's connection threads still running (non-daemon: each keeps the process from exiting)."""
+    return [
         thread
         for thread in threading.enumerate()
         if thread.is_alive()
         and not thread.daemon
         and "aiosqlite" in getattr(getattr(thread, "_target", None), "__module__", "")
     ]
+
+
+def pytest_runtest_logfinish(nodeid: str) -> None:
+    for thread in sqlite_connection_threads():
+        _THREAD_ORIGIN.setdefault(thread, nodeid)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """An SQLite connection nobody closed is a non-daemon thread that keeps pytest from exiting: CI would hang
+    until its timeout with every test passed. Name each one, with what still holds it, and fail the run instead."""
+    left = sqlite_connection_threads()
     if not left:
         return
     report = [f"{len(left)} SQLite connection thread(s) still running after the tests:"]
@@ -297,7 +311,9 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         connection.stop()  # lets the process exit once this report is out
     # Thread names only: `sys._current_frames()` here deadlocked CPython 3.11 (a collection during it freed a
     # thread-local that waits on the lock it holds).
-    report.extend(f"  {thread.name}" for thread in left)
+    report.extend(
+        f"  {thread.name}, started during {_THREAD_ORIGIN.get(thread, 'the session set-up')}" for thread in left
+    )
     sys.stderr.write("\n".join(report) + "\n")
     session.exitstatus = pytest.ExitCode.TESTS_FAILED
 

@@ -11,6 +11,7 @@ import pytest
 
 from litestar_userio.db.engine import Database
 from litestar_userio.errors import WriteConflict, unavailable_dependency
+from tests.conftest import sqlite_connection_threads
 
 
 async def test_a_connection_dropped_inside_a_transaction_goes_back_to_the_pool(postgres_url):
@@ -151,3 +152,54 @@ async def test_a_transaction_with_a_lock_timeout_gives_up_on_a_locked_row_with_a
         await admin.execute("DROP TABLE IF EXISTS lock_timeout_target")
         await admin.close()
         await asyncio.wait_for(db.close(), timeout=5)
+
+
+@pytest.mark.parametrize("moment", ["waiting for the write lock", "inside the transaction"])
+async def test_a_sqlite_transaction_cancelled_at_any_moment_leaves_no_connection_open(tmp_path, moment):
+    """A job cancelled (its runner closing) while its transaction waits for SQLite's write lock, or while it works
+    in it, closes its connection: an open one is a thread that keeps the process from exiting."""
+    import sqlite3
+
+    path = tmp_path / "userio.sqlite3"
+    db = Database(f"sqlite:///{path}")
+    await db.start()
+    try:
+        async with db.transaction() as tx:  # the file and its WAL exist
+            await tx.execute("CREATE TABLE t (x INTEGER)")
+        # Threads of earlier tests may still be closing: only the ones that start from here on count.
+        before = set(sqlite_connection_threads())
+        holder = sqlite3.connect(path, isolation_level=None)
+        entered = asyncio.Event()
+
+        async def job() -> None:
+            async with db.transaction() as tx:
+                entered.set()
+                await tx.execute("INSERT INTO t VALUES (1)")
+                await asyncio.sleep(60)
+
+        if moment == "waiting for the write lock":
+            holder.execute("BEGIN IMMEDIATE")
+        task = asyncio.create_task(job())
+        if moment == "waiting for the write lock":
+            await asyncio.sleep(0.5)
+            assert not entered.is_set()
+        else:
+            await asyncio.wait_for(entered.wait(), 10)
+        task.cancel()
+        if moment == "waiting for the write lock":
+            holder.execute("ROLLBACK")
+        # Kept, as a log record or a task's result would keep it: its traceback holds the frames that held the
+        # connection, so only closing it, not the garbage collector, ends its thread.
+        with pytest.raises(asyncio.CancelledError) as cancelled:
+            await task
+        holder.close()
+
+        for _ in range(100):
+            if not set(sqlite_connection_threads()) - before:
+                break
+            await asyncio.sleep(0.05)
+        assert set(sqlite_connection_threads()) - before == set(), cancelled.traceback
+        async with db.reader() as tx:
+            assert await tx.fetch("SELECT x FROM t") == []
+    finally:
+        await db.close()

@@ -416,8 +416,10 @@ class Database:
                     await connection.execute("BEGIN DEFERRED")
                 yield Tx(connection, self.engine)
             finally:
-                with driver_errors():
-                    await connection.execute("ROLLBACK")
+                try:
+                    with driver_errors():
+                        await connection.execute("ROLLBACK")
+                finally:  # a ROLLBACK cancelled or refused must not leave the connection's thread running
                     await connection.close()
         else:
             async with self._pg_connection() as connection:
@@ -435,9 +437,19 @@ class Database:
         `WriteConflict` instead of waiting on (housekeeping that can try again on its next round).
         """
         if isinstance(self.engine, SQLiteEngine):
-            with driver_errors():
-                async with self.engine.transaction(transaction_type=TransactionType.immediate) as txn:
-                    yield Tx(txn.connection, self.engine)
+            # Piccolo's transaction, so that Piccolo's own queries inside it (the migrations) run in it.
+            transaction = self.engine.transaction(transaction_type=TransactionType.immediate)
+            try:
+                with driver_errors():
+                    async with transaction as txn:
+                        yield Tx(txn.connection, self.engine)
+            finally:
+                # Piccolo closes its connection only when BEGIN, and COMMIT or ROLLBACK, went through: cancelled or
+                # failed in one of them (a job cancelled while it waited for the write lock), the connection, a
+                # non-daemon thread, stayed open for good and kept the process from exiting.
+                connection = getattr(transaction, "connection", None)
+                if connection is not None:
+                    await connection.close()
         else:
             # Not Piccolo's transaction: when the server drops the connection its rollback raises before the
             # connection goes back to the pool, and the pool then waits forever on close. asyncpg's own
