@@ -14,6 +14,7 @@ from example_app.bootstrap import DEMO_PROJECT, ensure_certificate, ensure_demo_
 from example_app.logs import uvicorn_log_config
 from example_app.settings import home, userio_config
 from litestar_userio.auth.keys import sign_admin_token
+from litestar_userio.runtime import tune_gc
 
 ADA_REQUEST = (
     '{"identifier": "email", "records": [{"email": "ada@example.com", "email_verified": true, "name": "Ada Lovelace",'
@@ -58,8 +59,11 @@ Admin console (prints a sign-in link):
 """,
         flush=True,
     )
+    from example_app.app import app
+
+    tune_gc()  # the app is loaded: docs/deployment.md, "Python's garbage collector"
     uvicorn.run(
-        "example_app.app:app",
+        app,
         host=os.environ.get("HOST", "127.0.0.1"),
         port=port,
         ssl_certfile=str(cert),
