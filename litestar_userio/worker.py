@@ -83,14 +83,6 @@ def build_worker(config: UserIOConfig, **overrides: Any) -> Worker:
             _sweep_forever(ctx, functions[jobs.sweep], config.queue.sweep_interval), name="userio:sweeper"
         )
 
-    async def shutdown(ctx: dict[str, Any]) -> None:
-        if "userio_sweeper" in ctx:
-            ctx["userio_sweeper"].cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await ctx["userio_sweeper"]
-        if "userio" in ctx:
-            await ctx["userio"].close()
-
     settings: dict[str, Any] = {
         "functions": [
             func(
@@ -104,8 +96,9 @@ def build_worker(config: UserIOConfig, **overrides: Any) -> Worker:
         "redis_settings": RedisSettings.from_dsn(config.queue.redis_url),
         "queue_name": config.queue.queue_name,
         "on_startup": startup,
-        "on_shutdown": shutdown,
+        "on_shutdown": _shutdown,
         "max_jobs": config.queue.worker_max_jobs,
+        "poll_delay": config.queue.worker_poll_delay,
         "job_timeout": timeout,
         "max_tries": config.queue.max_tries,
         "keep_result": 60,
@@ -156,14 +149,26 @@ async def run_worker(config: UserIOConfig, *, burst: bool = False, restart_delay
             loop.remove_signal_handler(sig)
 
 
+async def _shutdown(ctx: dict[str, Any]) -> None:
+    """Stop the sweeper, then close the services.
+
+    A sweeper left running on closed services would go on taking the sweep lease every round and fail, and the
+    next worker's sweeper would never get it.
+    """
+    if "userio_sweeper" in ctx:
+        ctx["userio_sweeper"].cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await ctx["userio_sweeper"]
+    if "userio" in ctx:
+        await ctx["userio"].close()
+
+
 async def _close(worker: Worker) -> None:
-    """Close a worker even when Redis is gone (arq's `close` then fails before closing our services)."""
+    """Close a worker even when Redis is gone (arq's `close` then fails before its `on_shutdown`)."""
     try:
         await worker.close()
     except Exception:
-        services = worker.ctx.get("userio")
-        if services is not None:
-            await services.close()
+        await _shutdown(worker.ctx)
         if worker._pool is not None:
             with contextlib.suppress(Exception):
                 await worker._pool.aclose()

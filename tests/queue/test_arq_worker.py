@@ -1,0 +1,78 @@
+"""The arq worker takes its settings from `QueueConfig`, and restarts cleanly after losing Redis."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import uuid
+from collections.abc import Awaitable, Callable
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from arq.worker import Worker
+
+from litestar_userio import UserIOConfig
+from litestar_userio.config import ExportConfig, LocalStorageConfig, QueueConfig
+from litestar_userio.worker import build_worker, run_worker
+from tests.faults.test_faults import PrivateRedis
+from tests.imports.test_worker_kill import wait_for
+
+
+def _worker(**queue: Any) -> Worker:
+    config = UserIOConfig(
+        database_url="sqlite:///unused.sqlite3", queue=QueueConfig(redis_url="redis://127.0.0.1", **queue)
+    )
+    return build_worker(config, handle_signals=False)
+
+
+def test_a_worker_looks_for_jobs_every_50_ms_unless_told_otherwise() -> None:
+    # arq's own 0.5 s left a worker idle between bursts of chunks with hundreds queued (bench/import.py).
+    assert _worker().poll_delay_s == 0.05
+    assert _worker(worker_poll_delay=timedelta(milliseconds=200)).poll_delay_s == 0.2
+    assert _worker(worker_max_jobs=3).max_jobs == 3
+
+
+async def test_a_worker_restarted_after_losing_redis_keeps_one_sweeper(sqlite_url: str, tmp_path: Path) -> None:
+    """The worker that lost Redis stops its sweeper: left running on closed services, it took the sweep lease every
+    round and failed, and the restarted worker's sweeper never swept (test-hard's Redis-outage import never ended)."""
+    redis = PrivateRedis(tmp_path)
+    redis.start()
+    queue = QueueConfig(
+        redis_url=redis.url, queue_name=f"userio:test:{uuid.uuid4().hex[:8]}", sweep_interval=timedelta(seconds=0.2)
+    )
+    config = UserIOConfig(
+        database_url=sqlite_url, queue=queue, exports=ExportConfig(storage=LocalStorageConfig(directory=tmp_path))
+    )
+    running = asyncio.create_task(run_worker(config, restart_delay=0.2))
+    try:
+        first = await wait_for(_sole_sweeper, timeout=20, interval=0.05)
+        redis.stop()
+        await wait_for(_done(first), timeout=20, interval=0.05)
+        redis.start()
+        second = await wait_for(_sole_sweeper, timeout=20, interval=0.05)
+        await asyncio.sleep(1)  # a few sweep rounds
+
+        assert _sweepers() == [second] and second is not first
+    finally:
+        if not running.done():
+            os.kill(os.getpid(), signal.SIGTERM)  # run_worker's own stop signal
+        await asyncio.wait_for(running, 30)
+        redis.stop()
+
+
+def _sweepers() -> list[asyncio.Task[Any]]:
+    return [t for t in asyncio.all_tasks() if t.get_name() == "userio:sweeper" and not t.done()]
+
+
+async def _sole_sweeper() -> asyncio.Task[Any] | None:
+    sweepers = _sweepers()
+    return sweepers[0] if len(sweepers) == 1 else None
+
+
+def _done(task: asyncio.Task[Any]) -> Callable[[], Awaitable[bool]]:
+    async def check() -> bool:
+        return task.done()
+
+    return check
