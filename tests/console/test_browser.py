@@ -9,12 +9,14 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from playwright.async_api import TimeoutError as PlaywrightTimeout
 from playwright.async_api import expect
 
 from tests.console.browser import CHROMIUM_ARGS, SHOTS, LiveApp, axe_source, chromium_path, live_app
@@ -157,11 +159,48 @@ async def fits_a_phone(page: Any, name: str) -> None:
 
 
 async def set_editor_text(page: Any, text: str) -> None:
-    """Paste, as an author brings a hook from elsewhere (typing would add the editor's auto-indentation)."""
+    """Paste, as an author brings a hook from elsewhere (typing would add the editor's auto-indentation).
+
+    Returns once the editor shows the pasted lines: the paste reads the clipboard asynchronously, and a key
+    pressed before it lands acts on the old text (a completion request opened there is closed by the paste).
+    """
     await page.evaluate("text => navigator.clipboard.writeText(text)", text)
     await page.locator("#editor .view-lines").click()
     await page.keyboard.press("Control+A")
     await page.keyboard.press("Control+V")
+    await page.wait_for_function(
+        """lines => {
+            const shown = [...document.querySelectorAll('#editor .view-lines .view-line')]
+                .map(line => line.textContent.replace(/\u00a0/g, ' ').trimEnd());
+            return JSON.stringify(shown.sort()) === JSON.stringify(lines);
+        }""",
+        arg=sorted(line.rstrip() for line in text.split("\n")),
+        timeout=EDITOR_TIMEOUT,
+    )
+
+
+async def completions(page: Any) -> Any:
+    """The editor's completion rows at the cursor.
+
+    The TypeScript worker that answers them starts on first use: the widget says "Loading..." for about 8 s on a
+    quiet machine. On the loaded 2-core machine a first request sometimes got no rows within 30 s (three full-suite
+    runs of 2026-11-23/24), so the request is repeated, up to the editor's own first-appearance timeout, and a
+    failure says what was on screen. With the page slowed through DevTools, a request sent before the paste had
+    landed never showed rows; `set_editor_text` now waits for it.
+    """
+    rows = page.locator(".suggest-widget .monaco-list-row")
+    deadline = time.monotonic() + EDITOR_TIMEOUT / 1000
+    while True:
+        await page.keyboard.press("Control+Space")
+        try:
+            await rows.first.wait_for(timeout=15_000)
+            return rows
+        except PlaywrightTimeout:
+            if time.monotonic() > deadline:
+                editor = await page.locator("#editor .view-lines").inner_text()
+                widget = await page.locator(".suggest-widget").all_inner_texts()
+                raise AssertionError(f"no completions; editor {editor!r}, suggest widget {widget!r}") from None
+            await page.keyboard.press("Escape")
 
 
 async def test_signs_in_from_the_printed_link_and_keeps_the_token_out_of_the_address(session):
@@ -321,9 +360,7 @@ async def test_hook_editor_completes_marks_errors_saves_and_tests_against_an_imp
     await page.locator("#editor .monaco-editor").wait_for(timeout=EDITOR_TIMEOUT)
 
     await set_editor_text(page, HOOK_PROBE)
-    await page.keyboard.press("Control+Space")
-    suggestions = page.locator(".suggest-widget .monaco-list-row")
-    await suggestions.first.wait_for()
+    suggestions = await completions(page)
     labels = await suggestions.all_inner_texts()
     assert any(label.startswith("user") for label in labels) and any(label.startswith("jwt") for label in labels)
     await shot(page, "08-hook-completion")

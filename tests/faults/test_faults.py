@@ -181,6 +181,12 @@ async def log_shows_a_job(log: Path) -> bool:
     return log.exists() and "userio_import_chunk(" in log.read_text()
 
 
+async def log_shows_a_running_job(log: Path) -> bool:
+    """Whether the worker writing this log is running a chunk job now (arq logs `→` as one starts, `←` as it ends)."""
+    text = log.read_text()
+    return text.count(":userio_import_chunk(") > text.count(":userio_import_chunk ●")
+
+
 class RecoveryMeter:
     """After each kill, how long until every chunk the dead worker had started runs again (or is done)."""
 
@@ -241,21 +247,24 @@ async def test_ten_worker_kills_during_an_import_lose_nothing_and_apply_nothing_
     meter = StallMeter(project, locations)
     recovery = RecoveryMeter(project, task_ids)
 
-    # Workers with the shipped lease, sweep and stale timings. An anchor (one job at a time, so the import outlasts
-    # ten kills) works throughout; a victim is killed at work ten times, and each time a replacement starts at once.
-    # The dead victim's chunks run again when their leases lapse, on whichever worker is free.
-    anchor = start_worker(env, tmp_path, "anchor", {**DEFAULT_TIMINGS, "USERIO_WORKER_MAX_JOBS": "1"})
-    victim = start_worker(env, tmp_path, "victim-0", DEFAULT_TIMINGS)
+    # Workers with the shipped lease, sweep and stale timings, looking for jobs only every 0.5 s so that the import
+    # outlasts ten kills. An anchor (one job at a time) works throughout; a victim is killed at work ten times, and
+    # each time a replacement starts at once. The dead victim's chunks run again when their leases lapse, on
+    # whichever worker is free.
+    timings = {**DEFAULT_TIMINGS, "USERIO_WORKER_POLL_DELAY": "0.5"}
+    anchor = start_worker(env, tmp_path, "anchor", {**timings, "USERIO_WORKER_MAX_JOBS": "1"})
+    victim = start_worker(env, tmp_path, "victim-0", timings)
     try:
         for kill in range(10):
             log = tmp_path / f"victim-{kill}.log"
             await wait_for(lambda log=log: log_shows_a_job(log), timeout=120, interval=0.1)
             await asyncio.sleep(rng.uniform(0.2, 1.0))
+            await wait_for(lambda log=log: log_shows_a_running_job(log), timeout=60, interval=0.005)
             victim.send_signal(signal.SIGKILL)
             victim.wait()
             await recovery.killed()
             assert not await all_completed(project, locations), f"the import finished before kill {kill + 1}"
-            victim = start_worker(env, tmp_path, f"victim-{kill + 1}", DEFAULT_TIMINGS)
+            victim = start_worker(env, tmp_path, f"victim-{kill + 1}", timings)
         await wait_for(lambda: all_completed(project, locations), timeout=240, interval=0.5)
     finally:
         for worker in (anchor, victim):
@@ -268,6 +277,7 @@ async def test_ten_worker_kills_during_an_import_lose_nothing_and_apply_nothing_
         f" {await meter.stop():.1f} s"
     )
 
+    assert recovery.chunks > 0, "no kill caught a chunk in flight"
     assert await outcomes(project, locations) == expected_outcomes
     assert await canonical_users(project) == expected_users
 
