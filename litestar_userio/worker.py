@@ -164,11 +164,28 @@ async def _shutdown(ctx: dict[str, Any]) -> None:
 
 
 async def _close(worker: Worker) -> None:
-    """Close a worker even when Redis is gone (arq's `close` then fails before its `on_shutdown`)."""
+    """Close a worker even when Redis is gone, or when one of its jobs ended cancelled.
+
+    arq's `close` cancels the running jobs and gathers them: a job cancelled while it was still fetching itself
+    from Redis ends cancelled, and the gather raises `CancelledError`; with Redis gone, `close` fails before its
+    `on_shutdown`. Either way the rest of the close is done here. Let through, that `CancelledError` ended the
+    worker process for good, and Redis coming back found no worker (test-hard's Redis-outage import never ended).
+    """
     try:
         await worker.close()
+    except asyncio.CancelledError:
+        current = asyncio.current_task()
+        if current is not None and current.cancelling():
+            raise  # this close itself was cancelled
+        await _finish_close(worker)
     except Exception:
-        await _shutdown(worker.ctx)
-        if worker._pool is not None:
-            with contextlib.suppress(Exception):
-                await worker._pool.aclose()
+        await _finish_close(worker)
+
+
+async def _finish_close(worker: Worker) -> None:
+    """What arq's `close` left undone: wait for the cancelled jobs, stop the sweeper, close services and pool."""
+    await asyncio.gather(*worker.tasks.values(), return_exceptions=True)
+    await _shutdown(worker.ctx)
+    if worker._pool is not None:
+        with contextlib.suppress(Exception):
+            await worker._pool.aclose()

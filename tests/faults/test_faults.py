@@ -343,7 +343,11 @@ async def test_redis_down_and_back_in_the_middle_of_an_import(
         await asyncio.sleep(3)
         private_redis.start()
         locations.append(stored.headers["location"])
-        await wait_for(lambda: all_completed(project, locations), timeout=180, interval=0.5)
+        try:
+            await wait_for(lambda: all_completed(project, locations), timeout=180, interval=0.5)
+        except AssertionError:
+            log = (tmp_path / "through-redis-outage.log").read_text()
+            raise AssertionError(f"the import did not complete; the worker's log ends:\n{log[-6000:]}") from None
     finally:
         worker.send_signal(signal.SIGTERM)
         worker.wait(timeout=60)

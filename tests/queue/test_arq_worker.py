@@ -15,7 +15,8 @@ from arq.worker import Worker
 
 from litestar_userio import UserIOConfig
 from litestar_userio.config import ExportConfig, LocalStorageConfig, QueueConfig
-from litestar_userio.worker import build_worker, run_worker
+from litestar_userio.worker import _close, build_worker, run_worker
+from tests.conftest import sqlite_connection_threads
 from tests.faults.test_faults import PrivateRedis
 from tests.imports.test_worker_kill import wait_for
 
@@ -59,6 +60,39 @@ async def test_a_worker_restarted_after_losing_redis_keeps_one_sweeper(sqlite_ur
         if not running.done():
             os.kill(os.getpid(), signal.SIGTERM)  # run_worker's own stop signal
         await asyncio.wait_for(running, 30)
+        redis.stop()
+
+
+async def test_a_worker_whose_job_ends_cancelled_still_closes(sqlite_url: str, tmp_path: Path) -> None:
+    """arq's `close` gathers the jobs it cancels: one cancelled while fetching itself from Redis ends cancelled, and
+    the gather raised `CancelledError`. It ended the worker process (the Redis-outage import in test-hard never
+    finished); now the close goes on: the job is waited for, the sweeper stopped, the services closed."""
+    redis = PrivateRedis(tmp_path)
+    redis.start()
+    queue = QueueConfig(redis_url=redis.url, queue_name=f"userio:test:{uuid.uuid4().hex[:8]}")
+    config = UserIOConfig(
+        database_url=sqlite_url, queue=queue, exports=ExportConfig(storage=LocalStorageConfig(directory=tmp_path))
+    )
+    threads_before = set(sqlite_connection_threads())
+    worker = build_worker(config, handle_signals=False)
+    main = asyncio.create_task(worker.async_run())
+    try:
+        sweeper = await wait_for(_sole_sweeper, timeout=20, interval=0.05)
+        fetching = asyncio.create_task(asyncio.Event().wait())  # a job arq cancels before it ran: it ends cancelled
+        worker.tasks["fetching"] = fetching
+        main.cancel()
+
+        await _close(worker)
+
+        assert fetching.cancelled()
+        assert sweeper.done()
+        for _ in range(100):  # a closed connection's thread ends a moment later
+            if set(sqlite_connection_threads()) <= threads_before:
+                break
+            await asyncio.sleep(0.05)
+        assert set(sqlite_connection_threads()) <= threads_before, "the services' database was not closed"
+    finally:
+        main.cancel()
         redis.stop()
 
 
