@@ -18,12 +18,8 @@ import email_validator
 import langcodes
 import phonenumbers
 
-from litestar_userio.users.login_ids import (
-    LOGIN_ID_ATTRIBUTES,
-    is_valid_e164,
-    normalize_email_domain,
-    normalize_login_id,
-)
+from litestar_userio.users.login_ids import LOGIN_ID_ATTRIBUTES, normalize_email_domain, normalize_login_id
+from litestar_userio.users.login_ids import is_valid_e164 as is_e164
 
 __all__ = [
     "ATTRIBUTE_FORMATS",
@@ -95,11 +91,6 @@ def is_email(value: str) -> bool:
     except email_validator.EmailNotValidError:
         return False
     return True
-
-
-def is_e164(value: str) -> bool:
-    """A valid number (libphonenumber) written exactly in E.164: `+` and digits."""
-    return is_valid_e164(value)
 
 
 _USERNAME_FORBIDDEN = re.compile(r"[\s\x00-\x1f\x7f]")

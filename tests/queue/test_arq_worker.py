@@ -28,6 +28,15 @@ def _worker(**queue: Any) -> Worker:
     return build_worker(config, handle_signals=False)
 
 
+def _config(redis: PrivateRedis, sqlite_url: str, tmp_path: Path, **queue: Any) -> UserIOConfig:
+    """A worker's config on a private Redis and queue, with an SQLite database and local export storage."""
+    return UserIOConfig(
+        database_url=sqlite_url,
+        queue=QueueConfig(redis_url=redis.url, queue_name=f"userio:test:{uuid.uuid4().hex[:8]}", **queue),
+        exports=ExportConfig(storage=LocalStorageConfig(directory=tmp_path)),
+    )
+
+
 def test_a_worker_looks_for_jobs_every_50_ms_unless_told_otherwise() -> None:
     # arq's own 0.5 s left a worker idle between bursts of chunks with hundreds queued (bench/import.py).
     assert _worker().poll_delay_s == 0.05
@@ -40,12 +49,7 @@ async def test_a_worker_restarted_after_losing_redis_keeps_one_sweeper(sqlite_ur
     round and failed, and the restarted worker's sweeper never swept (test-hard's Redis-outage import never ended)."""
     redis = PrivateRedis(tmp_path)
     redis.start()
-    queue = QueueConfig(
-        redis_url=redis.url, queue_name=f"userio:test:{uuid.uuid4().hex[:8]}", sweep_interval=timedelta(seconds=0.2)
-    )
-    config = UserIOConfig(
-        database_url=sqlite_url, queue=queue, exports=ExportConfig(storage=LocalStorageConfig(directory=tmp_path))
-    )
+    config = _config(redis, sqlite_url, tmp_path, sweep_interval=timedelta(seconds=0.2))
     running = asyncio.create_task(run_worker(config, restart_delay=0.2))
     try:
         first = await wait_for(_sole_sweeper, timeout=20, interval=0.05)
@@ -69,10 +73,7 @@ async def test_a_worker_whose_job_ends_cancelled_still_closes(sqlite_url: str, t
     finished); now the close goes on: the job is waited for, the sweeper stopped, the services closed."""
     redis = PrivateRedis(tmp_path)
     redis.start()
-    queue = QueueConfig(redis_url=redis.url, queue_name=f"userio:test:{uuid.uuid4().hex[:8]}")
-    config = UserIOConfig(
-        database_url=sqlite_url, queue=queue, exports=ExportConfig(storage=LocalStorageConfig(directory=tmp_path))
-    )
+    config = _config(redis, sqlite_url, tmp_path)
     threads_before = set(sqlite_connection_threads())
     worker = build_worker(config, handle_signals=False)
     main = asyncio.create_task(worker.async_run())
