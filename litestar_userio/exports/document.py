@@ -6,7 +6,6 @@ holds its three arrays (DECISIONS 4). Password hashes are never part of it.
 
 from __future__ import annotations
 
-import re
 from datetime import datetime
 from typing import Any
 from urllib.parse import quote, quote_plus
@@ -77,23 +76,28 @@ def build_document(user: Row, issuer: str) -> dict[str, Any]:
     """The user as exported (ndjson line, and what CSV pointers resolve against), from a row of `export_pages`."""
     standard = _decode(user["standard_attributes"])
     document: dict[str, Any] = {"sub": user["id"]}
-    for attribute in sorted(standard.keys() & _ORDER.keys(), key=_ORDER.__getitem__):
+    for attribute in _standard_order(tuple(standard)):
         document[attribute] = standard[attribute]
     address = standard.get("address")
     document["address"] = {k: address[k] for k in _ADDRESS if k in address} if address else {}
-    document["roles"] = _decode_list(user["roles"])
-    document["groups"] = _decode_list(user["groups"])
+    roles, groups = user["roles"], user["groups"]
+    document["roles"] = [] if roles is None else _decode_json(roles)
+    document["groups"] = [] if groups is None else _decode_json(groups)
     document["disabled"] = bool(user["is_disabled"])
     if user["account_valid_from"] is not None:  # as the reference: present only when set
         document["account_valid_from"] = _timestamp(user["account_valid_from"])
     if user["account_valid_until"] is not None:
         document["account_valid_until"] = _timestamp(user["account_valid_until"])
-    identities = _decode_list(user["identities"])
-    if len(identities) > 1:
-        identities.sort(key=lambda i: _KEY_ORDER.get(i[0], 9))
-    document["identities"] = [_identity(*identity) for identity in identities]
-    authenticators = _decode_list(user["authenticators"])
-    if authenticators:
+    identities = user["identities"]
+    if identities is None:
+        document["identities"] = []
+    else:
+        identities = _decode_json(identities)
+        if len(identities) > 1:
+            identities.sort(key=_identity_position)
+        document["identities"] = [_identity(*identity) for identity in identities]
+    authenticators = user["authenticators"]
+    if authenticators is not None and (authenticators := _decode_json(authenticators)):
         account = standard.get("email") or standard.get("preferred_username") or standard.get("phone_number")
         document["mfa"] = _mfa(authenticators, issuer, str(account or user["id"]))
         document["biometric_count"] = sum(1 for a in authenticators if a[1] == "biometric")
@@ -108,11 +112,28 @@ def build_document(user: Row, issuer: str) -> dict[str, Any]:
     return document
 
 
-def _decode_list(value: Any) -> list[Any]:
-    if value is None:
-        return []
-    decoded: list[Any] = msgspec.json.decode(value)
-    return decoded
+_orders: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+
+def _standard_order(keys: tuple[str, ...]) -> tuple[str, ...]:
+    """The exported standard attributes among `keys`, in SPEC 2.6's order.
+
+    Cached by the keys as stored: users share a handful of key sets, and sorting each user's took a sixth of the
+    document's time.
+    """
+    order = _orders.get(keys)
+    if order is None:
+        if len(_orders) > 4096:
+            _orders.clear()
+        order = _orders[keys] = tuple(sorted(_ORDER.keys() & set(keys), key=_ORDER.__getitem__))
+    return order
+
+
+def _identity_position(identity: list[Any]) -> int:
+    return _KEY_ORDER.get(identity[0], 9)
+
+
+_decode_json = msgspec.json.decode
 
 
 def _decode(value: Any) -> dict[str, Any]:
@@ -166,15 +187,21 @@ def csv_text(value: Any) -> str:
 LEADING_SPACE = "\t\n\v\f\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
 """Go's unicode.IsSpace, as a regex class body: a cell starting with one is quoted. Python's `\\s` also takes
 U+001C..U+001F, Go does not."""
-_NEEDS_QUOTES = re.compile(rf'[",\r\n]|^[{LEADING_SPACE}]|^\\\.$')
+_LEADING_SPACES = frozenset(
+    "\t\n\v\f\r \x85\xa0\u1680\u2028\u2029\u202f\u205f\u3000" + "".join(map(chr, range(0x2000, 0x200B)))
+)
+"""The same characters as a set."""
 
 
 def csv_quote(text: str) -> str:
     r"""Go's encoding/csv rule, as the reference writes.
 
     Quote a cell holding `,`, `"`, CR or LF, or starting with white space (or one that is exactly `\.`);
-    double the quotes inside.
+    double the quotes inside. Substring tests rather than a regex: a third of the time of a quoted column went to
+    the regex (measured: 2.0 us for a user's `identities` cell).
     """
-    if text and _NEEDS_QUOTES.search(text):
+    if text and (
+        '"' in text or "," in text or "\n" in text or "\r" in text or text[0] in _LEADING_SPACES or text == "\\."
+    ):
         return '"' + text.replace('"', '""') + '"'
     return text

@@ -8,7 +8,7 @@ from typing import Any
 import msgspec
 
 from litestar_userio.exports.columns import Column
-from litestar_userio.exports.document import FORMULA_STARTS, LEADING_SPACE, csv_cell, csv_quote, csv_text
+from litestar_userio.exports.document import FORMULA_STARTS, LEADING_SPACE, csv_cell, csv_quote
 from litestar_userio.exports.pointers import resolve
 
 __all__ = ["CONTENT_TYPES", "csv_header", "csv_rows", "ndjson_lines"]
@@ -39,32 +39,62 @@ def _values(documents: list[dict[str, Any]], tokens: tuple[str, ...]) -> list[An
 
 
 _SEPARATOR = "\x00"
-_COLUMN_NEEDS_QUOTES = re.compile(rf'[",\r\n]|(?:^|\x00)(?:[{LEADING_SPACE}]|\\\.(?=\x00|$))')
-"""Whether any cell of a column, joined with U+0000, needs quotes (`csv_quote`'s rule for each cell). U+0000 never
-reaches a stored string (imports/screening.py); one that did would only make this say yes for nothing."""
+_LEADING_SPACE_CELL = re.compile(rf"\x00[{LEADING_SPACE}]")
+
+
+def _column_needs_quotes(texts: list[str]) -> bool:
+    """Whether any cell needs quotes (`csv_quote`'s rule), asked of the column joined with U+0000.
+
+    Substring tests and one regex anchored on a literal, rather than one regex with alternatives at every position:
+    measured on 250 generated users with the 33 default columns, 3.95 us per user -> 0.69. U+0000 never reaches a
+    stored string (imports/screening.py); one that did would only make this say yes for nothing.
+    """
+    joined = _SEPARATOR + _SEPARATOR.join(texts) + _SEPARATOR
+    return (
+        '"' in joined
+        or "," in joined
+        or "\n" in joined
+        or "\r" in joined
+        or "\x00\\.\x00" in joined
+        or _LEADING_SPACE_CELL.search(joined) is not None
+    )
+
+
+def _texts(values: list[Any]) -> list[str]:
+    """The unquoted cells of a column: strings as they are, null empty, the rest JSON with sorted keys.
+
+    The values that are neither strings nor null are encoded in one call, one per line (JSON text holds no line
+    break), rather than one call each (`csv_text`): measured on 250 generated users with the 33 default columns,
+    2.6 us per user -> 2.3.
+    """
+    others = [value for value in values if value is not None and value.__class__ is not str]
+    if not others:
+        return [value or "" for value in values]
+    encoded = iter(_encode_sorted_lines(others).decode().split("\n"))
+    return [value if value.__class__ is str else ("" if value is None else next(encoded)) for value in values]
+
+
+_encode_sorted_lines = msgspec.json.Encoder(order="sorted").encode_lines
 
 
 def csv_rows(documents: list[dict[str, Any]], columns: list[Column], *, escape_formulas: bool = False) -> bytes:
     """One row per user, built a column at a time.
 
-    Most columns need no quoting anywhere: one regex over the whole column decides that, instead of one per cell,
-    and the rows are joined from the columns. Measured on 20 000 generated users with the 33 default columns,
+    Most columns need no quoting anywhere: one scan of the whole column decides that, instead of one per cell, and
+    the rows are joined from the columns. Measured on 20 000 generated users with the 33 default columns,
     three rounds in one process on the busy 2-core machine: 15.6-22.2 us per user cell by cell, 12.4-15.2 column by
     column.
     """
     texts_by_column = []
     for column in columns:
         values = _values(documents, column.tokens)
+        texts = _texts(values)
         if escape_formulas:
             texts = [
-                ("'" + v if v.startswith(FORMULA_STARTS) else v)
-                if v.__class__ is str
-                else ("" if v is None else csv_text(v))
-                for v in values
+                "'" + text if text.startswith(FORMULA_STARTS) and value.__class__ is str else text
+                for text, value in zip(texts, values, strict=True)
             ]
-        else:
-            texts = [v if v.__class__ is str else ("" if v is None else csv_text(v)) for v in values]
-        if _COLUMN_NEEDS_QUOTES.search(_SEPARATOR.join(texts)):
+        if _column_needs_quotes(texts):
             texts = [csv_quote(text) for text in texts]
         texts_by_column.append(texts)
     lines = [",".join(row) for row in zip(*texts_by_column, strict=True)] if columns else [""] * len(documents)
@@ -74,8 +104,4 @@ def csv_rows(documents: list[dict[str, Any]], columns: list[Column], *, escape_f
 
 def ndjson_lines(documents: list[dict[str, Any]]) -> bytes:
     """One JSON object per line, one line per user."""
-    buffer = bytearray()
-    for document in documents:
-        buffer += _encoder.encode(document)
-        buffer += b"\n"
-    return bytes(buffer)
+    return _encoder.encode_lines(documents)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from litestar_userio.exports.columns import Column
-from litestar_userio.exports.document import csv_cell
+from litestar_userio.exports.document import _LEADING_SPACES, LEADING_SPACE, csv_cell, csv_quote
 from litestar_userio.exports.encoding import csv_rows
 from litestar_userio.exports.pointers import resolve
 
@@ -89,3 +92,34 @@ def test_a_column_needing_quotes_in_one_cell_quotes_that_cell_only():
     documents = [{"email": "a@x.test"}, {"email": " lead"}, {"email": "\\."}, {"email": "plain"}]
 
     assert csv_rows(documents, COLUMNS[:1]) == b'a@x.test\n" lead"\n"\\."\nplain\n'
+
+
+def test_the_leading_space_set_is_the_regex_class():
+    every_bmp_character = (
+        "".join(map(chr, range(0x10000))).encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    )
+
+    assert set(re.findall(f"[{LEADING_SPACE}]", every_bmp_character)) == _LEADING_SPACES
+
+
+@pytest.mark.parametrize(
+    ("text", "quoted"),
+    [
+        ("", ""),
+        ("plain", "plain"),
+        ("a,b", '"a,b"'),
+        ('say "hi"', '"say ""hi"""'),
+        ("a\nb", '"a\nb"'),
+        ("a\rb", '"a\rb"'),
+        (" lead", '" lead"'),
+        ("\u3000lead", '"\u3000lead"'),
+        ("\u200alead", '"\u200alead"'),
+        ("\u200blead", "\u200blead"),
+        ("\x1clead", "\x1clead"),
+        ("trail ", "trail "),
+        ("\\.", '"\\."'),
+        ("\\.x", "\\.x"),
+    ],
+)
+def test_csv_quote_follows_gos_rule(text, quoted):
+    assert csv_quote(text) == quoted
