@@ -33,7 +33,17 @@ sys.path.insert(0, str(ROOT))
 
 from bench import pg  # noqa: E402
 from bench.generate import split_requests, users  # noqa: E402
-from bench.harness import OUT, REDIS, free_port, recreate_database, run_import, start, wait_until_up  # noqa: E402
+from bench.harness import (  # noqa: E402
+    OUT,
+    REDIS,
+    free_port,
+    recreate_database,
+    run_import,
+    start,
+    stop_profile,
+    wait_until_up,
+)
+from bench.harness import profile as start_profile  # noqa: E402
 from bench.import_stats import cpu_seconds  # noqa: E402
 from litestar_userio.auth.keys import sign_admin_token  # noqa: E402
 
@@ -58,11 +68,19 @@ async def export_once(
     env: dict,
     log: Path,
     database: pg.Server,
+    profile: Path | None = None,
 ) -> dict:
-    """One export through the API with its own fresh worker; returns rate, peak RSS and the checked file."""
+    """One export through the API with its own fresh worker; returns rate, peak RSS and the checked file.
+
+    With `profile`, py-spy samples the worker while it exports and writes a flame graph there.
+    """
     worker = start(worker_cmd, env, log)
+    spy = None
     try:
         await asyncio.sleep(2.5)  # the worker imports and connects
+        if profile is not None:
+            spy = start_profile(worker.pid, profile)
+            await asyncio.sleep(1)
         cpu_before, pg_before = cpu_seconds(worker.pid), database.cpu_seconds()
         headers = {"Authorization": f"Bearer {token}", "Host": host, "Content-Type": "application/json"}
         async with httpx.AsyncClient(base_url=base, verify=str(cert), headers=headers, timeout=300) as client:
@@ -103,6 +121,8 @@ async def export_once(
             "postgres_cpu_us_per_user": round(pg_cpu / result["record_count"] * 1e6, 1),
         }
     finally:
+        if spy is not None:
+            stop_profile(spy)
         worker.send_signal(signal.SIGINT)
         try:
             worker.wait(timeout=20)
@@ -143,6 +163,7 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--users", type=int, default=200_000)
     parser.add_argument("--small", type=int, default=20_000)
+    parser.add_argument("--profile", action="store_true", help="py-spy profiles of the big exports' workers, in OUT")
     args = parser.parse_args()
 
     OUT.mkdir(parents=True, exist_ok=True)
@@ -260,6 +281,7 @@ async def run(args: argparse.Namespace, database: pg.Server) -> None:
                     env,
                     OUT / f"export-worker-{name}.log",
                     database,
+                    OUT / f"export-worker-{name}.speedscope.json" if args.profile and project_id == "demo" else None,
                 )
                 # One running export at a time and the UserExport bucket: wait out nothing, the task is done.
         copied, copy_seconds, copy_pg_cpu = await copy_baseline(database_url, "demo", database)

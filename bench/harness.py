@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -34,6 +36,29 @@ async def recreate_database(name: str, server: str = PG) -> str:
 
 def start(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
     return subprocess.Popen(args, cwd=ROOT, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT)
+
+
+def profile(pid: int, output: Path) -> subprocess.Popen[bytes]:
+    """py-spy sampling `pid` until `stop_profile`: a speedscope file (https://www.speedscope.app) at `output`."""
+    spy = Path(sys.executable).parent / "py-spy"
+    command = [
+        str(spy),
+        "record",
+        "--pid",
+        str(pid),
+        "--rate",
+        "250",
+        "--format",
+        "speedscope",
+        "--output",
+        str(output),
+    ]
+    return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def stop_profile(spy: subprocess.Popen[bytes]) -> None:
+    spy.send_signal(signal.SIGINT)
+    spy.wait(timeout=60)
 
 
 async def wait_until_up(base: str, cert: Path, timeout: float = 60) -> None:

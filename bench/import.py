@@ -30,7 +30,17 @@ sys.path.insert(0, str(ROOT))
 
 from bench import pg  # noqa: E402
 from bench.generate import split_requests, users  # noqa: E402
-from bench.harness import OUT, REDIS, free_port, recreate_database, run_import, start, wait_until_up  # noqa: E402
+from bench.harness import (  # noqa: E402
+    OUT,
+    REDIS,
+    free_port,
+    profile,
+    recreate_database,
+    run_import,
+    start,
+    stop_profile,
+    wait_until_up,
+)
 from bench.import_stats import cpu_seconds, machine_cpu_seconds  # noqa: E402
 from litestar_userio.auth.keys import sign_admin_token  # noqa: E402
 from litestar_userio.ids import new_id  # noqa: E402
@@ -147,6 +157,7 @@ async def main() -> None:
     parser.add_argument("--users", type=int, default=100_000)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--in-flight", type=int, default=8)
+    parser.add_argument("--profile", action="store_true", help="py-spy profiles of the server and workers, in OUT")
     args = parser.parse_args()
 
     OUT.mkdir(parents=True, exist_ok=True)
@@ -197,7 +208,14 @@ async def run(args: argparse.Namespace, database: pg.Server) -> None:
         wal_before = await pg.wal_bytes(stats)
         before |= {"postgres": database.cpu_seconds(), "bench_client": cpu_seconds(os.getpid())}
         machine_before = machine_cpu_seconds()
+        spies = (
+            [profile(p.pid, OUT / f"import-{name}.speedscope.json") for name, p in processes.items()]
+            if args.profile
+            else []
+        )
         post_seconds, total_seconds, summaries = await run_import(base, cert, token, bodies, args.in_flight)
+        for spy in spies:
+            stop_profile(spy)
         cpu = {name: cpu_seconds(p.pid) - before[name] for name, p in processes.items()}
         cpu |= {"postgres": database.cpu_seconds() - before["postgres"]}
         wal = await pg.wal_bytes(stats) - wal_before
