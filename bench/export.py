@@ -146,6 +146,7 @@ async def copy_baseline(database_url: str, project_id: str, database: pg.Server)
         " (SELECT json_agg(r.key) FROM userio_user_role m JOIN userio_role r ON r.id = m.role_id WHERE m.user_id = u.id)"
         f" FROM userio_user u WHERE u.project_id = '{project_id}' ORDER BY u.id) TO STDOUT WITH (FORMAT csv)"
     )
+    await pg.settle(conn, vacuum=False)
     count = 0
 
     async def sink(data: bytes) -> None:
@@ -260,7 +261,7 @@ async def run(args: argparse.Namespace, database: pg.Server) -> None:
             for loader in loaders:
                 loader.wait(timeout=30)
         conn = await asyncpg.connect(database_url)
-        await conn.execute("ANALYZE")
+        await pg.settle(conn)  # the first full read would otherwise set every row's hint bits
         await conn.close()
 
         for project_id, host, key in (
