@@ -118,8 +118,8 @@ _orders: dict[tuple[str, ...], tuple[str, ...]] = {}
 def _standard_order(keys: tuple[str, ...]) -> tuple[str, ...]:
     """The exported standard attributes among `keys`, in SPEC 2.6's order.
 
-    Cached by the keys as stored: users share a handful of key sets, and sorting each user's took a sixth of the
-    document's time.
+    Cached by the keys as stored: users share a handful of key sets (measured for 9 attributes: 0.89 us to sort,
+    0.25 to look up).
     """
     order = _orders.get(keys)
     if order is None:
