@@ -16,7 +16,7 @@ import msgspec
 
 from litestar_userio.errors import Cause
 
-__all__ = ["safe_decode", "screen_record", "storable_text"]
+__all__ = ["may_hold_nul", "safe_decode", "screen_record", "storable_text"]
 
 _NUL = re.compile(rb"\\u0000")
 _BIG_EXPONENT = re.compile(rb"[0-9][eE]\+?[0-9]{3}")
@@ -103,6 +103,14 @@ def _walk(value: Any, location: str, causes: list[Cause]) -> None:
     elif isinstance(value, list):
         for index, item in enumerate(value):
             _walk(item, f"{location}/{index}", causes)
+
+
+def may_hold_nul(raw: bytes) -> bool:
+    """Whether the record's text may hold U+0000, which msgspec decodes and PostgreSQL refuses.
+
+    The one screen a record needs when msgspec decodes it: a number it cannot hold makes it refuse the record.
+    """
+    return _NUL.search(raw) is not None
 
 
 def screen_record(raw: bytes) -> list[Cause]:

@@ -49,7 +49,7 @@ from litestar_userio.imports.schemas import (
     ImportTaskList,
     ImportTaskStatus,
 )
-from litestar_userio.imports.screening import safe_decode, screen_record, storable_text
+from litestar_userio.imports.screening import may_hold_nul, safe_decode, screen_record, storable_text
 from litestar_userio.imports.validation import ParsedRecord, parse_record, redact
 from litestar_userio.paging import PageCursor, encode_cursor
 from litestar_userio.projects.service import ProjectRecord, ProjectService
@@ -458,7 +458,18 @@ def _job_chunk(job_id: str) -> tuple[str, int] | None:
 def _parse(
     raw: Raw, schema: dict[str, CustomAttributeSpec] | None, max_bcrypt_cost: int, *, identifier: str
 ) -> ParsedRecord:
-    """`parse_record`, unless the record holds a value no layer below can hold: then it fails, naming where."""
+    """`parse_record`, unless the record holds a value no layer below can hold: then it fails, naming where.
+
+    A record is parsed straight away unless it may hold U+0000: msgspec refuses a number it cannot hold, and only
+    then is the record screened for where. Screening every record first, with regexes over its bytes that all but
+    a handful of records pass, took a generated record from 18.7 to 24.5-25.1 us (measured in one process);
+    `tests/imports/test_parse_order.py` holds the two orders to the same outcome.
+    """
+    if not may_hold_nul(raw):
+        try:
+            return parse_record(raw, schema, max_bcrypt_cost, identifier=identifier)
+        except msgspec.ValidationError:  # a number out of range (screening names each), or something else (below)
+            pass
     if causes := screen_record(raw):
         return ParsedRecord(redact(safe_decode(raw)), None, ValidationFailed(causes), [])
     return parse_record(raw, schema, max_bcrypt_cost, identifier=identifier)
