@@ -70,25 +70,23 @@ async def wal_bytes(conn: asyncpg.Connection) -> int:
     return int(await conn.fetchval("SELECT pg_current_wal_lsn() - '0/0'::pg_lsn"))
 
 
-async def settle(conn: asyncpg.Connection, *, vacuum: bool = True, timeout: float = 120) -> float:
+async def settle(conn: asyncpg.Connection, *, vacuum: bool = True, timeout: float = 120) -> None:
     """Let the server finish the work earlier writes left it, so the next measured window pays only for its own.
 
     Without it the work a run leaves behind (autovacuum of the tables it filled, a checkpoint of its dirty pages)
     lands in the window measured next: the import's COPY baseline measured 22-34 us of server CPU per row from one
     run to the next. Vacuums the database (hint bits and visibility map set, statistics fresh: the first full read
     would otherwise set them), checkpoints (which also restarts `checkpoint_timeout`, so no timed checkpoint falls
-    in a window of a few minutes), then waits until no autovacuum worker runs. Returns the seconds it took.
+    in a window of a few minutes), then waits until no autovacuum worker runs (at most `timeout` seconds).
     """
-    started = time.monotonic()
+    deadline = time.monotonic() + timeout
     if vacuum:
         await conn.execute("VACUUM ANALYZE")
     await conn.execute("CHECKPOINT")
-    deadline = started + timeout
     while time.monotonic() < deadline and await conn.fetchval(
         "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'autovacuum worker'"
     ):
         await asyncio.sleep(0.2)
-    return time.monotonic() - started
 
 
 async def top_statements(conn: asyncpg.Connection, limit: int = 12) -> list[dict[str, object]]:
