@@ -24,7 +24,7 @@ $(DEMO_STAMP): pyproject.toml
 # axe-core for the console's accessibility checks in the browser tests (Chromium itself comes from apt).
 AXE := console/node_modules/axe-core/axe.min.js
 $(AXE): console/package-lock.json
-	if command -v npm >/dev/null; then npm install --prefix console --no-audit --no-fund; else echo "npm is missing: browser tests will skip"; fi
+	if command -v npm >/dev/null; then npm install --prefix console --no-audit --no-fund --no-save && touch $@; else echo "npm is missing: browser tests will skip"; fi
 
 demo: $(DEMO_STAMP)
 	$(BIN)/python -m example_app
