@@ -202,6 +202,7 @@ async def run(args: argparse.Namespace, database: pg.Server) -> None:
 
         processes = {"server": server, **{f"worker_{i}": w for i, w in enumerate(workers)}}
         stats = await asyncpg.connect(database_url)
+        wal_segments = await pg.warm_wal(stats, 400) if database.private else None
         await pg.settle(stats)
         before = {name: cpu_seconds(p.pid) for name, p in processes.items()}
         if database.private:
@@ -209,6 +210,8 @@ async def run(args: argparse.Namespace, database: pg.Server) -> None:
             await stats.execute("SELECT pg_stat_statements_reset()")
         wal_before = await pg.wal_bytes(stats)
         before |= {"postgres": database.cpu_seconds(), "bench_client": cpu_seconds(os.getpid())}
+        clients = {name: p.pid for name, p in processes.items()} | {"bench_client": os.getpid()}
+        pg_before, pg_reaped = pg.process_cpu(database, clients), pg.reaped_cpu(database)
         machine_before = machine_cpu_seconds()
         spies = (
             [profile(p.pid, OUT / f"import-{name}.speedscope.json") for name, p in processes.items()]
@@ -220,6 +223,9 @@ async def run(args: argparse.Namespace, database: pg.Server) -> None:
             stop_profile(spy)
         cpu = {name: cpu_seconds(p.pid) - before[name] for name, p in processes.items()}
         cpu |= {"postgres": database.cpu_seconds() - before["postgres"]}
+        pg_cpu = pg.cpu_breakdown(
+            database, pg_before, pg.process_cpu(database, clients), pg.reaped_cpu(database) - pg_reaped
+        )
         wal = await pg.wal_bytes(stats) - wal_before
         statements = await pg.top_statements(stats) if database.private else []
         await stats.close()
@@ -256,8 +262,10 @@ async def run(args: argparse.Namespace, database: pg.Server) -> None:
         "ratio_to_copy": round(rate / copy_rate, 3),
         "postgres": {
             "private_instance": database.private,
+            "wal_segments_before_the_run": wal_segments,
             "ours": {"cpu_us_per_record": round(cpu["postgres"] / n * 1e6, 1), "wal_bytes_per_record": round(wal / n)},
             "copy": {"cpu_us_per_record": round(copy_cpu / n * 1e6, 1), "wal_bytes_per_record": round(copy_wal / n)},
+            "ours_cpu_us_per_record_by_process": {k: round(v / n * 1e6, 1) for k, v in pg_cpu.items()},
         },
         "machine_cpu_us_per_record": {k: round(v / n * 1e6, 1) for k, v in cpu.items()},
         "top_statements": statements,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -65,9 +66,97 @@ class Server:
         return total
 
 
+def _socket_owners(pids: dict[str, int]) -> dict[int, str]:
+    """Local TCP port -> the name of the process in `pids` whose socket it is."""
+    inodes: dict[str, str] = {}
+    for name, pid in pids.items():
+        with contextlib.suppress(OSError):
+            for fd in Path(f"/proc/{pid}/fd").iterdir():
+                with contextlib.suppress(OSError):
+                    target = os.readlink(fd)
+                    if target.startswith("socket:["):
+                        inodes[target[8:-1]] = name
+    owners: dict[int, str] = {}
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError):
+            for line in Path(table).read_text().splitlines()[1:]:
+                fields = line.split()
+                if fields[9] in inodes:
+                    owners[int(fields[1].rsplit(":", 1)[1], 16)] = inodes[fields[9]]
+    return owners
+
+
+def process_cpu(server: Server, clients: dict[str, int]) -> dict[int, tuple[str, float]]:
+    """Each live process of a private server: (what it is, CPU seconds so far).
+
+    A backend is named after the client in `clients` (name -> pid) whose connection it serves, found through the
+    client's port; background processes after their title (`checkpointer`, `autovacuum worker`, ...).
+    """
+    if server.pid is None:
+        return {}
+    owners = _socket_owners(clients)
+    tick = os.sysconf("SC_CLK_TCK")
+    found: dict[int, tuple[str, float]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            if int(fields[1]) != server.pid:
+                continue
+            title = Path(stat.parent, "cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
+        except (OSError, ValueError):
+            continue
+        title = title.removeprefix("postgres: ")
+        if port := re.search(r"\(([0-9]+)\)", title):
+            kind = f"backend of {owners.get(int(port[1]), 'another client')}"
+        else:
+            kind = re.sub(r" +[0-9].*$", "", title.split(" for ")[0]).strip()
+        found[int(stat.parent.name)] = (kind, (int(fields[11]) + int(fields[12])) / tick)
+    return found
+
+
+def cpu_breakdown(
+    server: Server, before: dict[int, tuple[str, float]], after: dict[int, tuple[str, float]], ended: float
+) -> dict[str, float]:
+    """CPU seconds by kind of server process between two `process_cpu` snapshots; `ended`: the postmaster's
+    reaped children's CPU in between (processes that exited: autovacuum workers, closed connections)."""
+    totals: dict[str, float] = {}
+    for pid, (kind, seconds) in after.items():
+        spent = seconds - before[pid][1] if pid in before else seconds
+        totals[kind] = totals.get(kind, 0.0) + spent
+    if ended > 0:
+        totals["exited during the run"] = ended
+    return dict(sorted(totals.items(), key=lambda item: -item[1]))
+
+
+def reaped_cpu(server: Server) -> float:
+    """CPU seconds of the server's children that have exited (the postmaster's cutime + cstime)."""
+    if server.pid is None:
+        return 0.0
+    fields = Path(f"/proc/{server.pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")
+
+
 async def wal_bytes(conn: asyncpg.Connection) -> int:
     """The server's WAL position in bytes (differences are WAL written in between)."""
     return int(await conn.fetchval("SELECT pg_current_wal_lsn() - '0/0'::pg_lsn"))
+
+
+async def warm_wal(conn: asyncpg.Connection, megabytes: int) -> int:
+    """Give a fresh server the WAL segment files a server in service already has; returns how many it holds.
+
+    A new server has only a few: a run that writes hundreds of MB creates and zero-fills each new 16 MB segment
+    while committing (`XLogFileInit`, found with `perf`: 11 % of the import's server CPU), where a server in service
+    renames one it no longer needs. The COPY baseline, measured after a checkpoint of the import's WAL, already gets
+    renamed segments, so without this the two windows would not pay the same. Writes `megabytes` of WAL and
+    checkpoints: the checkpoint keeps that much as segments ready for reuse.
+    """
+    rows = megabytes * 1000
+    await conn.execute(
+        f"CREATE TABLE userio_bench_wal AS SELECT g, repeat('w', 1000) AS pad FROM generate_series(1, {rows}) g"
+    )
+    await conn.execute("DROP TABLE userio_bench_wal")
+    await conn.execute("CHECKPOINT")
+    return int(await conn.fetchval("SELECT count(*) FROM pg_ls_waldir()"))
 
 
 async def settle(conn: asyncpg.Connection, *, vacuum: bool = True, timeout: float = 120) -> None:
