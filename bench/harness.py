@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -53,6 +54,18 @@ def profile(pid: int, output: Path) -> subprocess.Popen[bytes]:
         "--output",
         str(output),
     ]
+    return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def perf_record(output: Path) -> subprocess.Popen[bytes] | None:
+    """`perf record` of the whole machine with call graphs until `stop_profile` (None where perf is missing).
+
+    What py-spy cannot see: PostgreSQL's own functions and the kernel's (`perf report -i output`).
+    """
+    perf = shutil.which("perf")
+    if perf is None:
+        return None
+    command = [perf, "record", "--all-cpus", "--freq", "499", "--call-graph", "fp", "--output", str(output)]
     return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 

@@ -34,6 +34,7 @@ from bench.harness import (  # noqa: E402
     OUT,
     REDIS,
     free_port,
+    perf_record,
     profile,
     recreate_database,
     run_import,
@@ -158,7 +159,11 @@ async def main() -> None:
     parser.add_argument("--users", type=int, default=100_000)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--in-flight", type=int, default=8)
-    parser.add_argument("--profile", action="store_true", help="py-spy profiles of the server and workers, in OUT")
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="py-spy profiles of the server and workers, and a perf recording of the machine (where perf is), in OUT",
+    )
     args = parser.parse_args()
 
     OUT.mkdir(parents=True, exist_ok=True)
@@ -202,7 +207,7 @@ async def run(args: argparse.Namespace, database: pg.Server) -> None:
 
         processes = {"server": server, **{f"worker_{i}": w for i, w in enumerate(workers)}}
         stats = await asyncpg.connect(database_url)
-        wal_segments = await pg.warm_wal(stats, 400) if database.private else None
+        wal_segments = await pg.warm_up(stats, 400) if database.private else None
         await pg.settle(stats)
         before = {name: cpu_seconds(p.pid) for name, p in processes.items()}
         if database.private:
@@ -218,6 +223,8 @@ async def run(args: argparse.Namespace, database: pg.Server) -> None:
             if args.profile
             else []
         )
+        if args.profile and (recording := perf_record(OUT / "import.perf.data")):
+            spies.append(recording)
         post_seconds, total_seconds, summaries = await run_import(base, cert, token, bodies, args.in_flight)
         for spy in spies:
             stop_profile(spy)

@@ -141,20 +141,27 @@ async def wal_bytes(conn: asyncpg.Connection) -> int:
     return int(await conn.fetchval("SELECT pg_current_wal_lsn() - '0/0'::pg_lsn"))
 
 
-async def warm_wal(conn: asyncpg.Connection, megabytes: int) -> int:
-    """Give a fresh server the WAL segment files a server in service already has; returns how many it holds.
+async def warm_up(conn: asyncpg.Connection, megabytes: int) -> int:
+    """Give a fresh server what a server in service already has; returns how many WAL segment files it holds.
 
-    A new server has only a few: a run that writes hundreds of MB creates and zero-fills each new 16 MB segment
-    while committing (`XLogFileInit`, found with `perf`: 11 % of the import's server CPU), where a server in service
-    renames one it no longer needs. The COPY baseline, measured after a checkpoint of the import's WAL, already gets
-    renamed segments, so without this the two windows would not pay the same. Writes `megabytes` of WAL and
-    checkpoints: the checkpoint keeps that much as segments ready for reuse.
+    - WAL segments: a new server has a few. A run that writes hundreds of MB creates and zero-fills each new 16 MB
+      segment while committing (`XLogFileInit`, found with `perf`: 11 % of the import's server CPU), where a server
+      in service renames one it no longer needs. Writing `megabytes` of WAL and checkpointing leaves that much as
+      segments ready for reuse.
+    - Shared buffers: each 8 KB buffer's memory is mapped on its first use, a page fault (`perf`: part of the 9 %
+      of the import's server CPU spent in page faults). Reading a table larger than the buffers touches them all.
+
+    The COPY baseline, measured after the import, already gets both: without this the two windows would not pay
+    the same.
     """
     rows = megabytes * 1000
     await conn.execute(
-        f"CREATE TABLE userio_bench_wal AS SELECT g, repeat('w', 1000) AS pad FROM generate_series(1, {rows}) g"
+        f"CREATE TABLE userio_bench_warm AS SELECT g, repeat('w', 1000) AS pad FROM generate_series(1, {rows}) g"
     )
-    await conn.execute("DROP TABLE userio_bench_wal")
+    await conn.execute("CREATE EXTENSION IF NOT EXISTS pg_prewarm")
+    await conn.execute("SELECT pg_prewarm('userio_bench_warm')")
+    await conn.execute("DROP TABLE userio_bench_warm")
+    await conn.execute("DROP EXTENSION pg_prewarm")
     await conn.execute("CHECKPOINT")
     return int(await conn.fetchval("SELECT count(*) FROM pg_ls_waldir()"))
 
