@@ -256,3 +256,29 @@ def test_every_example_number_is_valid_e164_without_parsing_and_with_it():
 def test_e164_validity_without_parsing_agrees_for_every_country_code(country_code, rest, prefix):
     value = f"+{country_code}{prefix}{rest}"
     assert is_valid_e164(value) == _parsed_is_e164(value)
+
+
+_SHARED_CODES = sorted(code for code, regions in phonenumbers.COUNTRY_CODE_TO_REGION_CODE.items() if len(regions) > 1)
+
+
+def test_numbers_of_country_codes_that_serve_several_regions_are_typed_as_phonenumbers_types_them():
+    """Each region's example numbers with their last digits changed: near the patterns, on both sides of them."""
+    checked = valid = 0
+    for value in _example_numbers():
+        if not any(value.startswith(f"+{code}") for code in _SHARED_CODES):
+            continue
+        for tail in ("0000", "1234", "5555", "9999", "0199", "4000"):
+            for variant in (value[: -len(tail)] + tail, value[:-1], value + "1"):
+                ours = is_valid_e164(variant)
+                assert ours == _parsed_is_e164(variant), variant
+                checked += 1
+                valid += ours
+    assert checked > 2000
+    assert 0 < valid < checked
+
+
+@settings(max_examples=3000)
+@given(st.sampled_from(_SHARED_CODES), st.text("0123456789", min_size=4, max_size=12))
+def test_validity_agrees_for_numbers_of_country_codes_that_serve_several_regions(country_code, rest):
+    value = f"+{country_code}{rest}"
+    assert is_valid_e164(value) == _parsed_is_e164(value)
