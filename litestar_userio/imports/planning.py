@@ -16,7 +16,7 @@ import msgspec
 from litestar_userio.users.formats import LOGIN_ID_ATTRIBUTES
 from litestar_userio.users.login_id_rules import CASE_INSENSITIVE, LoginIDRules
 
-__all__ = ["LoginKey", "login_keys", "plan_chunks"]
+__all__ = ["LoginKey", "login_keys", "plan_chunks", "record_login_keys"]
 
 LoginKey = tuple[str, str]
 """(attribute, normalized value)."""
@@ -38,6 +38,15 @@ def login_keys(raw: bytes, rules: LoginIDRules = CASE_INSENSITIVE) -> list[Login
         (attribute, rules.normalize(attribute, value))
         for attribute in LOGIN_ID_ATTRIBUTES
         if isinstance(value := getattr(ids, attribute), str)
+    ]
+
+
+def record_login_keys(record: object, rules: LoginIDRules = CASE_INSENSITIVE) -> list[LoginKey]:
+    """`login_keys` of a record already decoded (its string login id attributes): no second decode of its bytes."""
+    return [
+        (attribute, rules.normalize(attribute, value))
+        for attribute in LOGIN_ID_ATTRIBUTES
+        if isinstance(value := getattr(record, attribute), str)
     ]
 
 

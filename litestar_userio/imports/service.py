@@ -36,7 +36,7 @@ from litestar_userio.errors import (
     WriteConflict,
 )
 from litestar_userio.ids import new_task_id
-from litestar_userio.imports.planning import LoginKey, login_keys, plan_chunks
+from litestar_userio.imports.planning import LoginKey, login_keys, plan_chunks, record_login_keys
 from litestar_userio.imports.repository import OUTCOMES, ChunkRef, ImportRepository, TaskRow, TaskSettings
 from litestar_userio.imports.rules import ImportWorld
 from litestar_userio.imports.schemas import (
@@ -296,9 +296,9 @@ class ImportService:
         with paused_gc():
             parsed = [_parse(raw, schema, self.config.max_bcrypt_cost, identifier=task.identifier) for raw in records]
             wanted: dict[str, set[str]] = {}
-            for raw, record in zip(records, parsed, strict=True):
+            for record in parsed:
                 if record.record is not None:  # a failed record touches no user
-                    for attribute, value in login_keys(raw, rules):
+                    for attribute, value in record_login_keys(record.record, rules):
                         wanted.setdefault(attribute, set()).add(value)
         owners = await self.users.find_owners(tx, project_id, wanted)
         loaded = await self.users.load(tx, owners.values())

@@ -98,11 +98,15 @@ def cause_from_msgspec(error: msgspec.ValidationError) -> Cause:
     return Cause(location, "general", {"message": message})
 
 
-_STRING_CHECKS: tuple[tuple[str, str, str | None, Callable[[str], bool] | None], ...] = tuple(
+_StringCheck = tuple[str, str, str | None, Callable[[str], bool] | None]
+"""(attribute, location, format name, check)."""
+_STRING_CHECKS: tuple[_StringCheck, ...] = tuple(
     (attribute, f"/{attribute}", *ATTRIBUTE_FORMATS.get(attribute, (None, None)))
     for attribute in ("preferred_username", "email", "phone_number", *STANDARD_STRING_ATTRIBUTES)
 )
-_ADDRESS_CHECKS = tuple((member, f"/address/{member}", None, None) for member in AddressInput.__struct_fields__)
+_ADDRESS_CHECKS: tuple[_StringCheck, ...] = tuple(
+    (member, f"/address/{member}", None, None) for member in AddressInput.__struct_fields__
+)
 _KEY = re.compile(KEY_PATTERN)
 
 
@@ -143,12 +147,19 @@ def _format_causes(record: UserRecord, identifier: str) -> list[Cause]:
         causes.append(Cause("", "required", {"actual": keys, "expected": [identifier], "missing": [identifier]}))
     elif value is None:
         causes.append(Cause(f"/{identifier}", "type", {"actual": ["null"], "expected": ["string"]}))
-    checks = _STRING_CHECKS + (_ADDRESS_CHECKS if isinstance(record.address, AddressInput) else ())
-    for attribute, location, format_name, check in checks:
-        holder = record.address if location.startswith("/address/") else record
-        value = getattr(holder, attribute)
-        if value.__class__ is str and (cause := _string_cause(location, value, format_name, check)):
-            causes.append(cause)
+    holders: list[tuple[object, tuple[_StringCheck, ...]]] = [(record, _STRING_CHECKS)]
+    if isinstance(record.address, AddressInput):
+        holders.append((record.address, _ADDRESS_CHECKS))
+    for holder, checks in holders:
+        for attribute, location, format_name, check in checks:
+            value = getattr(holder, attribute)
+            # Most values pass: only an empty or refused one pays for building its cause.
+            if (
+                value.__class__ is str
+                and (value == "" or (check is not None and not check(value)))
+                and (cause := _string_cause(location, value, format_name, check))
+            ):
+                causes.append(cause)
     for field in ("roles", "groups"):
         for i, key in enumerate(getattr(record, field) or ()):
             if not _KEY.fullmatch(key):
