@@ -14,6 +14,7 @@ from pathlib import Path
 
 import asyncpg
 import httpx
+import msgspec
 
 ROOT = Path(__file__).resolve().parents[1]
 PG = os.environ.get("USERIO_BENCH_PG", "postgresql://root@127.0.0.1:5432")
@@ -111,7 +112,7 @@ async def run_import(
         results = []
         for location in locations:
             while True:
-                body = (await client.get(location)).json()
+                body = msgspec.json.decode((await client.get(location)).content)  # stdlib json: 3 us per record
                 if body["status"] == "completed":
                     results.append(body["summary"])
                     break
