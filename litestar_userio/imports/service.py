@@ -115,16 +115,9 @@ class ImportService:
                 return existing
         task_id = new_task_id("task_")
         now = self.clock.now()
-        rules = project.settings.login_id_rules()
-        keys = [_planning_keys(raw, rules) for raw in request.records]
-        wanted: dict[str, set[str]] = {}
-        for record_keys in keys:
-            for attribute, value in record_keys:
-                wanted.setdefault(attribute, set()).add(value)
         try:
             async with self.db.transaction() as tx:
-                owners = await self.users.find_owners(tx, project.id, wanted)
-                chunks = plan_chunks(keys, owners, self.config.chunk_size)
+                chunks = await self._plan(tx, project, request.records)
                 await self.repository.add_task(
                     tx,
                     task_id=task_id,
@@ -149,6 +142,24 @@ class ImportService:
         for seq in range(len(chunks)):
             await self._enqueue(task_id, seq, f"{task_id}:{seq}:0")
         return ImportTaskCreated(id=task_id, created_at=now, status="pending")
+
+    async def _plan(self, tx: Tx, project: ProjectRecord, records: list[Raw]) -> list[list[int]]:
+        """The task's chunks: interacting records together (`plan_chunks`).
+
+        A request that fits in one chunk is that chunk, whatever its records share: its login ids are neither read
+        nor looked up (a probe per login id, about 6 us of PostgreSQL per record of `bench/import.py`, where a full
+        request of its records is one chunk at the default size).
+        """
+        if len(records) <= self.config.chunk_size:
+            return [list(range(len(records)))] if records else []
+        rules = project.settings.login_id_rules()
+        keys = [_planning_keys(raw, rules) for raw in records]
+        wanted: dict[str, set[str]] = {}
+        for record_keys in keys:
+            for attribute, value in record_keys:
+                wanted.setdefault(attribute, set()).add(value)
+        owners = await self.users.find_owners(tx, project.id, wanted)
+        return plan_chunks(keys, owners, self.config.chunk_size)
 
     async def _replayed(self, project_id: str, key: str, request_sha256: str | None) -> ImportTaskCreated | None:
         async with self.db.reader() as tx:

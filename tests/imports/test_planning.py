@@ -1,4 +1,4 @@
-"""The job reads a record's login ids from the record it decoded: what planning reads from the record's bytes."""
+"""Planning: what it reads of records, and when it has nothing to plan."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from litestar_userio.imports.planning import login_keys, record_login_keys
+from litestar_userio.imports.planning import login_keys, plan_chunks, record_login_keys
 from litestar_userio.imports.validation import parse_record
 from litestar_userio.users.login_id_rules import CASE_INSENSITIVE, LoginIDRules
 
@@ -31,3 +31,17 @@ def test_the_keys_of_a_decoded_record_are_those_of_its_bytes(
     parsed = parse_record(raw, None, identifier="phone_number")
     assume(parsed.record is not None)  # a record that fails touches no user: the job does not ask for its keys
     assert record_login_keys(parsed.record, rules) == login_keys(raw, rules)
+
+
+KEY = st.tuples(st.sampled_from(["email", "phone_number"]), st.sampled_from(["a", "b", "c", "d"]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    keys=st.lists(st.lists(KEY, max_size=3), min_size=1, max_size=12),
+    owners=st.dictionaries(KEY, st.sampled_from(["u1", "u2"])),
+    spare=st.integers(0, 5),
+)
+def test_records_that_fit_in_one_chunk_are_one_chunk_in_index_order(keys, owners, spare):
+    """The premise of `ImportService._plan`, which then neither reads login ids nor looks them up."""
+    assert plan_chunks(keys, owners, len(keys) + spare) == [list(range(len(keys)))]
