@@ -230,9 +230,7 @@ async def run(args: argparse.Namespace, database: pg.Server) -> None:
             stop_profile(spy)
         cpu = {name: cpu_seconds(p.pid) - before[name] for name, p in processes.items()}
         cpu |= {"postgres": database.cpu_seconds() - before["postgres"]}
-        pg_cpu = pg.cpu_breakdown(
-            database, pg_before, pg.process_cpu(database, clients), pg.reaped_cpu(database) - pg_reaped
-        )
+        pg_cpu = pg.cpu_breakdown(pg_before, pg.process_cpu(database, clients), pg.reaped_cpu(database) - pg_reaped)
         wal = await pg.wal_bytes(stats) - wal_before
         statements = await pg.top_statements(stats) if database.private else []
         await stats.close()

@@ -115,7 +115,7 @@ def process_cpu(server: Server, clients: dict[str, int]) -> dict[int, tuple[str,
 
 
 def cpu_breakdown(
-    server: Server, before: dict[int, tuple[str, float]], after: dict[int, tuple[str, float]], ended: float
+    before: dict[int, tuple[str, float]], after: dict[int, tuple[str, float]], ended: float
 ) -> dict[str, float]:
     """CPU seconds by kind of server process between two `process_cpu` snapshots; `ended`: the postmaster's
     reaped children's CPU in between (processes that exited: autovacuum workers, closed connections)."""

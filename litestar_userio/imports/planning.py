@@ -34,11 +34,7 @@ def login_keys(raw: bytes, rules: LoginIDRules = CASE_INSENSITIVE) -> list[Login
         ids = msgspec.json.decode(raw, type=_LoginIDs)
     except msgspec.ValidationError:
         return []
-    return [
-        (attribute, rules.normalize(attribute, value))
-        for attribute in LOGIN_ID_ATTRIBUTES
-        if isinstance(value := getattr(ids, attribute), str)
-    ]
+    return record_login_keys(ids, rules)
 
 
 def record_login_keys(record: object, rules: LoginIDRules = CASE_INSENSITIVE) -> list[LoginKey]:
