@@ -31,7 +31,7 @@ def parse_phone(value: str) -> tuple[str, bool] | None:
         number = phonenumbers.parse(value, None)
     except phonenumbers.NumberParseException:
         return None
-    return phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164), phonenumbers.is_valid_number(number)
+    return phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164), _is_valid_number(number)
 
 
 @lru_cache(maxsize=16384)
