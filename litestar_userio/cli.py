@@ -210,14 +210,19 @@ def admin_token(project_id: str, key_path: Path | None, ttl: int) -> None:
 @click.pass_context
 def worker(ctx: click.Context, burst: bool) -> None:
     """Run an arq worker for the configured Redis."""
-    from litestar_userio.runtime import WORKER_GC_THRESHOLD, tune_gc
+    from litestar_userio.runtime import WORKER_GC_INTERVAL, collecting_every, tune_gc
     from litestar_userio.worker import run_worker
 
     config = _config(ctx)
     if not config.queue.redis_url:
         raise click.ClickException("no Redis configured (QueueConfig.redis_url): jobs run in the web process")
-    tune_gc(WORKER_GC_THRESHOLD)
-    asyncio.run(run_worker(config, burst=burst))
+
+    async def work() -> None:
+        async with collecting_every(WORKER_GC_INTERVAL):
+            await run_worker(config, burst=burst)
+
+    tune_gc()
+    asyncio.run(work())
 
 
 def _add_keys_command(kind: str, table: str) -> click.Group:
