@@ -96,13 +96,14 @@ def test_services_hold_no_sql():
 def test_hand_written_sql_lives_only_on_the_measured_paths():
     """Ordinary queries are built with Piccolo's query builder (`Tx.run`); hand-written SQL sent through
     `Tx.fetch`/`execute` is left where a measurement kept it (docs/architecture.md): the users' bulk load and
-    write-back, the refresh-token statements, the database layer itself."""
+    write-back, the refresh-token statements, the project lookups of every request, the database layer itself."""
     sends_sql = ("tx.fetch(", "tx.fetchrow(", "tx.execute(", "tx.executemany(")
     measured = {
         "litestar_userio.db.engine",
         "litestar_userio.db.migrate",
         "litestar_userio.users.repository",
         "litestar_userio.tokens.repository",
+        "litestar_userio.projects.repository",
     }
 
     with_sql = {name for name, path in MODULES.items() if any(call in path.read_text() for call in sends_sql)}

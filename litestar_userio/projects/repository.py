@@ -56,18 +56,20 @@ class ProjectRepository:
         await tx.insert(Project, {"id": project.id, "created_at": now, "settings": _dump(project.settings)})
         await tx.insert(ProjectDomain, *({"domain": domain, "project": project.id} for domain in domains))
 
+    # `get`, `by_domain` and `admin_keys` run on every admin request and every chunk: plain SQL, as building and
+    # compiling their Piccolo queries cost 0.2-0.35 ms of CPU per call, several times the round trip.
+
     async def get(self, tx: Tx, project_id: str) -> ProjectRecord | None:
         """The project, or None."""
-        row = await tx.first(Project.select(Project.id, Project.settings).where(Project.id == project_id))
+        row = await tx.fetchrow("SELECT id, settings FROM userio_project WHERE id = $1", project_id)
         return ProjectRecord(row["id"], _settings(row["settings"])) if row else None
 
     async def by_domain(self, tx: Tx, domain: str) -> ProjectRecord | None:
         """The project a (normalized) domain selects, or None."""
-        project = ProjectDomain.project
-        row = await tx.first(
-            ProjectDomain.select(project.id.as_alias("id"), project.settings.as_alias("settings")).where(
-                ProjectDomain.domain == domain
-            )
+        row = await tx.fetchrow(
+            "SELECT p.id, p.settings FROM userio_project_domain d JOIN userio_project p ON p.id = d.project_id"
+            " WHERE d.domain = $1",
+            domain,
         )
         return ProjectRecord(row["id"], _settings(row["settings"])) if row else None
 
@@ -99,9 +101,7 @@ class ProjectRepository:
 
     async def admin_keys(self, tx: Tx, project_id: str) -> dict[str, str]:
         """Each key id with its public key PEM."""
-        rows = await tx.run(
-            AdminAPIKey.select(AdminAPIKey.kid, AdminAPIKey.public_key_pem).where(AdminAPIKey.project == project_id)
-        )
+        rows = await tx.fetch("SELECT kid, public_key_pem FROM userio_admin_api_key WHERE project_id = $1", project_id)
         return {r["kid"]: r["public_key_pem"] for r in rows}
 
     async def add_keys(self, tx: Tx, project_id: str, table: KeyTable, keys: Sequence[str], now: datetime) -> list[str]:
