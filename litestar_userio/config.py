@@ -47,12 +47,21 @@ class ImportConfig:
     last of 150, and its chunks cost 171 us of the machine's CPU per record (11 484 records/s); at 1 500 and 2 000,
     one job per request: 149-156 us (12 467-13 074 records/s). On SQLite (in-process runner) such a request took
     0.18 s at 2 000 where its 3 chunks took 0.29 s: its write lock is held for less in all."""
+    chunks_at_once: int = 2
+    """Chunks one process applies at once; its other jobs' chunks wait for a turn, their leases held. Two keep a
+    worker busy while one waits on PostgreSQL; more only interleave, each holding its records in memory (and
+    PostgreSQL serves as many transactions). `bench/import.py`, 8 jobs per worker: all 8 at once, workers 72-75 us
+    and PostgreSQL 38-41 us per record, the machine 146-155; 2 at once, 67-70, 36-38 and 135-144."""
     result_ttl: timedelta = timedelta(hours=24)
     """How long a completed task answers its status; then it is purged (404)."""
     max_bcrypt_cost: int = 14
     """Highest bcrypt cost accepted in `password` and `mfa.password` (a record above it fails with
     `InvalidBcryptHash`), and verified at sign-in: each step doubles the work, and at cost 20 one wrong password
     pins a thread for over a minute. The reference accepts up to 31."""
+
+    def __post_init__(self) -> None:
+        if self.chunks_at_once < 1:  # no turn would ever come: every chunk would wait until its job timed out
+            raise ValueError(f"ImportConfig.chunks_at_once must be at least 1, got {self.chunks_at_once}")
 
 
 @dataclass

@@ -13,6 +13,7 @@ fails there is reported failed. No error path runs again the code that failed.
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import logging
 import time
@@ -103,6 +104,8 @@ class ImportService:
         self.clock = clock
         self.repository = repository
         self.users = users
+        self._applying = asyncio.Semaphore(config.chunks_at_once)
+        """Chunks this process applies at once; the other jobs' chunks wait here, their leases held."""
         self._conflicted_at: dict[str, float] = {}
         """Project id -> when (monotonic) an optimistic run of one of its chunks last conflicted, oldest first."""
 
@@ -222,24 +225,30 @@ class ImportService:
     # Applying a chunk (the job).
 
     async def process_chunk(self, task_id: str, seq: int) -> None:
-        """Apply one chunk exactly once: its writes, details and done-mark commit in one transaction."""
+        """Apply one chunk exactly once: its writes, details and done-mark commit in one transaction.
+
+        The chunk waits for one of this process's `chunks_at_once` turns with its lease held, so no other worker
+        takes it meanwhile, and before its run is counted, so a worker that dies with chunks waiting costs them
+        no attempt.
+        """
         async with hold_lease(self.queue.leases, _lease_name(task_id, seq), self.queue_config.lease_ttl) as held:
             if not held:
                 return  # another worker runs it; should that worker die, its lease lapses and the sweeper steps in
-            async with self.db.transaction() as tx:
-                attempts = await self.repository.claim_chunk(tx, task_id, seq)
-            if attempts is None:
-                return
-            if attempts > self.queue_config.max_attempts:
-                logger.error(
-                    "chunk %s of import %s was started %s times without finishing; its records are reported failed",
-                    seq,
-                    task_id,
-                    self.queue_config.max_attempts,
-                )
-                await self._finish_chunk(task_id, seq, mode="give_up")
-                return
-            await self._apply_chunk(task_id, seq)
+            async with self._applying:
+                async with self.db.transaction() as tx:
+                    attempts = await self.repository.claim_chunk(tx, task_id, seq)
+                if attempts is None:
+                    return
+                if attempts > self.queue_config.max_attempts:
+                    logger.error(
+                        "chunk %s of import %s was started %s times without finishing; its records are reported failed",
+                        seq,
+                        task_id,
+                        self.queue_config.max_attempts,
+                    )
+                    await self._finish_chunk(task_id, seq, mode="give_up")
+                    return
+                await self._apply_chunk(task_id, seq)
 
     async def _apply_chunk(self, task_id: str, seq: int) -> None:
         """Whole, and when that keeps failing for a reason that is not transient, record by record."""

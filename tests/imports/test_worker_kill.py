@@ -302,9 +302,20 @@ async def test_a_killed_workers_chunks_run_again_once_their_leases_lapse(postgre
         )
         return done[0]["n"] >= 3 and await started_chunks()
 
+    async def victim_stopped_busy():
+        """Busy, and still so once stopped: a worker applies two chunks at a time, and chunks of 20 are quick."""
+        if not await victim_busy():
+            return False
+        victim.send_signal(signal.SIGSTOP)
+        await asyncio.sleep(0.05)  # a commit already sent lands before the look
+        if await started_chunks():
+            return True
+        victim.send_signal(signal.SIGCONT)
+        return False
+
     victim = start_worker(env, tmp_path, "victim", DEFAULT_TIMINGS)
     try:
-        await wait_for(victim_busy)
+        await wait_for(victim_stopped_busy)
     finally:
         victim.send_signal(signal.SIGKILL)
         victim.wait()
