@@ -58,8 +58,11 @@ def _lines(path: Path) -> list[dict]:
     return [json.loads(line) for line in data[: data.rfind(b"\n") + 1].splitlines()]
 
 
-async def kill_half_way(process, report_path: Path, total: int) -> list[dict]:
-    """SIGKILL the CLI once it has reported a third of the records, at a moment no request is being sent.
+async def kill_midway(process, report_path: Path, total: int) -> list[dict]:
+    """SIGKILL the CLI once it has reported a tenth of the records, at a moment no request is being sent.
+
+    Such moments are short on the embedded deployment, where the web process also applies the chunks and answers
+    a request late: waiting for a third, the moment sometimes came only after the last record (a CI run failed so).
 
     The check runs with the CLI stopped (SIGSTOP), so what the report says is what the process had done. A kill
     while a request is on the wire is the one case a client cannot settle alone (the server may have created a
@@ -69,7 +72,7 @@ async def kill_half_way(process, report_path: Path, total: int) -> list[dict]:
     while time.monotonic() < deadline:
         assert process.poll() is None, "the import finished before it could be killed"
         lines = _lines(report_path)
-        if sum("index" in line for line in lines) >= total // 3:
+        if sum("index" in line for line in lines) >= total // 10:
             process.send_signal(signal.SIGSTOP)
             lines = _lines(report_path)
             submitted = {tuple(line["submit"]) for line in lines if "submit" in line}
@@ -80,7 +83,7 @@ async def kill_half_way(process, report_path: Path, total: int) -> list[dict]:
                 return lines
             process.send_signal(signal.SIGCONT)
         await asyncio.sleep(0.01)
-    raise AssertionError("the import never got a third of the way")
+    raise AssertionError("the import never got a tenth of the way")
 
 
 @pytest.mark.slow
@@ -89,7 +92,7 @@ async def test_resume_after_sigkill_applies_nothing_twice(deployment: Deployment
     args = (str(workload_20k.path), *project.args(deployment), "--quiet")
     first = deployment.popen("import", *args, "--in-flight", "2", cwd=tmp_path, log=tmp_path / "first.log")
     try:
-        before = await kill_half_way(first, tmp_path / "report.ndjson", len(workload_20k.lines))
+        before = await kill_midway(first, tmp_path / "report.ndjson", len(workload_20k.lines))
     finally:
         if first.poll() is None:
             first.kill()
