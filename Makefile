@@ -24,7 +24,7 @@ $(DEMO_STAMP): pyproject.toml
 # axe-core for the console's accessibility checks in the browser tests (Chromium itself comes from apt).
 AXE := console/node_modules/axe-core/axe.min.js
 $(AXE): console/package-lock.json
-	if command -v npm >/dev/null; then npm install --prefix console --no-audit --no-fund --no-save && touch $@; else echo "npm is missing: browser tests will skip"; fi
+	if command -v npm >/dev/null; then npm ci --prefix console --no-audit --no-fund && touch $@; else echo "npm is missing: browser tests will skip"; fi
 
 demo: $(DEMO_STAMP)
 	$(BIN)/python -m example_app
@@ -73,7 +73,7 @@ console-shots: $(STAMP) $(AXE)
 
 # Rebuild the admin console's committed assets from console/ (needs Node.js; the server does not).
 console:
-	cd console && npm install --no-audit --no-fund && npm run build
+	cd console && npm ci --no-audit --no-fund && npm run build
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache dist build
