@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from itertools import pairwise
 from typing import Literal
 
 import msgspec
@@ -217,12 +218,20 @@ class ImportRepository:
         return _task_row(row) if row is not None else None
 
     async def details(self, tx: Tx, task_id: str) -> Raw:
-        """The details of every done chunk as one JSON array in index order, without decoding the details."""
+        """The details of every done chunk as one JSON array in index order, without decoding the details.
+
+        Chunks whose records follow one another in the request (every request of one chunk, and most others) are
+        spliced as stored; only interleaved chunks are split into their details and sorted.
+        """
         c = ImportChunk
         chunks = await tx.run(c.select(c.indices, c.result).where(c.task == task_id).order_by(c.seq))
+        orders = [msgspec.json.decode(chunk["indices"], type=list[int]) for chunk in chunks]
+        in_order = [i for indices in orders for i in indices]
+        if all(a < b for a, b in pairwise(in_order)):
+            arrays = (chunk["result"].strip() for chunk in chunks)
+            return Raw("[" + ",".join(array[1:-1] for array in arrays if array != "[]") + "]")
         pairs: list[tuple[int, Raw]] = []
-        for chunk in chunks:
-            indices = msgspec.json.decode(chunk["indices"], type=list[int])
+        for chunk, indices in zip(chunks, orders, strict=True):
             pairs.extend(zip(indices, msgspec.json.decode(chunk["result"], type=list[Raw]), strict=True))
         pairs.sort(key=lambda pair: pair[0])
         return Raw(b"[" + b",".join(bytes(raw) for _, raw in pairs) + b"]")
