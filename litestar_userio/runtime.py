@@ -42,8 +42,8 @@ async def collecting_every(interval: float) -> AsyncIterator[None]:
 
     The young generation every `interval` seconds, the middle one every tenth time, the old one every hundredth
     (Python's own ratios). Only cyclic garbage waits for it: everything else is freed by reference counting as
-    ever. One collection a second scans what a few chunks hold once, where counted collections scanned every
-    chunk's records several times.
+    ever. One collection per interval scans what the jobs in flight hold once, where collections counted by
+    allocations scanned every chunk's records several times.
     """
 
     async def collect() -> None:

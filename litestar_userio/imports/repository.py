@@ -228,7 +228,7 @@ class ImportRepository:
         orders = [msgspec.json.decode(chunk["indices"], type=list[int]) for chunk in chunks]
         in_order = [i for indices in orders for i in indices]
         if all(a < b for a, b in pairwise(in_order)):
-            arrays = (chunk["result"].strip() for chunk in chunks)
+            arrays = (chunk["result"] for chunk in chunks)  # as msgspec wrote them: no whitespace around
             return Raw("[" + ",".join(array[1:-1] for array in arrays if array != "[]") + "]")
         pairs: list[tuple[int, Raw]] = []
         for chunk, indices in zip(chunks, orders, strict=True):
