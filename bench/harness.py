@@ -88,6 +88,17 @@ async def wait_until_up(base: str, cert: Path, timeout: float = 60) -> None:
     raise RuntimeError("the example app did not start")
 
 
+class _Status(msgspec.Struct):
+    status: str
+    summary: dict[str, int] | None = None
+
+
+_STATUS = msgspec.json.Decoder(_Status)
+"""A status answer as this client reads it: whether the task is done, and its counts. Decoding every detail
+(each echoes its record) into dicts cost this client 0.55 s of CPU per 100 000 records (48 MB of answers), CPU
+that the machine's other processes, the ones measured, then lacked; msgspec skips what a struct leaves out."""
+
+
 async def run_import(
     base: str, cert: Path, token: str, bodies: list[bytes], in_flight: int, host: str = "localhost"
 ) -> tuple[float, float, list[dict]]:
@@ -112,9 +123,9 @@ async def run_import(
         results = []
         for location in locations:
             while True:
-                body = msgspec.json.decode((await client.get(location)).content)  # stdlib json: 3 us per record
-                if body["status"] == "completed":
-                    results.append(body["summary"])
+                body = _STATUS.decode((await client.get(location)).content)
+                if body.status == "completed":
+                    results.append(body.summary)
                     break
                 await asyncio.sleep(0.05)
         finished = time.perf_counter()
