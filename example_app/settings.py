@@ -63,6 +63,7 @@ def userio_config() -> UserIOConfig:
             region=os.environ.get("USERIO_S3_REGION", "us-east-1"),
             access_key_id=os.environ.get("USERIO_S3_ACCESS_KEY_ID") or None,
             secret_access_key=os.environ.get("USERIO_S3_SECRET_ACCESS_KEY") or None,
+            checksum=None if os.environ.get("USERIO_S3_CHECKSUM", "").lower() == "none" else "CRC32",
         )
     else:
         storage = LocalStorageConfig(directory=state / "exports", base_url=os.environ.get("USERIO_DOWNLOAD_BASE_URL"))

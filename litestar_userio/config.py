@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
+from typing import Literal
 
 from litestar_userio.clock import Clock, SystemClock
 
@@ -92,6 +93,9 @@ class S3StorageConfig:
     """Key prefix of export files."""
     part_size: int = 8 * 1024 * 1024
     """Multipart part size; S3 requires at least 5 MiB for every part but the last."""
+    checksum: Literal["CRC32"] | None = "CRC32"
+    """Each part (or a file of one part) goes up with its CRC32, which the store checks before it takes the bytes;
+    the file then carries a composite CRC32. None for a store that refuses `x-amz-checksum-*` headers."""
 
 
 @dataclass

@@ -3,13 +3,22 @@
 A file streams up as a multipart upload of `config.part_size` parts, so at most one part is held in memory;
 a file smaller than one part goes up in a single `PutObject`. S3 shows an object only once the upload
 completes, which gives the atomic publish the storage contract asks for.
+
+Each part carries its CRC32 (`S3StorageConfig.checksum`), computed here and sent as a header: the store refuses a
+part whose bytes changed on the way. Over HTTPS the payload is then left out of the signature (TLS and the CRC32
+guard it, botocore's own rule for uploads with a checksum) instead of hashed with SHA-256: 24 parts of 8 MiB took
+0.10 s of SHA-256 and 0.04 s of CRC32, measured in one process. On `bench/export.py` (moto) the file was also put
+together in about half the time: the file's checksum is built from the parts' CRC32s, where without one moto
+copies the whole file to compute a full-object checksum.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import hashlib
+import zlib
 from contextlib import AsyncExitStack
 from datetime import timedelta
 from typing import Any
@@ -46,6 +55,7 @@ class S3FileWriter:
         part_size: int,
         content_type: str,
         content_disposition: str,
+        checksum: str | None = None,
     ) -> None:
         self._client = client
         self._bucket = bucket
@@ -53,6 +63,7 @@ class S3FileWriter:
         self._key = key
         self._part_size = part_size
         self._headers = {"ContentType": content_type, "ContentDisposition": content_disposition}
+        self._checksum = checksum
         self._buffer = bytearray()
         self._sha256 = hashlib.sha256()
         self._size = 0
@@ -94,7 +105,12 @@ class S3FileWriter:
             await self._settle_upload()
             if self._upload_id is None:
                 body, self._buffer = self._buffer, bytearray()
-                await self._client.put_object(Bucket=self._bucket, Key=self._object_key, Body=body, **self._headers)
+                checksum = self._crc32(body)
+                if checksum:
+                    checksum["ChecksumAlgorithm"] = "CRC32"
+                await self._client.put_object(
+                    Bucket=self._bucket, Key=self._object_key, Body=body, **self._headers, **checksum
+                )
             else:
                 if self._buffer:
                     body, self._buffer = self._buffer, bytearray()
@@ -142,19 +158,32 @@ class S3FileWriter:
     async def _upload_part(self, body: bytearray) -> None:
         try:
             if self._upload_id is None:
+                algorithm = {"ChecksumAlgorithm": self._checksum} if self._checksum else {}
                 response = await self._client.create_multipart_upload(
-                    Bucket=self._bucket, Key=self._object_key, **self._headers
+                    Bucket=self._bucket, Key=self._object_key, **self._headers, **algorithm
                 )
                 self._upload_id = str(response["UploadId"])
             number = len(self._parts) + 1
+            checksum = self._crc32(body)
             response = await self._client.upload_part(
-                Bucket=self._bucket, Key=self._object_key, UploadId=self._upload_id, PartNumber=number, Body=body
+                Bucket=self._bucket,
+                Key=self._object_key,
+                UploadId=self._upload_id,
+                PartNumber=number,
+                Body=body,
+                **checksum,
             )
         except BaseException:
             # The part's bytes are gone: a later write would leave a hole in the file.
             self._state = "failed"
             raise
-        self._parts.append({"ETag": response["ETag"], "PartNumber": number})
+        self._parts.append({"ETag": response["ETag"], "PartNumber": number, **checksum})
+
+    def _crc32(self, body: bytes | bytearray) -> dict[str, str]:
+        """The `ChecksumCRC32` argument for `body` (none without a checksum): given, botocore sends it as is."""
+        if not self._checksum:
+            return {}
+        return {"ChecksumCRC32": base64.b64encode(zlib.crc32(body).to_bytes(4, "big")).decode()}
 
 
 class S3Storage:
@@ -186,6 +215,7 @@ class S3Storage:
             part_size=self._config.part_size,
             content_type=content_type,
             content_disposition=disposition,
+            checksum=self._config.checksum,
         )
 
     async def signed_url(self, key: str, *, expires_in: timedelta, request_base_url: str | None = None) -> str:
@@ -234,6 +264,11 @@ class S3Storage:
         async with self._client_lock:
             if self._client is None:
                 config = self._config
+                # Path style for custom endpoints (MinIO, moto, ...), which rarely have per-bucket DNS; AWS itself
+                # is deprecating it, so there the SDK's default applies.
+                s3: dict[str, Any] = {"addressing_style": "path" if config.endpoint_url else "auto"}
+                if config.checksum and (config.endpoint_url or "https:").startswith("https:"):
+                    s3["payload_signing_enabled"] = False  # see the module's docstring
                 self._client = await self._stack.enter_async_context(
                     AioSession().create_client(
                         "s3",
@@ -243,9 +278,7 @@ class S3Storage:
                         aws_secret_access_key=config.secret_access_key,
                         config=AioConfig(
                             signature_version="s3v4",
-                            # Path style for custom endpoints (MinIO, moto, ...), which rarely have per-bucket
-                            # DNS; AWS itself is deprecating it, so there the SDK's default applies.
-                            s3={"addressing_style": "path" if config.endpoint_url else "auto"},
+                            s3=s3,
                             # Newer botocore sends CRC32 checksum headers by default, which several
                             # S3-compatible stores reject; send them only where the API requires them.
                             request_checksum_calculation="when_required",

@@ -1,8 +1,10 @@
 from __future__ import annotations
 
+import base64
 import dataclasses
 import hashlib
 import os
+import zlib
 from collections.abc import AsyncIterator
 from datetime import timedelta
 from typing import Any
@@ -256,3 +258,89 @@ async def test_a_part_failing_in_the_background_fails_the_file(s3_config: S3Stor
         assert stored_keys(s3_client, s3_config.bucket) == []
     finally:
         await storage.close()
+
+
+def crc32(data: bytes) -> bytes:
+    return zlib.crc32(data).to_bytes(4, "big")
+
+
+def b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+async def test_each_part_goes_up_with_its_crc32_and_the_file_carries_their_composite(
+    s3_storage: S3Storage, s3_config: S3StorageConfig, s3_client: Any
+):
+    data = os.urandom(12 * MIB + 12_345)
+    writer = await s3_storage.open_writer(KEY, content_type="text/csv", filename=FILENAME)
+    await write_all(writer, data)
+    await writer.complete()
+
+    parts = [data[start : start + 5 * MIB] for start in range(0, len(data), 5 * MIB)]
+    head = s3_client.head_object(Bucket=s3_config.bucket, Key=object_key(s3_config), ChecksumMode="ENABLED")
+    # S3 adds the number of parts (`...-3`); moto leaves it out.
+    assert head["ChecksumCRC32"].removesuffix("-3") == b64(crc32(b"".join(crc32(part) for part in parts)))
+    assert s3_client.get_object(Bucket=s3_config.bucket, Key=object_key(s3_config))["Body"].read() == data
+
+
+async def test_a_file_of_one_part_goes_up_with_its_crc32(
+    s3_storage: S3Storage, s3_config: S3StorageConfig, s3_client: Any
+):
+    data = b"sub,email\nuser_1,a@example.com\n"
+    writer = await s3_storage.open_writer(KEY, content_type="text/csv", filename=FILENAME)
+    await writer.write(data)
+    await writer.complete()
+
+    head = s3_client.head_object(Bucket=s3_config.bucket, Key=object_key(s3_config), ChecksumMode="ENABLED")
+    assert head["ChecksumCRC32"] == b64(crc32(data))
+
+
+async def test_without_a_checksum_the_file_carries_none(s3_config: S3StorageConfig, s3_client: Any):
+    storage = build_storage(dataclasses.replace(s3_config, part_size=5 * MIB, checksum=None), FrozenClock())
+    data = os.urandom(6 * MIB)
+    try:
+        writer = await storage.open_writer(KEY, content_type="text/csv", filename=FILENAME)
+        await write_all(writer, data)
+        await writer.complete()
+    finally:
+        await storage.close()
+
+    head = s3_client.head_object(Bucket=s3_config.bucket, Key=object_key(s3_config), ChecksumMode="ENABLED")
+    assert "ChecksumCRC32" not in head
+    assert s3_client.get_object(Bucket=s3_config.bucket, Key=object_key(s3_config))["Body"].read() == data
+
+
+class _Stopped(Exception):
+    pass
+
+
+@pytest.mark.parametrize(
+    ("endpoint_url", "checksum", "signed"),
+    [
+        (None, "CRC32", False),  # AWS itself, over HTTPS: TLS and the CRC32 guard the bytes
+        ("https://storage.example.test", "CRC32", False),
+        ("https://storage.example.test", None, True),
+        ("http://127.0.0.1:9", "CRC32", True),  # no TLS: the signature covers the bytes
+    ],
+)
+async def test_the_payload_is_signed_unless_tls_and_a_checksum_guard_it(
+    s3_config: S3StorageConfig, endpoint_url: str | None, checksum: str | None, signed: bool
+):
+    storage = S3Storage(dataclasses.replace(s3_config, endpoint_url=endpoint_url, checksum=checksum))
+    data = b"x" * 1000
+    sent: list[str] = []
+
+    def stop(request: Any, **_: Any) -> None:  # the request as it would leave; nothing is sent
+        sent.append(request.headers["X-Amz-Content-SHA256"].decode())
+        raise _Stopped
+
+    try:
+        (await storage._get_client()).meta.events.register("before-send.s3.PutObject", stop)
+        writer = await storage.open_writer(KEY, content_type="text/csv", filename=FILENAME)
+        await writer.write(data)
+        with pytest.raises(_Stopped):
+            await writer.complete()
+    finally:
+        await storage.close()
+
+    assert sent == [hashlib.sha256(data).hexdigest() if signed else "UNSIGNED-PAYLOAD"]
