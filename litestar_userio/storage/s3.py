@@ -64,6 +64,7 @@ class S3FileWriter:
         self._part_size = part_size
         self._headers = {"ContentType": content_type, "ContentDisposition": content_disposition}
         self._checksum = checksum
+        self._algorithm = {"ChecksumAlgorithm": checksum} if checksum else {}
         self._buffer = bytearray()
         self._sha256 = hashlib.sha256()
         self._size = 0
@@ -105,11 +106,13 @@ class S3FileWriter:
             await self._settle_upload()
             if self._upload_id is None:
                 body, self._buffer = self._buffer, bytearray()
-                checksum = self._crc32(body)
-                if checksum:
-                    checksum["ChecksumAlgorithm"] = "CRC32"
                 await self._client.put_object(
-                    Bucket=self._bucket, Key=self._object_key, Body=body, **self._headers, **checksum
+                    Bucket=self._bucket,
+                    Key=self._object_key,
+                    Body=body,
+                    **self._headers,
+                    **self._algorithm,
+                    **self._crc32(body),
                 )
             else:
                 if self._buffer:
@@ -158,9 +161,8 @@ class S3FileWriter:
     async def _upload_part(self, body: bytearray) -> None:
         try:
             if self._upload_id is None:
-                algorithm = {"ChecksumAlgorithm": self._checksum} if self._checksum else {}
                 response = await self._client.create_multipart_upload(
-                    Bucket=self._bucket, Key=self._object_key, **self._headers, **algorithm
+                    Bucket=self._bucket, Key=self._object_key, **self._headers, **self._algorithm
                 )
                 self._upload_id = str(response["UploadId"])
             number = len(self._parts) + 1
@@ -280,7 +282,8 @@ class S3Storage:
                             signature_version="s3v4",
                             s3=s3,
                             # Newer botocore sends CRC32 checksum headers by default, which several
-                            # S3-compatible stores reject; send them only where the API requires them.
+                            # S3-compatible stores reject; send them only where the API requires them (the
+                            # writer sends its own, which `S3StorageConfig.checksum` turns off).
                             request_checksum_calculation="when_required",
                             response_checksum_validation="when_required",
                         ),
