@@ -95,7 +95,8 @@ class S3StorageConfig:
     """Multipart part size; S3 requires at least 5 MiB for every part but the last."""
     checksum: Literal["CRC32"] | None = "CRC32"
     """Each part (or a file of one part) goes up with its CRC32, which the store checks before it takes the bytes;
-    the file then carries a composite CRC32. None for a store that refuses `x-amz-checksum-*` headers."""
+    the file then carries a composite CRC32. None for a store that refuses `x-amz-checksum-*` headers (one that
+    refuses them is asked once per process, then files go up without; `docs/deployment.md`)."""
 
 
 @dataclass

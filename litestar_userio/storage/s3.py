@@ -9,7 +9,8 @@ part whose bytes changed on the way. Over HTTPS the payload is then left out of 
 guard it, botocore's own rule for uploads with a checksum) instead of hashed with SHA-256: 24 parts of 8 MiB took
 0.10 s of SHA-256 and 0.04 s of CRC32, measured in one process. On `bench/export.py` (moto) the file was also put
 together in about half the time: the file's checksum is built from the parts' CRC32s, where without one moto
-copies the whole file to compute a full-object checksum.
+copies the whole file to compute a full-object checksum. A store that refuses checksum headers (`NotImplemented`,
+`InvalidArgument`) is asked once: the file goes up without, a warning names the setting, and no later file asks.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ import asyncio
 import base64
 import contextlib
 import hashlib
+import logging
 import zlib
+from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from datetime import timedelta
 from typing import Any
@@ -32,14 +35,24 @@ from litestar_userio.storage.base import StoredFile, check_content_type, content
 
 __all__ = ["MIN_PART_SIZE", "S3FileWriter", "S3Storage"]
 
+logger = logging.getLogger("litestar_userio.storage")
+
 MIN_PART_SIZE = 5 * 1024 * 1024
 """S3's minimum for every multipart part but the last."""
 _MAX_PRESIGN_SECONDS = 7 * 24 * 3600
 """SigV4's limit on a presigned URL's lifetime."""
 
 
+_REFUSALS = frozenset({"InvalidArgument", "InvalidRequest", "NotImplemented", "XNotImplemented"})
+"""Error codes of stores that do not support a header (with any 501): how they refuse `x-amz-checksum-*`."""
+
+
 def _error_code(error: ClientError) -> str:
     return str(error.response.get("Error", {}).get("Code", ""))
+
+
+def _refuses_header(error: ClientError) -> bool:
+    return _error_code(error) in _REFUSALS or error.response.get("ResponseMetadata", {}).get("HTTPStatusCode") == 501
 
 
 class S3FileWriter:
@@ -56,6 +69,7 @@ class S3FileWriter:
         content_type: str,
         content_disposition: str,
         checksum: str | None = None,
+        on_checksum_refused: Callable[[ClientError], None] | None = None,
     ) -> None:
         self._client = client
         self._bucket = bucket
@@ -65,6 +79,7 @@ class S3FileWriter:
         self._headers = {"ContentType": content_type, "ContentDisposition": content_disposition}
         self._checksum = checksum
         self._algorithm = {"ChecksumAlgorithm": checksum} if checksum else {}
+        self._on_checksum_refused = on_checksum_refused
         self._buffer = bytearray()
         self._sha256 = hashlib.sha256()
         self._size = 0
@@ -106,13 +121,10 @@ class S3FileWriter:
             await self._settle_upload()
             if self._upload_id is None:
                 body, self._buffer = self._buffer, bytearray()
-                await self._client.put_object(
-                    Bucket=self._bucket,
-                    Key=self._object_key,
-                    Body=body,
-                    **self._headers,
-                    **self._algorithm,
-                    **self._crc32(body),
+                await self._with_checksum(
+                    self._client.put_object,
+                    {"Bucket": self._bucket, "Key": self._object_key, "Body": body, **self._headers},
+                    {**self._algorithm, **self._crc32(body)},
                 )
             else:
                 if self._buffer:
@@ -161,8 +173,10 @@ class S3FileWriter:
     async def _upload_part(self, body: bytearray) -> None:
         try:
             if self._upload_id is None:
-                response = await self._client.create_multipart_upload(
-                    Bucket=self._bucket, Key=self._object_key, **self._headers, **self._algorithm
+                response = await self._with_checksum(
+                    self._client.create_multipart_upload,
+                    {"Bucket": self._bucket, "Key": self._object_key, **self._headers},
+                    self._algorithm,
                 )
                 self._upload_id = str(response["UploadId"])
             number = len(self._parts) + 1
@@ -180,6 +194,27 @@ class S3FileWriter:
             self._state = "failed"
             raise
         self._parts.append({"ETag": response["ETag"], "PartNumber": number, **checksum})
+
+    async def _with_checksum(
+        self, call: Callable[..., Awaitable[Any]], arguments: dict[str, Any], checksum: dict[str, str]
+    ) -> Any:
+        """`call` with the checksum's arguments; if the store refuses them, the same call without and none after.
+
+        Should the call without fail too, that failure is not the checksum's: it propagates and nothing changes.
+        """
+        if not checksum:
+            return await call(**arguments)
+        try:
+            return await call(**arguments, **checksum)
+        except ClientError as error:
+            if not _refuses_header(error):
+                raise
+            refusal = error
+        response = await call(**arguments)
+        self._checksum, self._algorithm = None, {}
+        if self._on_checksum_refused is not None:
+            self._on_checksum_refused(refusal)
+        return response
 
     def _crc32(self, body: bytes | bytearray) -> dict[str, str]:
         """The `ChecksumCRC32` argument for `body` (none without a checksum): given, botocore sends it as is."""
@@ -200,6 +235,8 @@ class S3Storage:
         if config.prefix:
             validate_key(config.prefix.rstrip("/") or ".")
         self._config = config
+        self._checksum = config.checksum
+        """None from the first time the store refused it on."""
         self._stack = AsyncExitStack()
         self._client: Any = None
         self._client_lock = asyncio.Lock()
@@ -217,7 +254,21 @@ class S3Storage:
             part_size=self._config.part_size,
             content_type=content_type,
             content_disposition=disposition,
-            checksum=self._config.checksum,
+            checksum=self._checksum,
+            on_checksum_refused=self._checksum_refused,
+        )
+
+    def _checksum_refused(self, error: ClientError) -> None:
+        """A store that refused a checksum refuses it every time: stop asking, and say so once."""
+        if self._checksum is None:
+            return
+        self._checksum = None
+        logger.warning(
+            "the S3 store refused the %s checksum (%s: %s): export files go up without one from now on;"
+            " set S3StorageConfig.checksum=None for such a store",
+            self._config.checksum,
+            _error_code(error),
+            error.response.get("Error", {}).get("Message", ""),
         )
 
     async def signed_url(self, key: str, *, expires_in: timedelta, request_base_url: str | None = None) -> str:

@@ -3,6 +3,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import hashlib
+import logging
 import os
 import zlib
 from collections.abc import AsyncIterator
@@ -344,3 +345,91 @@ async def test_the_payload_is_signed_unless_tls_and_a_checksum_guard_it(
         await storage.close()
 
     assert sent == [hashlib.sha256(data).hexdigest() if signed else "UNSIGNED-PAYLOAD"]
+
+
+_NOT_IMPLEMENTED = (
+    b'<?xml version="1.0" encoding="UTF-8"?><Error><Code>NotImplemented</Code>'
+    b"<Message>A header you provided implies functionality that is not implemented</Message></Error>"
+)
+_HOP_BY_HOP = {"host", "content-length", "transfer-encoding", "connection", "content-encoding", "date", "server"}
+
+
+@pytest.fixture
+async def refusing_store(moto_endpoint: str) -> AsyncIterator[tuple[str, list[str]]]:
+    """An S3-compatible store that refuses checksum headers (as some do: 501 NotImplemented), moto behind it.
+
+    Yields its endpoint and the requests it refused.
+    """
+    from aiohttp import ClientSession, web
+
+    refused: list[str] = []
+
+    async def handle(request: web.Request) -> web.Response:
+        if any(name.lower().startswith(("x-amz-checksum", "x-amz-sdk-checksum")) for name in request.headers):
+            refused.append(f"{request.method} {request.path_qs}")
+            return web.Response(status=501, body=_NOT_IMPLEMENTED, content_type="application/xml")
+        headers = {k: v for k, v in request.headers.items() if k.lower() not in _HOP_BY_HOP}
+        async with session.request(
+            request.method, moto_endpoint + request.path_qs, headers=headers, data=await request.read()
+        ) as upstream:
+            body = await upstream.read()
+            kept = {k: v for k, v in upstream.headers.items() if k.lower() not in _HOP_BY_HOP}
+            return web.Response(status=upstream.status, body=body, headers=kept)
+
+    app = web.Application(client_max_size=64 * MIB)
+    app.router.add_route("*", "/{tail:.*}", handle)
+    runner = web.AppRunner(app)
+    async with ClientSession(auto_decompress=False) as session:
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        port = runner.addresses[0][1]
+        try:
+            yield f"http://127.0.0.1:{port}", refused
+        finally:
+            await runner.cleanup()
+
+
+async def test_a_store_refusing_checksums_is_asked_once_and_gets_every_file_whole(
+    s3_config: S3StorageConfig, s3_client: Any, refusing_store: tuple[str, list[str]], caplog: pytest.LogCaptureFixture
+):
+    endpoint, refused = refusing_store
+    storage = build_storage(dataclasses.replace(s3_config, endpoint_url=endpoint, part_size=5 * MIB), FrozenClock())
+    files = {KEY: os.urandom(11 * MIB), "proj_1/userexport_DEF/small.csv": b"sub,email\n", "proj_1/a/b.csv": b"x\n"}
+    try:
+        with caplog.at_level(logging.WARNING, logger="litestar_userio.storage"):
+            for key, data in files.items():
+                writer = await storage.open_writer(key, content_type="text/csv", filename=FILENAME)
+                await write_all(writer, data)
+                stored = await writer.complete()
+                assert stored == StoredFile(key=key, size=len(data), sha256=hashlib.sha256(data).hexdigest())
+    finally:
+        await storage.close()
+
+    for key, data in files.items():
+        assert s3_client.get_object(Bucket=s3_config.bucket, Key=object_key(s3_config, key))["Body"].read() == data
+    assert refused == [f"POST /{s3_config.bucket}/{object_key(s3_config)}?uploads"]  # the first file's first request
+    assert [r.getMessage() for r in caplog.records if r.name == "litestar_userio.storage"] == [
+        "the S3 store refused the CRC32 checksum (NotImplemented: A header you provided implies functionality that"
+        " is not implemented): export files go up without one from now on; set S3StorageConfig.checksum=None for"
+        " such a store"
+    ]
+    assert pending_uploads(s3_client, s3_config.bucket) == []
+
+
+async def test_a_refusal_that_is_not_about_the_checksum_fails_the_file(
+    s3_config: S3StorageConfig, refusing_store: tuple[str, list[str]], caplog: pytest.LogCaptureFixture
+):
+    endpoint, refused = refusing_store
+    config = dataclasses.replace(s3_config, endpoint_url=endpoint, bucket="userio-no-such-bucket")
+    storage = S3Storage(config)
+    try:
+        writer = await storage.open_writer(KEY, content_type="text/csv", filename=FILENAME)
+        await writer.write(b"a,b\n")
+        with pytest.raises(Exception, match="NoSuchBucket"):
+            await writer.complete()
+    finally:
+        await storage.close()
+
+    assert len(refused) == 1  # asked with the checksum, refused, asked again without: the bucket is missing
+    assert "refused the CRC32 checksum" not in caplog.text
