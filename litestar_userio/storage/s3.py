@@ -78,7 +78,6 @@ class S3FileWriter:
         self._part_size = part_size
         self._headers = {"ContentType": content_type, "ContentDisposition": content_disposition}
         self._checksum = checksum
-        self._algorithm = {"ChecksumAlgorithm": checksum} if checksum else {}
         self._on_checksum_refused = on_checksum_refused
         self._buffer = bytearray()
         self._sha256 = hashlib.sha256()
@@ -124,7 +123,7 @@ class S3FileWriter:
                 await self._with_checksum(
                     self._client.put_object,
                     {"Bucket": self._bucket, "Key": self._object_key, "Body": body, **self._headers},
-                    {**self._algorithm, **self._crc32(body)},
+                    {**self._algorithm(), **self._crc32(body)},
                 )
             else:
                 if self._buffer:
@@ -176,7 +175,7 @@ class S3FileWriter:
                 response = await self._with_checksum(
                     self._client.create_multipart_upload,
                     {"Bucket": self._bucket, "Key": self._object_key, **self._headers},
-                    self._algorithm,
+                    self._algorithm(),
                 )
                 self._upload_id = str(response["UploadId"])
             number = len(self._parts) + 1
@@ -211,10 +210,14 @@ class S3FileWriter:
                 raise
             refusal = error
         response = await call(**arguments)
-        self._checksum, self._algorithm = None, {}
+        self._checksum = None
         if self._on_checksum_refused is not None:
             self._on_checksum_refused(refusal)
         return response
+
+    def _algorithm(self) -> dict[str, str]:
+        """The `ChecksumAlgorithm` argument of a request that starts a file (none without a checksum)."""
+        return {"ChecksumAlgorithm": self._checksum} if self._checksum else {}
 
     def _crc32(self, body: bytes | bytearray) -> dict[str, str]:
         """The `ChecksumCRC32` argument for `body` (none without a checksum): given, botocore sends it as is."""
