@@ -10,7 +10,9 @@ guard it, botocore's own rule for uploads with a checksum) instead of hashed wit
 0.10 s of SHA-256 and 0.04 s of CRC32, measured in one process. On `bench/export.py` (moto) the file was also put
 together in about half the time: the file's checksum is built from the parts' CRC32s, where without one moto
 copies the whole file to compute a full-object checksum. A store that refuses checksum headers (`NotImplemented`,
-`InvalidArgument`) is asked once: the file goes up without, a warning names the setting, and no later file asks.
+`InvalidArgument`) is asked once: the file goes up without, a warning names the setting, and no later file asks. A
+store that takes `ChecksumAlgorithm` when an upload starts but refuses the first part's CRC32 is treated the same,
+in an upload started anew.
 """
 
 from __future__ import annotations
@@ -180,19 +182,49 @@ class S3FileWriter:
                 self._upload_id = str(response["UploadId"])
             number = len(self._parts) + 1
             checksum = self._crc32(body)
-            response = await self._client.upload_part(
-                Bucket=self._bucket,
-                Key=self._object_key,
-                UploadId=self._upload_id,
-                PartNumber=number,
-                Body=body,
-                **checksum,
-            )
+            try:
+                response = await self._client.upload_part(
+                    Bucket=self._bucket,
+                    Key=self._object_key,
+                    UploadId=self._upload_id,
+                    PartNumber=number,
+                    Body=body,
+                    **checksum,
+                )
+            except ClientError as error:
+                if not (checksum and number == 1 and _refuses_header(error)):
+                    raise
+                response = await self._restart_without_checksum(body, error)
+                checksum = {}
         except BaseException:
             # The part's bytes are gone: a later write would leave a hole in the file.
             self._state = "failed"
             raise
         self._parts.append({"ETag": response["ETag"], "PartNumber": number, **checksum})
+
+    async def _restart_without_checksum(self, body: bytearray, refusal: ClientError) -> Any:
+        """The first part again, in an upload started anew without a checksum; the refused upload is aborted.
+
+        For a store that took `ChecksumAlgorithm` when the upload started but refuses the part's checksum header:
+        an upload started with an algorithm may ask every part for its checksum, so it is not reused.
+        """
+        assert self._upload_id is not None
+        with contextlib.suppress(ClientError):
+            await self._client.abort_multipart_upload(
+                Bucket=self._bucket, Key=self._object_key, UploadId=self._upload_id
+            )
+        self._upload_id = None
+        response = await self._client.create_multipart_upload(
+            Bucket=self._bucket, Key=self._object_key, **self._headers
+        )
+        self._upload_id = str(response["UploadId"])
+        response = await self._client.upload_part(
+            Bucket=self._bucket, Key=self._object_key, UploadId=self._upload_id, PartNumber=1, Body=body
+        )
+        self._checksum = None
+        if self._on_checksum_refused is not None:
+            self._on_checksum_refused(refusal)
+        return response
 
     async def _with_checksum(
         self, call: Callable[..., Awaitable[Any]], arguments: dict[str, Any], checksum: dict[str, str]

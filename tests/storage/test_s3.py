@@ -354,19 +354,31 @@ _NOT_IMPLEMENTED = (
 _HOP_BY_HOP = {"host", "content-length", "transfer-encoding", "connection", "content-encoding", "date", "server"}
 
 
-@pytest.fixture
-async def refusing_store(moto_endpoint: str) -> AsyncIterator[tuple[str, list[str]]]:
-    """An S3-compatible store that refuses checksum headers (as some do: 501 NotImplemented), moto behind it.
+@dataclasses.dataclass
+class RefusingStore:
+    """An S3-compatible store in front of moto that refuses some checksum headers (501 NotImplemented, as some do)."""
 
-    Yields its endpoint and the requests it refused.
-    """
+    endpoint: str
+    refuse: tuple[str, ...] = ("x-amz-checksum", "x-amz-sdk-checksum")
+    """Header name prefixes (lower case) that make it refuse a request."""
+    refused: list[str] = dataclasses.field(default_factory=list)
+    """The requests it refused, as `METHOD path?query`."""
+    with_checksum: list[str] = dataclasses.field(default_factory=list)
+    """Every request that carried a checksum header, refused or not."""
+
+
+@pytest.fixture
+async def refusing_store(moto_endpoint: str) -> AsyncIterator[RefusingStore]:
     from aiohttp import ClientSession, web
 
-    refused: list[str] = []
+    store = RefusingStore(endpoint="")
 
     async def handle(request: web.Request) -> web.Response:
-        if any(name.lower().startswith(("x-amz-checksum", "x-amz-sdk-checksum")) for name in request.headers):
-            refused.append(f"{request.method} {request.path_qs}")
+        names = [name.lower() for name in request.headers]
+        if any(name.startswith(("x-amz-checksum", "x-amz-sdk-checksum")) for name in names):
+            store.with_checksum.append(f"{request.method} {request.path_qs}")
+        if any(name.startswith(store.refuse) for name in names):
+            store.refused.append(f"{request.method} {request.path_qs}")
             return web.Response(status=501, body=_NOT_IMPLEMENTED, content_type="application/xml")
         headers = {k: v for k, v in request.headers.items() if k.lower() not in _HOP_BY_HOP}
         async with session.request(
@@ -383,18 +395,19 @@ async def refusing_store(moto_endpoint: str) -> AsyncIterator[tuple[str, list[st
         await runner.setup()
         site = web.TCPSite(runner, "127.0.0.1", 0)
         await site.start()
-        port = runner.addresses[0][1]
+        store.endpoint = f"http://127.0.0.1:{runner.addresses[0][1]}"
         try:
-            yield f"http://127.0.0.1:{port}", refused
+            yield store
         finally:
             await runner.cleanup()
 
 
 async def test_a_store_refusing_checksums_is_asked_once_and_gets_every_file_whole(
-    s3_config: S3StorageConfig, s3_client: Any, refusing_store: tuple[str, list[str]], caplog: pytest.LogCaptureFixture
+    s3_config: S3StorageConfig, s3_client: Any, refusing_store: RefusingStore, caplog: pytest.LogCaptureFixture
 ):
-    endpoint, refused = refusing_store
-    storage = build_storage(dataclasses.replace(s3_config, endpoint_url=endpoint, part_size=5 * MIB), FrozenClock())
+    storage = build_storage(
+        dataclasses.replace(s3_config, endpoint_url=refusing_store.endpoint, part_size=5 * MIB), FrozenClock()
+    )
     files = {KEY: os.urandom(11 * MIB), "proj_1/userexport_DEF/small.csv": b"sub,email\n", "proj_1/a/b.csv": b"x\n"}
     try:
         with caplog.at_level(logging.WARNING, logger="litestar_userio.storage"):
@@ -408,7 +421,8 @@ async def test_a_store_refusing_checksums_is_asked_once_and_gets_every_file_whol
 
     for key, data in files.items():
         assert s3_client.get_object(Bucket=s3_config.bucket, Key=object_key(s3_config, key))["Body"].read() == data
-    assert refused == [f"POST /{s3_config.bucket}/{object_key(s3_config)}?uploads"]  # the first file's first request
+    first_request = f"POST /{s3_config.bucket}/{object_key(s3_config)}?uploads"  # the first file's
+    assert refusing_store.refused == refusing_store.with_checksum == [first_request]
     assert [r.getMessage() for r in caplog.records if r.name == "litestar_userio.storage"] == [
         "the S3 store refused the CRC32 checksum (NotImplemented: A header you provided implies functionality that"
         " is not implemented): export files go up without one from now on; set S3StorageConfig.checksum=None for"
@@ -418,10 +432,9 @@ async def test_a_store_refusing_checksums_is_asked_once_and_gets_every_file_whol
 
 
 async def test_a_refusal_that_is_not_about_the_checksum_fails_the_file(
-    s3_config: S3StorageConfig, refusing_store: tuple[str, list[str]], caplog: pytest.LogCaptureFixture
+    s3_config: S3StorageConfig, refusing_store: RefusingStore, caplog: pytest.LogCaptureFixture
 ):
-    endpoint, refused = refusing_store
-    config = dataclasses.replace(s3_config, endpoint_url=endpoint, bucket="userio-no-such-bucket")
+    config = dataclasses.replace(s3_config, endpoint_url=refusing_store.endpoint, bucket="userio-no-such-bucket")
     storage = S3Storage(config)
     try:
         writer = await storage.open_writer(KEY, content_type="text/csv", filename=FILENAME)
@@ -431,5 +444,72 @@ async def test_a_refusal_that_is_not_about_the_checksum_fails_the_file(
     finally:
         await storage.close()
 
-    assert len(refused) == 1  # asked with the checksum, refused, asked again without: the bucket is missing
+    assert len(refusing_store.refused) == 1  # asked with the checksum, refused, asked again without: no bucket
     assert "refused the CRC32 checksum" not in caplog.text
+
+
+async def test_a_store_refusing_only_the_parts_checksum_gets_the_file_in_an_upload_started_anew(
+    s3_config: S3StorageConfig, s3_client: Any, refusing_store: RefusingStore, caplog: pytest.LogCaptureFixture
+):
+    """A store that takes `ChecksumAlgorithm` when an upload starts but refuses the part's `x-amz-checksum-crc32`."""
+    refusing_store.refuse = ("x-amz-checksum-crc32",)
+    storage = build_storage(
+        dataclasses.replace(s3_config, endpoint_url=refusing_store.endpoint, part_size=5 * MIB), FrozenClock()
+    )
+    files = {KEY: os.urandom(11 * MIB), "proj_1/a/b.csv": os.urandom(6 * MIB), "proj_1/c/d.csv": b"x\n"}
+    try:
+        with caplog.at_level(logging.WARNING, logger="litestar_userio.storage"):
+            for key, data in files.items():
+                writer = await storage.open_writer(key, content_type="text/csv", filename=FILENAME)
+                await write_all(writer, data)
+                assert await writer.complete() == StoredFile(
+                    key=key, size=len(data), sha256=hashlib.sha256(data).hexdigest()
+                )
+    finally:
+        await storage.close()
+
+    for key, data in files.items():
+        response = s3_client.get_object(Bucket=s3_config.bucket, Key=object_key(s3_config, key))
+        assert response["Body"].read() == data
+        assert response["ContentType"] == "text/csv"
+    path = f"/{s3_config.bucket}/{object_key(s3_config)}"
+    assert [r.split("?")[0] for r in refusing_store.with_checksum] == [f"POST {path}", f"PUT {path}"]
+    assert refusing_store.refused == refusing_store.with_checksum[1:]
+    assert "partNumber=1" in refusing_store.refused[0]
+    assert [r.getMessage() for r in caplog.records if r.name == "litestar_userio.storage"] == [
+        "the S3 store refused the CRC32 checksum (NotImplemented: A header you provided implies functionality that"
+        " is not implemented): export files go up without one from now on; set S3StorageConfig.checksum=None for"
+        " such a store"
+    ]
+    assert pending_uploads(s3_client, s3_config.bucket) == []  # the upload the refusal left was aborted
+
+
+async def _write_or_abort(writer: Any, data: bytes) -> None:
+    """Write and complete the file; on failure abort it, as the export does."""
+    try:
+        await write_all(writer, data)
+        await writer.complete()
+    except BaseException:
+        await writer.abort()
+        raise
+
+
+async def test_a_part_refused_with_and_without_its_checksum_fails_the_file_and_leaves_no_upload(
+    s3_config: S3StorageConfig, s3_client: Any, refusing_store: RefusingStore, caplog: pytest.LogCaptureFixture
+):
+    refusing_store.refuse = ("content-md5",)  # refused for another header, whether the checksum is there or not
+    storage = S3Storage(dataclasses.replace(s3_config, endpoint_url=refusing_store.endpoint, part_size=5 * MIB))
+    try:
+        writer = await storage.open_writer(KEY, content_type="text/csv", filename=FILENAME)
+        client = await storage._get_client()
+        client.meta.events.register(
+            "before-sign.s3.UploadPart", lambda request, **_: request.headers.__setitem__("Content-MD5", "x")
+        )
+        with pytest.raises(Exception, match="NotImplemented"):
+            await _write_or_abort(writer, os.urandom(11 * MIB))
+    finally:
+        await storage.close()
+
+    assert [r.split("?")[0].split()[0] for r in refusing_store.refused] == ["PUT", "PUT"]  # with, then without
+    assert "refused the CRC32 checksum" not in caplog.text
+    assert pending_uploads(s3_client, s3_config.bucket) == []
