@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from datetime import timedelta
 from pathlib import Path
+from typing import Literal
 
 from litestar_userio import (
     ConsoleConfig,
@@ -35,6 +36,14 @@ def _seconds_or_off(name: str, default: timedelta | None) -> timedelta | None:
     return _seconds(name, 0) or None
 
 
+def _s3_checksum() -> Literal["CRC32"] | None:
+    """`$USERIO_S3_CHECKSUM`: `crc32` (the default) or `none`, in any case; anything else is refused."""
+    value = os.environ.get("USERIO_S3_CHECKSUM", "crc32").strip().lower()
+    if value not in ("crc32", "none"):
+        raise ValueError(f"USERIO_S3_CHECKSUM must be crc32 or none, got {value!r}")
+    return "CRC32" if value == "crc32" else None
+
+
 def hook_secrets_key(state: Path) -> str:
     """`$USERIO_HOOK_SECRETS_KEY`, else a key generated once into `<home>/hook-secrets.key` (0600)."""
     if key := os.environ.get("USERIO_HOOK_SECRETS_KEY"):
@@ -63,7 +72,7 @@ def userio_config() -> UserIOConfig:
             region=os.environ.get("USERIO_S3_REGION", "us-east-1"),
             access_key_id=os.environ.get("USERIO_S3_ACCESS_KEY_ID") or None,
             secret_access_key=os.environ.get("USERIO_S3_SECRET_ACCESS_KEY") or None,
-            checksum=None if os.environ.get("USERIO_S3_CHECKSUM", "").lower() == "none" else "CRC32",
+            checksum=_s3_checksum(),
         )
     else:
         storage = LocalStorageConfig(directory=state / "exports", base_url=os.environ.get("USERIO_DOWNLOAD_BASE_URL"))

@@ -98,6 +98,10 @@ class S3StorageConfig:
     the file then carries a composite CRC32. None for a store that refuses `x-amz-checksum-*` headers (one that
     refuses them is asked once per process, then files go up without; `docs/deployment.md`)."""
 
+    def __post_init__(self) -> None:
+        if self.checksum not in ("CRC32", None):  # any other would be sent as is and refused by the store
+            raise ValueError(f"S3StorageConfig.checksum must be 'CRC32' or None, got {self.checksum!r}")
+
 
 @dataclass
 class RateLimit:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import os
 import subprocess
 import sys
 from importlib.metadata import requires
@@ -15,26 +16,31 @@ CLIENT = ROOT / "litestar_userio" / "transfer"
 DISTRIBUTIONS = {"jwt": "pyjwt", "email_validator": "email-validator", "yaml": "pyyaml"}
 
 
-def _loaded_after(code: str) -> list[str]:
+def _loaded_after(code: str, home: Path) -> list[str]:
+    """The package's modules loaded after `code`, run in a fresh interpreter (the example app's state in `home`)."""
     script = code + "\nimport sys\nprint('\\n'.join(sorted(m for m in sys.modules if m.startswith('litestar_userio'))))"
-    result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True)
+    env = {**os.environ, "USERIO_HOME": str(home)}
+    result = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, check=True
+    )
     return result.stdout.split()
 
 
-def test_the_server_the_worker_and_the_plugin_never_import_the_client():
+def test_the_server_the_worker_and_the_plugin_never_import_the_client(tmp_path: Path):
     loaded = _loaded_after(
         "from example_app.app import app\n"
         "import litestar_userio.plugin, litestar_userio.cli, litestar_userio.worker\n"
-        "app.openapi_schema\n"
+        "app.openapi_schema\n",
+        tmp_path,
     )
 
     assert "litestar_userio.plugin" in loaded
     assert not [m for m in loaded if m.startswith("litestar_userio.transfer")]
 
 
-def test_the_server_cli_and_the_client_do_not_import_each_other():
-    server_cli = _loaded_after("import litestar_userio.cli")
-    client = _loaded_after("import litestar_userio.transfer.main")
+def test_the_server_cli_and_the_client_do_not_import_each_other(tmp_path: Path):
+    server_cli = _loaded_after("import litestar_userio.cli", tmp_path)
+    client = _loaded_after("import litestar_userio.transfer.main", tmp_path)
 
     assert "litestar_userio.plugin" not in server_cli
     assert not [m for m in server_cli if m.startswith("litestar_userio.transfer")]
