@@ -26,7 +26,31 @@ def home() -> Path:
 
 
 def _seconds(name: str, default: float) -> timedelta:
-    return timedelta(seconds=float(os.environ.get(name, default)))
+    """`$name` in seconds (a number, not negative), `default` when unset."""
+    raw = os.environ.get(name)
+    if raw is None:
+        return timedelta(seconds=default)
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = -1.0
+    if not 0 <= seconds < float("inf"):
+        raise ValueError(f"{name} must be a number of seconds, got {raw!r}")
+    return timedelta(seconds=seconds)
+
+
+def _count(name: str, default: int) -> int:
+    """`$name` as a whole number of at least 1, `default` when unset."""
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    try:
+        count = int(raw)
+    except ValueError:
+        count = 0
+    if count < 1:
+        raise ValueError(f"{name} must be a whole number of at least 1, got {raw!r}")
+    return count
 
 
 def _seconds_or_off(name: str, default: timedelta | None) -> timedelta | None:
@@ -83,7 +107,7 @@ def userio_config() -> UserIOConfig:
         stale_after=_seconds("USERIO_STALE_AFTER", 180),
         sweep_interval=_seconds("USERIO_SWEEP_INTERVAL", QueueConfig.sweep_interval.total_seconds()),
         lease_ttl=_seconds("USERIO_LEASE_TTL", QueueConfig.lease_ttl.total_seconds()),
-        worker_max_jobs=int(os.environ.get("USERIO_WORKER_MAX_JOBS", QueueConfig.worker_max_jobs)),
+        worker_max_jobs=_count("USERIO_WORKER_MAX_JOBS", QueueConfig.worker_max_jobs),
         worker_poll_delay=_seconds("USERIO_WORKER_POLL_DELAY", QueueConfig.worker_poll_delay.total_seconds()),
     )
     return UserIOConfig(
@@ -92,8 +116,8 @@ def userio_config() -> UserIOConfig:
             "USERIO_SILENT_TRANSACTION_TIMEOUT", UserIOConfig.db_silent_transaction_timeout
         ),
         queue=queue,
-        imports=ImportConfig(chunk_size=int(os.environ.get("USERIO_CHUNK_SIZE", ImportConfig.chunk_size))),
-        exports=ExportConfig(storage=storage, page_size=int(os.environ.get("USERIO_EXPORT_PAGE_SIZE", 2000))),
+        imports=ImportConfig(chunk_size=_count("USERIO_CHUNK_SIZE", ImportConfig.chunk_size)),
+        exports=ExportConfig(storage=storage, page_size=_count("USERIO_EXPORT_PAGE_SIZE", 2000)),
         hooks=HookConfig(secrets_key=hook_secrets_key(state)),
         migrate_on_startup=True,
         console=ConsoleConfig(public_url=f"https://localhost:{os.environ.get('PORT', '8443')}"),

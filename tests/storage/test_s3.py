@@ -519,35 +519,3 @@ async def test_a_part_refused_with_and_without_its_checksum_fails_the_file_and_l
 def test_a_checksum_the_writer_cannot_compute_is_refused_when_configured(checksum: str):
     with pytest.raises(ValueError, match=f"S3StorageConfig.checksum must be 'CRC32' or None, got '{checksum}'"):
         S3StorageConfig(bucket="b", checksum=checksum)  # type: ignore[arg-type]
-
-
-@pytest.fixture
-def example_s3_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> pytest.MonkeyPatch:
-    """The example app's environment for S3, its state in a temporary home."""
-    monkeypatch.setenv("USERIO_HOME", str(tmp_path))
-    monkeypatch.setenv("USERIO_S3_BUCKET", "exports")
-    return monkeypatch
-
-
-@pytest.mark.parametrize(
-    ("value", "expected"), [(None, "CRC32"), ("crc32", "CRC32"), ("CRC32", "CRC32"), ("none", None), (" None ", None)]
-)
-def test_the_example_apps_checksum_setting(example_s3_env: pytest.MonkeyPatch, value: str | None, expected: str | None):
-    from example_app.settings import userio_config
-
-    monkeypatch = example_s3_env
-    if value is None:
-        monkeypatch.delenv("USERIO_S3_CHECKSUM", raising=False)
-    else:
-        monkeypatch.setenv("USERIO_S3_CHECKSUM", value)
-    storage = userio_config().exports.storage
-    assert isinstance(storage, S3StorageConfig)
-    assert storage.checksum == expected
-
-
-def test_the_example_app_refuses_an_unknown_checksum_setting(example_s3_env: pytest.MonkeyPatch):
-    from example_app.settings import userio_config
-
-    example_s3_env.setenv("USERIO_S3_CHECKSUM", "off")
-    with pytest.raises(ValueError, match="USERIO_S3_CHECKSUM must be crc32 or none, got 'off'"):
-        userio_config()

@@ -1,0 +1,71 @@
+"""The example app's settings: what its environment variables give, and a clear error naming a bad one."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from example_app.settings import userio_config
+from litestar_userio import S3StorageConfig
+
+
+@pytest.fixture
+def env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> pytest.MonkeyPatch:
+    """The example app's environment, its state in a temporary home."""
+    monkeypatch.setenv("USERIO_HOME", str(tmp_path))
+    return monkeypatch
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"), [(None, "CRC32"), ("crc32", "CRC32"), ("CRC32", "CRC32"), ("none", None), (" None ", None)]
+)
+def test_the_s3_checksum_setting(env: pytest.MonkeyPatch, value: str | None, expected: str | None):
+    env.setenv("USERIO_S3_BUCKET", "exports")
+    if value is None:
+        env.delenv("USERIO_S3_CHECKSUM", raising=False)
+    else:
+        env.setenv("USERIO_S3_CHECKSUM", value)
+
+    storage = userio_config().exports.storage
+
+    assert isinstance(storage, S3StorageConfig)
+    assert storage.checksum == expected
+
+
+def test_numbers_are_read_from_the_environment(env: pytest.MonkeyPatch):
+    env.setenv("USERIO_JOB_TIMEOUT", "90.5")
+    env.setenv("USERIO_WORKER_MAX_JOBS", "7")
+    env.setenv("USERIO_CHUNK_SIZE", "250")
+    env.setenv("USERIO_EXPORT_PAGE_SIZE", "500")
+    env.setenv("USERIO_SILENT_TRANSACTION_TIMEOUT", "0")
+
+    config = userio_config()
+
+    assert config.queue.job_timeout == timedelta(seconds=90.5)
+    assert config.queue.worker_max_jobs == 7
+    assert config.imports.chunk_size == 250
+    assert config.exports.page_size == 500
+    assert config.db_silent_transaction_timeout is None
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("USERIO_S3_CHECKSUM", "off", "USERIO_S3_CHECKSUM must be crc32 or none, got 'off'"),
+        ("USERIO_JOB_TIMEOUT", "2m", "USERIO_JOB_TIMEOUT must be a number of seconds, got '2m'"),
+        ("USERIO_LEASE_TTL", "-5", "USERIO_LEASE_TTL must be a number of seconds, got '-5'"),
+        ("USERIO_STALE_AFTER", "nan", "USERIO_STALE_AFTER must be a number of seconds, got 'nan'"),
+        ("USERIO_SWEEP_INTERVAL", "inf", "USERIO_SWEEP_INTERVAL must be a number of seconds, got 'inf'"),
+        ("USERIO_CHUNK_SIZE", "0", "USERIO_CHUNK_SIZE must be a whole number of at least 1, got '0'"),
+        ("USERIO_EXPORT_PAGE_SIZE", "1e3", "USERIO_EXPORT_PAGE_SIZE must be a whole number of at least 1, got '1e3'"),
+        ("USERIO_WORKER_MAX_JOBS", "", "USERIO_WORKER_MAX_JOBS must be a whole number of at least 1, got ''"),
+    ],
+)
+def test_a_bad_value_is_refused_by_name(env: pytest.MonkeyPatch, name: str, value: str, message: str):
+    env.setenv("USERIO_S3_BUCKET", "exports")
+    env.setenv(name, value)
+
+    with pytest.raises(ValueError, match=f"^{message}$"):
+        userio_config()
