@@ -15,6 +15,7 @@ import threading
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import aiosqlite
@@ -298,7 +299,32 @@ def pytest_runtest_logfinish(nodeid: str) -> None:
         _THREAD_ORIGIN.setdefault(thread, nodeid)
 
 
+_ROOT = Path(__file__).resolve().parents[1]
+_TOOL_CACHES = frozenset({".pytest_cache", ".hypothesis", ".mypy_cache", ".ruff_cache"})
+_ROOT_BEFORE: set[str] = set()
+"""What the repository's top folder held when the session started."""
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    _ROOT_BEFORE.update(entry.name for entry in _ROOT.iterdir())
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
+    _fail_on_files_left_in_the_repository(session)
+    _fail_on_sqlite_threads_left(session)
+
+
+def _fail_on_files_left_in_the_repository(session: pytest.Session) -> None:
+    """A test that writes into the working directory (a default `userio-exports/`, the example app's `.userio/`)
+    leaves state behind that the next run, or the developer's own demo, picks up: each test keeps its files under
+    `tmp_path`."""
+    new = sorted({entry.name for entry in _ROOT.iterdir()} - _ROOT_BEFORE - _TOOL_CACHES)
+    if new:
+        sys.stderr.write(f"\nthe tests left files in the repository's top folder: {', '.join(new)}\n")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def _fail_on_sqlite_threads_left(session: pytest.Session) -> None:
     """An SQLite connection nobody closed is a non-daemon thread that keeps pytest from exiting: CI would hang
     until its timeout with every test passed. Name each one, with what still holds it, and fail the run instead."""
     left = sqlite_connection_threads()

@@ -13,7 +13,7 @@ import jwt
 import pytest
 from litestar import Litestar
 
-from litestar_userio import UserIOConfig, UserIOPlugin
+from litestar_userio import ExportConfig, LocalStorageConfig, UserIOConfig, UserIOPlugin
 from litestar_userio.services import Services
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,6 +27,12 @@ def cli_env(request, tmp_path) -> dict[str, str]:
     else:
         database_url = f"sqlite:///{tmp_path / 'cli.sqlite3'}"
     return {**os.environ, "USERIO_HOME": str(home), "USERIO_DATABASE_URL": database_url, "USERIO_REDIS_URL": ""}
+
+
+def _config(env: dict[str, str]) -> UserIOConfig:
+    """The CLI's database, as the plugin in this process sees it; export files under its home, not the repository."""
+    storage = LocalStorageConfig(directory=Path(env["USERIO_HOME"]) / "exports")
+    return UserIOConfig(database_url=env["USERIO_DATABASE_URL"], exports=ExportConfig(storage=storage))
 
 
 def userio(env: dict[str, str], *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -66,7 +72,7 @@ async def test_create_project_sign_token_and_call_the_api(cli_env, tmp_path):
     claims = jwt.decode(token.strip(), options={"verify_signature": False})
     assert (header["alg"], header["kid"], claims["aud"], claims["exp"] - claims["iat"]) == ("RS256", kid, pid, 120)
 
-    config = UserIOConfig(database_url=cli_env["USERIO_DATABASE_URL"])
+    config = _config(cli_env)
     app = Litestar(plugins=[UserIOPlugin(config)])
     services = await Services.start(config, run_jobs=False)
     app.state["userio"] = services
@@ -207,7 +213,7 @@ async def test_client_create_registers_a_client_the_token_service_uses(cli_env, 
     assert (jwt_client.stdout, opaque.stdout) == ("web\n", "legacy\n")
     assert again.returncode == 1
     assert "client 'web' already exists" in again.stderr
-    services = await Services.start(UserIOConfig(database_url=cli_env["USERIO_DATABASE_URL"]), run_jobs=False)
+    services = await Services.start(_config(cli_env), run_jobs=False)
     try:
         web = await services.tokens.applications.get(pid, "web")
         legacy = await services.tokens.applications.get(pid, "legacy")
