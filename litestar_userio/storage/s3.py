@@ -12,7 +12,7 @@ together in about half the time: the file's checksum is built from the parts' CR
 copies the whole file to compute a full-object checksum. A store that refuses checksum headers (`NotImplemented`,
 `InvalidArgument`) is asked once: the file goes up without, a warning names the setting, and no later file asks. A
 store that takes `ChecksumAlgorithm` when an upload starts but refuses the first part's CRC32 is treated the same,
-in an upload started anew.
+in an upload started anew; one that refuses the parts' CRC32s in the completion gets it without them.
 """
 
 from __future__ import annotations
@@ -131,11 +131,16 @@ class S3FileWriter:
                 if self._buffer:
                     body, self._buffer = self._buffer, bytearray()
                     await self._upload_part(body)
-                await self._client.complete_multipart_upload(
-                    Bucket=self._bucket,
-                    Key=self._object_key,
-                    UploadId=self._upload_id,
-                    MultipartUpload={"Parts": self._parts},
+                bare = [{"ETag": part["ETag"], "PartNumber": part["PartNumber"]} for part in self._parts]
+                await self._with_checksum(
+                    self._client.complete_multipart_upload,
+                    {
+                        "Bucket": self._bucket,
+                        "Key": self._object_key,
+                        "UploadId": self._upload_id,
+                        "MultipartUpload": {"Parts": bare},
+                    },
+                    {"MultipartUpload": {"Parts": self._parts}} if self._parts[0].get("ChecksumCRC32") else {},
                 )
         except Exception:
             with contextlib.suppress(Exception):
@@ -227,16 +232,17 @@ class S3FileWriter:
         return response
 
     async def _with_checksum(
-        self, call: Callable[..., Awaitable[Any]], arguments: dict[str, Any], checksum: dict[str, str]
+        self, call: Callable[..., Awaitable[Any]], arguments: dict[str, Any], checksum: dict[str, Any]
     ) -> Any:
         """`call` with the checksum's arguments; if the store refuses them, the same call without and none after.
 
-        Should the call without fail too, that failure is not the checksum's: it propagates and nothing changes.
+        `checksum` adds arguments or replaces some of `arguments` (the completion's parts, with their CRC32s). Should
+        the call without fail too, that failure is not the checksum's: it propagates and nothing changes.
         """
         if not checksum:
             return await call(**arguments)
         try:
-            return await call(**arguments, **checksum)
+            return await call(**(arguments | checksum))
         except ClientError as error:
             if not _refuses_header(error):
                 raise

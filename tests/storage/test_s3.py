@@ -361,6 +361,8 @@ class RefusingStore:
     endpoint: str
     refuse: tuple[str, ...] = ("x-amz-checksum", "x-amz-sdk-checksum")
     """Header name prefixes (lower case) that make it refuse a request."""
+    refuse_body: bytes | None = None
+    """A request whose body holds these bytes is refused too."""
     refused: list[str] = dataclasses.field(default_factory=list)
     """The requests it refused, as `METHOD path?query`."""
     with_checksum: list[str] = dataclasses.field(default_factory=list)
@@ -377,12 +379,15 @@ async def refusing_store(moto_endpoint: str) -> AsyncIterator[RefusingStore]:
         names = [name.lower() for name in request.headers]
         if any(name.startswith(("x-amz-checksum", "x-amz-sdk-checksum")) for name in names):
             store.with_checksum.append(f"{request.method} {request.path_qs}")
-        if any(name.startswith(store.refuse) for name in names):
+        body = await request.read()
+        if any(name.startswith(store.refuse) for name in names) or (
+            store.refuse_body is not None and store.refuse_body in body
+        ):
             store.refused.append(f"{request.method} {request.path_qs}")
             return web.Response(status=501, body=_NOT_IMPLEMENTED, content_type="application/xml")
         headers = {k: v for k, v in request.headers.items() if k.lower() not in _HOP_BY_HOP}
         async with session.request(
-            request.method, moto_endpoint + request.path_qs, headers=headers, data=await request.read()
+            request.method, moto_endpoint + request.path_qs, headers=headers, data=body
         ) as upstream:
             body = await upstream.read()
             kept = {k: v for k, v in upstream.headers.items() if k.lower() not in _HOP_BY_HOP}
@@ -519,3 +524,32 @@ async def test_a_part_refused_with_and_without_its_checksum_fails_the_file_and_l
 def test_a_checksum_the_writer_cannot_compute_is_refused_when_configured(checksum: str):
     with pytest.raises(ValueError, match=f"S3StorageConfig.checksum must be 'CRC32' or None, got '{checksum}'"):
         S3StorageConfig(bucket="b", checksum=checksum)  # type: ignore[arg-type]
+
+
+async def test_a_store_refusing_the_parts_checksums_in_the_completion_gets_it_without_them(
+    s3_config: S3StorageConfig, s3_client: Any, refusing_store: RefusingStore, caplog: pytest.LogCaptureFixture
+):
+    refusing_store.refuse, refusing_store.refuse_body = (), b"<ChecksumCRC32>"
+    storage = build_storage(
+        dataclasses.replace(s3_config, endpoint_url=refusing_store.endpoint, part_size=5 * MIB), FrozenClock()
+    )
+    files = {KEY: os.urandom(11 * MIB), "proj_1/a/b.csv": os.urandom(6 * MIB)}
+    try:
+        with caplog.at_level(logging.WARNING, logger="litestar_userio.storage"):
+            for key, data in files.items():
+                writer = await storage.open_writer(key, content_type="text/csv", filename=FILENAME)
+                await write_all(writer, data)
+                assert await writer.complete() == StoredFile(
+                    key=key, size=len(data), sha256=hashlib.sha256(data).hexdigest()
+                )
+    finally:
+        await storage.close()
+
+    for key, data in files.items():
+        assert s3_client.get_object(Bucket=s3_config.bucket, Key=object_key(s3_config, key))["Body"].read() == data
+    path = f"/{s3_config.bucket}/{object_key(s3_config)}"
+    assert [r.split("?")[0] for r in refusing_store.refused] == [f"POST {path}"]
+    assert "uploadId=" in refusing_store.refused[0]
+    assert [r.split("?")[0] for r in refusing_store.with_checksum] == [f"POST {path}"] + [f"PUT {path}"] * 3
+    assert len([r for r in caplog.records if r.name == "litestar_userio.storage"]) == 1
+    assert pending_uploads(s3_client, s3_config.bucket) == []
