@@ -98,6 +98,29 @@ export default async function (e: EventOIDCJWTPreCreate) {
   e.payload."""
 
 
+_RAN: set[str] = set()
+"""The steps that ran in this session without failing."""
+
+
+@pytest.fixture(autouse=True)
+def _in_order(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A step whose earlier steps did not all run without failing fails at once, naming the first.
+
+    Without this, a step run alone (`-k hook`) or after a failed one waited two minutes for an editor behind the
+    sign-in page, or for a user the skipped import would have made.
+    """
+    steps = [name for name in vars(request.module) if name.startswith("test_")]
+    earlier = [name for name in steps[: steps.index(request.node.name)] if name not in _RAN]
+    if earlier:
+        pytest.fail(
+            f"{earlier[0]} did not run without failing before this step of the admin's session: run the file whole"
+        )
+    failed = request.session.testsfailed
+    yield
+    if request.session.testsfailed == failed:
+        _RAN.add(request.node.name)
+
+
 @pytest.fixture(scope="module")
 def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveApp]:
     executable = chromium_path()
