@@ -407,13 +407,13 @@ async def refusing_store(moto_endpoint: str) -> AsyncIterator[RefusingStore]:
             await runner.cleanup()
 
 
-async def test_a_store_refusing_checksums_is_asked_once_and_gets_every_file_whole(
-    s3_config: S3StorageConfig, s3_client: Any, refusing_store: RefusingStore, caplog: pytest.LogCaptureFixture
-):
-    storage = build_storage(
-        dataclasses.replace(s3_config, endpoint_url=refusing_store.endpoint, part_size=5 * MIB), FrozenClock()
-    )
-    files = {KEY: os.urandom(11 * MIB), "proj_1/userexport_DEF/small.csv": b"sub,email\n", "proj_1/a/b.csv": b"x\n"}
+async def store_through(
+    refusing_store: RefusingStore, s3_config: S3StorageConfig, files: dict[str, bytes], caplog: pytest.LogCaptureFixture
+) -> list[str]:
+    """Store each file through the refusing store (5 MiB parts), checking what the writer says it stored; the
+    storage's warnings."""
+    config = dataclasses.replace(s3_config, endpoint_url=refusing_store.endpoint, part_size=5 * MIB)
+    storage = build_storage(config, FrozenClock())
     try:
         with caplog.at_level(logging.WARNING, logger="litestar_userio.storage"):
             for key, data in files.items():
@@ -423,16 +423,27 @@ async def test_a_store_refusing_checksums_is_asked_once_and_gets_every_file_whol
                 assert stored == StoredFile(key=key, size=len(data), sha256=hashlib.sha256(data).hexdigest())
     finally:
         await storage.close()
+    return [r.getMessage() for r in caplog.records if r.name == "litestar_userio.storage"]
+
+
+_REFUSED_WARNING = (
+    "the S3 store refused the CRC32 checksum (NotImplemented: A header you provided implies functionality that"
+    " is not implemented): export files go up without one from now on; set S3StorageConfig.checksum=None for"
+    " such a store"
+)
+
+
+async def test_a_store_refusing_checksums_is_asked_once_and_gets_every_file_whole(
+    s3_config: S3StorageConfig, s3_client: Any, refusing_store: RefusingStore, caplog: pytest.LogCaptureFixture
+):
+    files = {KEY: os.urandom(11 * MIB), "proj_1/userexport_DEF/small.csv": b"sub,email\n", "proj_1/a/b.csv": b"x\n"}
+    warnings = await store_through(refusing_store, s3_config, files, caplog)
 
     for key, data in files.items():
         assert s3_client.get_object(Bucket=s3_config.bucket, Key=object_key(s3_config, key))["Body"].read() == data
     first_request = f"POST /{s3_config.bucket}/{object_key(s3_config)}?uploads"  # the first file's
     assert refusing_store.refused == refusing_store.with_checksum == [first_request]
-    assert [r.getMessage() for r in caplog.records if r.name == "litestar_userio.storage"] == [
-        "the S3 store refused the CRC32 checksum (NotImplemented: A header you provided implies functionality that"
-        " is not implemented): export files go up without one from now on; set S3StorageConfig.checksum=None for"
-        " such a store"
-    ]
+    assert warnings == [_REFUSED_WARNING]
     assert pending_uploads(s3_client, s3_config.bucket) == []
 
 
@@ -458,20 +469,8 @@ async def test_a_store_refusing_only_the_parts_checksum_gets_the_file_in_an_uplo
 ):
     """A store that takes `ChecksumAlgorithm` when an upload starts but refuses the part's `x-amz-checksum-crc32`."""
     refusing_store.refuse = ("x-amz-checksum-crc32",)
-    storage = build_storage(
-        dataclasses.replace(s3_config, endpoint_url=refusing_store.endpoint, part_size=5 * MIB), FrozenClock()
-    )
     files = {KEY: os.urandom(11 * MIB), "proj_1/a/b.csv": os.urandom(6 * MIB), "proj_1/c/d.csv": b"x\n"}
-    try:
-        with caplog.at_level(logging.WARNING, logger="litestar_userio.storage"):
-            for key, data in files.items():
-                writer = await storage.open_writer(key, content_type="text/csv", filename=FILENAME)
-                await write_all(writer, data)
-                assert await writer.complete() == StoredFile(
-                    key=key, size=len(data), sha256=hashlib.sha256(data).hexdigest()
-                )
-    finally:
-        await storage.close()
+    warnings = await store_through(refusing_store, s3_config, files, caplog)
 
     for key, data in files.items():
         response = s3_client.get_object(Bucket=s3_config.bucket, Key=object_key(s3_config, key))
@@ -481,11 +480,7 @@ async def test_a_store_refusing_only_the_parts_checksum_gets_the_file_in_an_uplo
     assert [r.split("?")[0] for r in refusing_store.with_checksum] == [f"POST {path}", f"PUT {path}"]
     assert refusing_store.refused == refusing_store.with_checksum[1:]
     assert "partNumber=1" in refusing_store.refused[0]
-    assert [r.getMessage() for r in caplog.records if r.name == "litestar_userio.storage"] == [
-        "the S3 store refused the CRC32 checksum (NotImplemented: A header you provided implies functionality that"
-        " is not implemented): export files go up without one from now on; set S3StorageConfig.checksum=None for"
-        " such a store"
-    ]
+    assert warnings == [_REFUSED_WARNING]
     assert pending_uploads(s3_client, s3_config.bucket) == []  # the upload the refusal left was aborted
 
 
@@ -530,20 +525,8 @@ async def test_a_store_refusing_the_parts_checksums_in_the_completion_gets_it_wi
     s3_config: S3StorageConfig, s3_client: Any, refusing_store: RefusingStore, caplog: pytest.LogCaptureFixture
 ):
     refusing_store.refuse, refusing_store.refuse_body = (), b"<ChecksumCRC32>"
-    storage = build_storage(
-        dataclasses.replace(s3_config, endpoint_url=refusing_store.endpoint, part_size=5 * MIB), FrozenClock()
-    )
     files = {KEY: os.urandom(11 * MIB), "proj_1/a/b.csv": os.urandom(6 * MIB)}
-    try:
-        with caplog.at_level(logging.WARNING, logger="litestar_userio.storage"):
-            for key, data in files.items():
-                writer = await storage.open_writer(key, content_type="text/csv", filename=FILENAME)
-                await write_all(writer, data)
-                assert await writer.complete() == StoredFile(
-                    key=key, size=len(data), sha256=hashlib.sha256(data).hexdigest()
-                )
-    finally:
-        await storage.close()
+    warnings = await store_through(refusing_store, s3_config, files, caplog)
 
     for key, data in files.items():
         assert s3_client.get_object(Bucket=s3_config.bucket, Key=object_key(s3_config, key))["Body"].read() == data
@@ -551,5 +534,5 @@ async def test_a_store_refusing_the_parts_checksums_in_the_completion_gets_it_wi
     assert [r.split("?")[0] for r in refusing_store.refused] == [f"POST {path}"]
     assert "uploadId=" in refusing_store.refused[0]
     assert [r.split("?")[0] for r in refusing_store.with_checksum] == [f"POST {path}"] + [f"PUT {path}"] * 3
-    assert len([r for r in caplog.records if r.name == "litestar_userio.storage"]) == 1
+    assert warnings == [_REFUSED_WARNING]
     assert pending_uploads(s3_client, s3_config.bucket) == []
