@@ -62,9 +62,10 @@ def _seconds_or_off(name: str, default: timedelta | None) -> timedelta | None:
 
 def _s3_checksum() -> Literal["CRC32"] | None:
     """`$USERIO_S3_CHECKSUM`: `crc32` (the default) or `none`, in any case; anything else is refused."""
-    value = os.environ.get("USERIO_S3_CHECKSUM", "crc32").strip().lower()
+    raw = os.environ.get("USERIO_S3_CHECKSUM", "crc32")
+    value = raw.strip().lower()
     if value not in ("crc32", "none"):
-        raise ValueError(f"USERIO_S3_CHECKSUM must be crc32 or none, got {value!r}")
+        raise ValueError(f"USERIO_S3_CHECKSUM must be crc32 or none, got {raw!r}")
     return "CRC32" if value == "crc32" else None
 
 

@@ -53,7 +53,7 @@ def test_numbers_are_read_from_the_environment(env: pytest.MonkeyPatch):
 @pytest.mark.parametrize(
     ("name", "value", "message"),
     [
-        ("USERIO_S3_CHECKSUM", "off", "USERIO_S3_CHECKSUM must be crc32 or none, got 'off'"),
+        ("USERIO_S3_CHECKSUM", "Off", "USERIO_S3_CHECKSUM must be crc32 or none, got 'Off'"),
         ("USERIO_JOB_TIMEOUT", "2m", "USERIO_JOB_TIMEOUT must be a number of seconds, got '2m'"),
         ("USERIO_LEASE_TTL", "-5", "USERIO_LEASE_TTL must be a number of seconds, got '-5'"),
         ("USERIO_STALE_AFTER", "nan", "USERIO_STALE_AFTER must be a number of seconds, got 'nan'"),
