@@ -16,7 +16,7 @@ import pytest
 
 from litestar_userio.clock import FrozenClock
 from litestar_userio.config import S3StorageConfig
-from litestar_userio.storage import S3Storage, StoredFile, build_storage
+from litestar_userio.storage import S3Storage, Storage, StoredFile, build_storage
 
 KEY = "proj_1/userexport_ABC/proj_1-userexport_ABC-20261103093000Z.csv"
 FILENAME = "proj_1-userexport_ABC-20261103093000Z.csv"
@@ -35,6 +35,13 @@ async def s3_storage(s3_config: S3StorageConfig) -> AsyncIterator[S3Storage]:
 async def write_all(writer: Any, data: bytes) -> None:
     for start in range(0, len(data), WRITE):
         await writer.write(data[start : start + WRITE])
+
+
+async def store_file(storage: Storage, data: bytes, key: str = KEY) -> StoredFile:
+    """Open a writer, write `data` and complete the file, as the export does."""
+    writer = await storage.open_writer(key, content_type="text/csv", filename=FILENAME)
+    await write_all(writer, data)
+    return await writer.complete()
 
 
 def object_key(config: S3StorageConfig, key: str = KEY) -> str:
@@ -74,9 +81,7 @@ async def test_exact_multiple_of_the_part_size_has_no_empty_last_part(
     s3_storage: S3Storage, s3_config: S3StorageConfig, s3_client: Any
 ):
     data = os.urandom(10 * MIB)
-    writer = await s3_storage.open_writer(KEY, content_type="text/csv", filename=FILENAME)
-    await write_all(writer, data)
-    await writer.complete()
+    await store_file(s3_storage, data)
 
     obj = s3_client.get_object(Bucket=s3_config.bucket, Key=object_key(s3_config))
     assert obj["Body"].read() == data
@@ -173,9 +178,7 @@ async def test_presigned_url_points_at_the_storage_and_serves_the_file(
     s3_storage: S3Storage, s3_config: S3StorageConfig, moto_endpoint: str
 ):
     data = b"sub,email\nuser_1,a@example.com\n"
-    writer = await s3_storage.open_writer(KEY, content_type="text/csv", filename=FILENAME)
-    await writer.write(data)
-    await writer.complete()
+    await store_file(s3_storage, data)
 
     url = await s3_storage.signed_url(
         KEY, expires_in=timedelta(seconds=60), request_base_url="https://auth.example.com"
@@ -205,9 +208,7 @@ async def test_each_signed_url_is_fresh(s3_storage: S3Storage):
 
 
 async def test_delete_and_exists(s3_storage: S3Storage, s3_config: S3StorageConfig, s3_client: Any):
-    writer = await s3_storage.open_writer(KEY, content_type="text/csv", filename=FILENAME)
-    await writer.write(b"a\n")
-    await writer.complete()
+    await store_file(s3_storage, b"a\n")
     assert await s3_storage.exists(KEY)
 
     await s3_storage.delete(KEY)
@@ -273,9 +274,7 @@ async def test_each_part_goes_up_with_its_crc32_and_the_file_carries_their_compo
     s3_storage: S3Storage, s3_config: S3StorageConfig, s3_client: Any
 ):
     data = os.urandom(12 * MIB + 12_345)
-    writer = await s3_storage.open_writer(KEY, content_type="text/csv", filename=FILENAME)
-    await write_all(writer, data)
-    await writer.complete()
+    await store_file(s3_storage, data)
 
     parts = [data[start : start + 5 * MIB] for start in range(0, len(data), 5 * MIB)]
     head = s3_client.head_object(Bucket=s3_config.bucket, Key=object_key(s3_config), ChecksumMode="ENABLED")
@@ -288,9 +287,7 @@ async def test_a_file_of_one_part_goes_up_with_its_crc32(
     s3_storage: S3Storage, s3_config: S3StorageConfig, s3_client: Any
 ):
     data = b"sub,email\nuser_1,a@example.com\n"
-    writer = await s3_storage.open_writer(KEY, content_type="text/csv", filename=FILENAME)
-    await writer.write(data)
-    await writer.complete()
+    await store_file(s3_storage, data)
 
     head = s3_client.head_object(Bucket=s3_config.bucket, Key=object_key(s3_config), ChecksumMode="ENABLED")
     assert head["ChecksumCRC32"] == b64(crc32(data))
@@ -300,9 +297,7 @@ async def test_without_a_checksum_the_file_carries_none(s3_config: S3StorageConf
     storage = build_storage(dataclasses.replace(s3_config, part_size=5 * MIB, checksum=None), FrozenClock())
     data = os.urandom(6 * MIB)
     try:
-        writer = await storage.open_writer(KEY, content_type="text/csv", filename=FILENAME)
-        await write_all(writer, data)
-        await writer.complete()
+        await store_file(storage, data)
     finally:
         await storage.close()
 
@@ -417,9 +412,7 @@ async def store_through(
     try:
         with caplog.at_level(logging.WARNING, logger="litestar_userio.storage"):
             for key, data in files.items():
-                writer = await storage.open_writer(key, content_type="text/csv", filename=FILENAME)
-                await write_all(writer, data)
-                stored = await writer.complete()
+                stored = await store_file(storage, data, key)
                 assert stored == StoredFile(key=key, size=len(data), sha256=hashlib.sha256(data).hexdigest())
     finally:
         await storage.close()
