@@ -226,9 +226,7 @@ class S3FileWriter:
         response = await self._client.upload_part(
             Bucket=self._bucket, Key=self._object_key, UploadId=self._upload_id, PartNumber=1, Body=body
         )
-        self._checksum = None
-        if self._on_checksum_refused is not None:
-            self._on_checksum_refused(refusal)
+        self._checksum_refused(refusal)
         return response
 
     async def _with_checksum(
@@ -248,10 +246,14 @@ class S3FileWriter:
                 raise
             refusal = error
         response = await call(**arguments)
+        self._checksum_refused(refusal)
+        return response
+
+    def _checksum_refused(self, refusal: ClientError) -> None:
+        """Once the file went up without: no checksum on its remaining requests, and the storage told."""
         self._checksum = None
         if self._on_checksum_refused is not None:
             self._on_checksum_refused(refusal)
-        return response
 
     def _algorithm(self) -> dict[str, str]:
         """The `ChecksumAlgorithm` argument of a request that starts a file (none without a checksum)."""
