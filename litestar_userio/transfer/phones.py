@@ -1,5 +1,7 @@
 """`--phone-region`: national and spaced phone numbers become E.164 on the client, each change reported.
 
+Both numbers a record may hold are converted: the login id (`phone_number`) and the MFA one (`mfa.phone_number`).
+
 Why on the client: the server takes E.164 only (SPEC 2.2) and cannot guess a number's country; the person
 running the migration knows it. A number that does not parse as a valid number of the region is sent as is
 (the server then fails it with its own cause), never guessed at.
@@ -36,8 +38,15 @@ class PhoneFixer:
         return b'"phone_number"' in body
 
     def fix(self, record: dict[str, Any], warnings: list[dict[str, str]]) -> bool:
-        """Rewrite the record's number if it is a valid national or spaced one; True if it changed."""
-        value = record.get("phone_number")
+        """Rewrite the record's numbers that are valid national or spaced ones; True if one changed."""
+        changed = self._fix(record, "phone_number", "phone_number", warnings)
+        mfa = record.get("mfa")
+        if isinstance(mfa, dict):
+            changed = self._fix(mfa, "phone_number", "mfa.phone_number", warnings) or changed
+        return changed
+
+    def _fix(self, holder: dict[str, Any], key: str, name: str, warnings: list[dict[str, str]]) -> bool:
+        value = holder.get(key)
         if not isinstance(value, str):
             return False
         try:
@@ -49,11 +58,11 @@ class PhoneFixer:
         e164 = phonenumbers.format_number(parsed, phonenumbers.PhoneNumberFormat.E164)
         if e164 == value:
             return False
-        record["phone_number"] = e164
+        holder[key] = e164
         warnings.append(
             {
                 "kind": "phone_number_converted",
-                "message": f"phone_number {value!r} sent as {e164!r} (--phone-region {self.region})",
+                "message": f"{name} {value!r} sent as {e164!r} (--phone-region {self.region})",
             }
         )
         return True

@@ -148,6 +148,14 @@ class FailureSummary:
         temp.write_bytes(msgspec.json.format(msgspec.json.encode(self.as_json(records=records, counts=counts))))
         os.replace(temp, path)
 
+    def phone_formats_failed(self) -> int:
+        """Records refused for a phone number not in E.164 (`/phone_number`, `/mfa/phone_number`)."""
+        return sum(
+            group.count
+            for (_, location, kind), group in self.failures.items()
+            if kind == "format" and location.endswith("/phone_number")
+        )
+
     def describe(self) -> list[str]:
         """Lines for stderr: the largest groups first."""
         lines: list[str] = []

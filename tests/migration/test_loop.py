@@ -232,6 +232,41 @@ async def test_failures_are_grouped_by_reason_and_location_with_counts_and_one_e
     assert "report.failures.json" in result.stderr
 
 
+async def test_phone_format_failures_point_to_phone_region_whose_rerun_imports_them(embedded: Deployment, tmp_path):
+    project = await embedded.make_project()
+    records = [
+        {"email": "a@example.com", "phone_number": "020 7946 0958"},
+        {"email": "b@example.com", "phone_number": "+44 7911 123456"},
+        {"email": "c@example.com", "mfa": {"phone_number": "07911 123458"}},
+        {"email": "d@example.com", "zoneinfo": "Mars/Olympus"},
+    ]
+    (tmp_path / "users.ndjson").write_bytes(jsonl(records))
+
+    first = embedded.cli("import", "users.ndjson", *project.args(embedded), "-q", cwd=tmp_path)
+    command = [*printed_command(first.stderr, "fix them, then:"), "--phone-region", "GB"]
+    rerun = run_printed(embedded, command, tmp_path)
+
+    assert first.returncode == 1
+    hint = (
+        "hint: 3 records failed on a phone number's format; --phone-region REGION (e.g. GB) turns national and "
+        "spaced numbers into E.164 before sending"
+    )
+    assert hint in first.stderr.splitlines()
+    assert rerun.returncode == 1, rerun.stderr  # the zoneinfo is still wrong
+    assert "hint:" not in rerun.stderr
+    rows = await embedded.fetch(
+        "SELECT normalized_value FROM userio_identity WHERE project_id = $1 AND login_id_key = 'phone'", project.id
+    )
+    assert {r["normalized_value"] for r in rows} == {"+442079460958", "+447911123456"}
+    sms = await embedded.fetch(
+        "SELECT oob_target FROM userio_authenticator WHERE project_id = $1 AND type = 'oob_otp_sms'", project.id
+    )
+    assert [r["oob_target"] for r in sms] == ["+447911123458"]
+    assert set(await names(embedded, project)) == {"a@example.com", "b@example.com", "c@example.com"}
+    warnings = [w["message"] for line in _lines(tmp_path / "report-2.ndjson") for w in line.get("client_warnings", [])]
+    assert "mfa.phone_number '07911 123458' sent as '+447911123458' (--phone-region GB)" in warnings
+
+
 async def test_phone_region_sends_national_and_spaced_numbers_as_e164(deployment: Deployment, tmp_path):
     project = await deployment.make_project()
     records = [
