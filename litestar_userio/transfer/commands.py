@@ -334,7 +334,11 @@ async def _import(plan: ImportPlan, connection: Connection, progress: ImportProg
     help="A CSV column, e.g. /email or /custom_attributes/plan=plan (repeat; default: every attribute).",
 )
 @click.option(
-    "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True, help="Where to write the file."
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="Where to write the file (`-`: stdout, once verified).",
 )
 @connection_options
 @_with_connection

@@ -4,7 +4,8 @@ Why the care: the download URL lives 60 seconds and may point at another host (S
 fresh URL from the status endpoint instead of failing, and the admin token never goes with it (the download
 client is a separate client without credentials). The file is streamed to a temporary file next to the
 output, checked against the size and SHA-256 the server recorded, and only then renamed into place: the
-output is either the complete, verified file or absent.
+output is either the complete, verified file or absent. `-o -` writes to stdout, also only once verified (the
+temporary file then lives in the system's temporary directory), so a pipe never gets a torn or wrong file.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import asyncio
 import hashlib
 import os
 import secrets
+import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +45,8 @@ _BUSY_WAIT: Final = 5.0
 _BUSY_LIMIT: Final = 300.0
 """How long to wait for another export of the project to finish (SPEC 8: one at a time)."""
 _CHUNK: Final = 1 << 20
+STDOUT: Final = "-"
+"""`-o -`: the file goes to stdout."""
 
 
 @dataclass
@@ -50,6 +55,7 @@ class ExportSettings:
 
     format: Literal["csv", "ndjson"]
     output: Path
+    """`-` for stdout."""
     fields: list[dict[str, str]]
     """`csv.fields` of the request (SPEC 2.6); empty: every supported pointer."""
 
@@ -173,15 +179,19 @@ async def run_export(
     request: dict[str, Any] = {"format": settings.format}
     if settings.fields:
         request["csv"] = {"fields": settings.fields}
-    if settings.output.exists():
+    to_stdout = str(settings.output) == STDOUT
+    if not to_stdout and settings.output.exists():
         raise TransferError(f"{settings.output} exists: pass another -o (an export never overwrites a file)")
     created = await _initiate(client, msgspec.json.encode(request), progress)
     task_id = created["id"]
     progress.note(f"export task {task_id} started")
     task = await _wait(client, task_id, progress)
     output = settings.output
-    output.parent.mkdir(parents=True, exist_ok=True)
-    temp = output.parent / f".{output.name}.{secrets.token_hex(4)}.part"
+    if to_stdout:
+        temp = Path(tempfile.gettempdir()) / f".userio-export.{secrets.token_hex(8)}.part"
+    else:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        temp = output.parent / f".{output.name}.{secrets.token_hex(4)}.part"
     # A client of its own, without the admin token: the URL may be on a storage host (SPEC 4.5).
     async with httpx.AsyncClient(verify=verify, timeout=httpx.Timeout(300, connect=15), follow_redirects=True) as http:
         try:
@@ -215,11 +225,16 @@ async def run_export(
                 raise TransferError(
                     f"the download's SHA-256 {sha256} is not the server's {expected_sha}: deleted it", exit_code=1
                 )
-            try:
-                os.link(temp, output)  # never replaces a file another run (or anything else) put there
-            except FileExistsError:
-                raise TransferError(f"{output} appeared during the export: left it alone, pass another -o") from None
-            fsync_directory(output.parent)
+            if to_stdout:
+                _copy_to_stdout(temp)
+            else:
+                try:
+                    os.link(temp, output)  # never replaces a file another run (or anything else) put there
+                except FileExistsError:
+                    raise TransferError(
+                        f"{output} appeared during the export: left it alone, pass another -o"
+                    ) from None
+                fsync_directory(output.parent)
         finally:
             temp.unlink(missing_ok=True)
     count = task.get("record_count")
@@ -233,10 +248,31 @@ async def run_export(
     )
 
 
+def _copy_to_stdout(path: Path) -> None:
+    """The verified file onto stdout; a reader that stops early (`| head`) ends the run without a traceback.
+
+    Written with `os.write` until every byte is taken: under `PYTHONUNBUFFERED` (common in containers)
+    `sys.stdout.buffer` is the raw file, whose `write` may take part of a chunk and drop the rest unreported.
+    """
+    sys.stdout.flush()
+    descriptor = sys.stdout.fileno()
+    try:
+        with path.open("rb") as file:
+            while chunk := file.read(_CHUNK):
+                view = memoryview(chunk)
+                while view:
+                    view = view[os.write(descriptor, view) :]
+    except BrokenPipeError:
+        # Python would report the pipe again when it flushes stdout at exit: point stdout at nothing instead.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), descriptor)
+        raise TransferError("stdout was closed before the whole file was written", exit_code=1) from None
+
+
 def describe_export(result: ExportResult) -> str:
     """The closing line on stderr."""
     users = f"{format_count(result.record_count)} users, " if result.record_count is not None else ""
+    where = "stdout" if str(result.path) == STDOUT else str(result.path)
     return (
-        f"export done: {result.path} ({users}{format_count(result.size)} bytes, "
+        f"export done: {where} ({users}{format_count(result.size)} bytes, "
         f"sha256 {result.sha256[:16]}... verified) in {result.elapsed:.1f} s"
     )

@@ -10,6 +10,7 @@ import csv
 import hashlib
 import io
 import json
+import subprocess
 
 import pytest
 
@@ -120,6 +121,64 @@ async def test_a_download_that_does_not_match_is_deleted(deployment: Deployment,
     assert result.returncode == 1
     assert "is not the server's" in result.stderr and "deleted it" in result.stderr
     assert list(tmp_path.iterdir()) == []  # neither the file nor a partial one
+
+
+async def test_dash_writes_the_verified_file_to_stdout_and_nothing_else(deployment: Deployment, populated, tmp_path):
+    project, count = populated
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    env = {"TMPDIR": str(temp)}
+
+    to_file = export(deployment, project, tmp_path, "--format", "ndjson", "-o", "users.ndjson")
+    to_stdout = deployment.cli(
+        "export", "--format", "ndjson", "-o", "-", *project.args(deployment), "-q", cwd=tmp_path, env=env
+    )
+
+    assert (to_file.returncode, to_stdout.returncode) == (0, 0), to_stdout.stderr
+    assert to_stdout.stdout == (tmp_path / "users.ndjson").read_text()
+    assert len(to_stdout.stdout.splitlines()) == count
+    digest = hashlib.sha256(to_stdout.stdout.encode()).hexdigest()
+    assert f"export done: stdout ({count} users, " in to_stdout.stderr
+    assert f"sha256 {digest[:16]}... verified" in to_stdout.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["temp", "users.ndjson"]  # no file named "-"
+    assert list(temp.iterdir()) == []
+
+
+async def test_stdout_gets_nothing_from_a_download_that_does_not_match(deployment: Deployment, populated, tmp_path):
+    project, _ = populated
+    deployment.proxy.actions.append("corrupt")
+
+    result = deployment.cli("export", "--format", "csv", "-o", "-", *project.args(deployment), "-q", cwd=tmp_path,
+                          env={"TMPDIR": str(tmp_path)})  # fmt: skip
+
+    assert result.returncode == 1
+    assert "is not the server's" in result.stderr
+    assert result.stdout == ""
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("unbuffered", ["1", ""], ids=["PYTHONUNBUFFERED", "buffered"])
+async def test_a_reader_that_stops_early_ends_the_run_with_one_line(
+    deployment: Deployment, populated, tmp_path, unbuffered: str
+):
+    """Under PYTHONUNBUFFERED, stdout's raw `write` took the first 64 KiB, dropped the rest and said done."""
+    project, _ = populated
+    process = subprocess.Popen(
+        deployment.command("export", "--format", "ndjson", "-o", "-", *project.args(deployment), "-q"),
+        cwd=tmp_path, env={**deployment.env, "TMPDIR": str(tmp_path), "PYTHONUNBUFFERED": unbuffered},
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    assert process.stdout is not None and process.stderr is not None
+    first = process.stdout.read(100)
+    process.stdout.close()
+    stderr = process.stderr.read().decode()
+    code = process.wait(timeout=120)
+
+    assert first.startswith(b'{"sub":')
+    assert code == 1, stderr
+    assert "error: stdout was closed before the whole file was written" in stderr
+    assert "Traceback" not in stderr and "BrokenPipe" not in stderr
+    assert list(tmp_path.iterdir()) == []
 
 
 async def test_export_usage_and_server_errors(embedded: Deployment, tmp_path):
