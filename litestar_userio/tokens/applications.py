@@ -46,3 +46,8 @@ class ApplicationService:
             application = await self.repository.get(tx, project_id, client_id)
         self._cache[(project_id, client_id)] = (time.monotonic(), application)
         return application
+
+    async def client_ids(self, project_id: str, limit: int = 20) -> list[str]:
+        """Up to `limit` of the project's client ids, in order."""
+        async with self.db.reader() as tx:
+            return await self.repository.client_ids(tx, project_id, limit)

@@ -69,6 +69,16 @@ class ApplicationRepository:
             row["client_id"], row["name"], bool(row["issue_jwt_access_token"]), row["access_token_lifetime"]
         )
 
+    async def client_ids(self, tx: Tx, project_id: str, limit: int) -> list[str]:
+        """Up to `limit` of the project's client ids, in order (what an admin can pick from)."""
+        rows = await tx.run(
+            Application.select(Application.client_id)
+            .where(Application.project == project_id)
+            .order_by(Application.client_id)
+            .limit(limit)
+        )
+        return [row["client_id"] for row in rows]
+
 
 @dataclass(frozen=True)
 class StoredKey:

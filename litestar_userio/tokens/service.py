@@ -28,6 +28,9 @@ from litestar_userio.users.repository import UserRepository
 
 __all__ = ["AccessToken", "HookPreview", "TokenService"]
 
+_LISTED_CLIENTS = 20
+"""Client ids an unknown-client answer of the hooks test lists at most."""
+
 
 class HookPreview(msgspec.Struct, omit_defaults=True):
     """What the hooks would do to a token: the final payload, the claims they add, each run, any error."""
@@ -172,9 +175,22 @@ class TokenService:
         issuer: str,
         hooks: list[SavedHook] | None = None,
     ) -> HookPreview:
-        """Run the given (or the saved) hooks as a token issuance would, and issue nothing (the test endpoint)."""
-        application = await self.application(project_id, client_id)
-        user = await self.load_user(project_id, user_id)
+        """Run the given (or the saved) hooks as a token issuance would, and issue nothing (the test endpoint).
+
+        An admin asks: an unknown client is answered with the project's client ids, an unknown user with what to pass.
+        """
+        application = await self.applications.get(project_id, client_id)
+        if application is None:
+            known = await self.applications.client_ids(project_id, _LISTED_CLIENTS + 1)
+            listed = ", ".join(known[:_LISTED_CLIENTS]) + (", ..." if len(known) > _LISTED_CLIENTS else "")
+            raise InvalidRequest(
+                f"unknown client_id {client_id!r}; "
+                + (f"this project's clients: {listed}" if known else "this project has no clients")
+            )
+        try:
+            user = await self.load_user(project_id, user_id)
+        except NotFound:
+            raise NotFound(f"no user {user_id!r} in this project: pass a user's id (`sub` in an export)") from None
         now = self.clock.now()
         if event_type == "oidc.jwt.pre_create":
             claims = self.access_claims(user, application, issuer, "openid", now)

@@ -116,6 +116,26 @@ async def test_the_test_runner_uses_the_saved_hooks_by_default(world):
     assert response.json()["result"]["added_claims"] == {"hello": "world"}
 
 
+async def test_the_test_runner_names_the_projects_clients_and_what_a_user_is(world):
+    other = await world.env.make_project()
+
+    def test(project, user_id: str, client_id: str):
+        body = {"event": "oidc.jwt.pre_create", "user_id": user_id, "client_id": client_id}
+        return project.post(f"{HOOKS}/test", body)
+
+    client = await test(world.project, world.user_id, "web")
+    elsewhere = await test(other, world.user_id, "jwt-app")
+    user = await test(world.project, "ada@example.com", "jwt-app")
+
+    assert client.status_code == 400
+    assert client.json()["error"]["message"] == "unknown client_id 'web'; this project's clients: jwt-app, opaque-app"
+    assert elsewhere.json()["error"]["message"] == "unknown client_id 'jwt-app'; this project has no clients"
+    assert user.status_code == 404
+    assert user.json()["error"]["message"] == (
+        "no user 'ada@example.com' in this project: pass a user's id (`sub` in an export)"
+    )
+
+
 async def test_hooks_of_one_project_never_see_another_projects_users(world):
     other = await world.env.make_project()
 
