@@ -1140,10 +1140,10 @@ def describe_result(result: ImportResult, plan: ImportPlan, connection: Connecti
         f"{format_count(result.sent)} sent in {result.elapsed:.1f} s ({format_count(rate)} records/s)",
     ]
     lines += result.failures.describe()
-    if not plan.phone_region and (phones := result.failures.phone_formats_failed()):
+    if not plan.phone_region and (phones := result.failures.national_phones):
         lines.append(
-            f"hint: {format_count(phones)} record{'' if phones == 1 else 's'} failed on a phone number's format; "
-            "--phone-region REGION (e.g. GB) turns national and spaced numbers into E.164 before sending"
+            f"hint: {format_count(phones)} record{'' if phones == 1 else 's'} failed on a phone number in national "
+            "or spaced form; --phone-region REGION (e.g. GB) turns such numbers into E.164 before sending"
         )
     lines.append(f"report: {result.report}; failures and warnings grouped: {result.summary_path}")
     if counts["failed"]:

@@ -8,6 +8,7 @@ beside the report (`report.failures.json` for `report.ndjson`).
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -18,6 +19,9 @@ __all__ = ["FailureSummary", "failures_path"]
 
 _SHOWN: Final = 10
 """Groups printed on stderr (the JSON has all of them)."""
+_MESSAGE_SHOWN: Final = 200
+"""Characters of an example's message printed on stderr."""
+_E164_SHAPE: Final = re.compile(r"\+[0-9]+")
 
 
 def failures_path(report: Path) -> Path:
@@ -51,6 +55,18 @@ def _at(document: Any, pointer: str) -> Any:
     return current
 
 
+def _national(value: Any) -> bool:
+    """A phone number with something besides a leading `+` and digits: spaces, a trunk 0, dashes..."""
+    return isinstance(value, str) and _E164_SHAPE.fullmatch(value) is None
+
+
+def _shortened(message: str) -> str:
+    """A message cut for a terminal line (one listing 3 000 unknown role keys); the JSON summary has it whole."""
+    if len(message) <= _MESSAGE_SHOWN:
+        return message
+    return f"{message[:_MESSAGE_SHOWN]}... ({len(message) - _MESSAGE_SHOWN:,} more characters in the JSON summary)"
+
+
 @dataclass
 class _Group:
     count: int
@@ -63,6 +79,8 @@ class FailureSummary:
 
     failures: dict[tuple[str, str, str], _Group] = field(default_factory=dict)
     warnings: dict[str, _Group] = field(default_factory=dict)
+    national_phones: int = 0
+    """Records refused for a phone number written with more than `+` and digits (`--phone-region` may convert it)."""
 
     def failed(self, index: int, line: int | None, errors: Any, record: Any) -> None:
         """Count one failed record under each of its causes."""
@@ -80,6 +98,8 @@ class FailureSummary:
                 if key in seen:
                     continue
                 seen.add(key)
+                if kind == "format" and location.endswith("/phone_number") and _national(_at(record, location)):
+                    self.national_phones += 1
                 group = self.failures.get(key)
                 if group is not None:
                     group.count += 1
@@ -148,14 +168,6 @@ class FailureSummary:
         temp.write_bytes(msgspec.json.format(msgspec.json.encode(self.as_json(records=records, counts=counts))))
         os.replace(temp, path)
 
-    def phone_formats_failed(self) -> int:
-        """Records refused for a phone number not in E.164 (`/phone_number`, `/mfa/phone_number`)."""
-        return sum(
-            group.count
-            for (_, location, kind), group in self.failures.items()
-            if kind == "format" and location.endswith("/phone_number")
-        )
-
     def describe(self) -> list[str]:
         """Lines for stderr: the largest groups first."""
         lines: list[str] = []
@@ -169,7 +181,7 @@ class FailureSummary:
                 value = f" {msgspec.json.encode(example['value']).decode()}:" if "value" in example else ""
                 lines.append(
                     f"  {group.count:>7,}  {reason}{where}{what}; "
-                    f"e.g. line {example['line']}:{value} {example['message']}"
+                    f"e.g. line {example['line']}:{value} {_shortened(example['message'])}"
                 )
             if len(ordered) > _SHOWN:
                 lines.append(f"  ... and {len(ordered) - _SHOWN} more groups (in the JSON summary)")
@@ -177,6 +189,7 @@ class FailureSummary:
             lines.append("warnings (count, then the first example):")
             for kind, group in sorted(self.warnings.items(), key=lambda item: (-item[1].count, item[0])):
                 lines.append(
-                    f"  {group.count:>7,}  {kind}; e.g. line {group.example['line']}: {group.example['message']}"
+                    f"  {group.count:>7,}  {kind}; e.g. line {group.example['line']}: "
+                    f"{_shortened(group.example['message'])}"
                 )
         return lines

@@ -232,6 +232,22 @@ async def test_failures_are_grouped_by_reason_and_location_with_counts_and_one_e
     assert "report.failures.json" in result.stderr
 
 
+async def test_a_long_message_is_cut_on_the_terminal_and_whole_in_the_summary(embedded: Deployment, tmp_path):
+    project = await embedded.make_project()
+    roles = [f"role{i:04d}" for i in range(3000)]
+    (tmp_path / "users.ndjson").write_bytes(jsonl([{"email": "r@example.com", "roles": roles}]))
+
+    result = embedded.cli("import", "users.ndjson", *project.args(embedded), "-q", cwd=tmp_path)
+    summary = json.loads((tmp_path / "report.failures.json").read_text())
+
+    assert result.returncode == 1
+    (group,) = summary["failures"]
+    assert group["example"]["message"] == "unknown role keys: " + ", ".join(roles)
+    (line,) = [line for line in result.stderr.splitlines() if "RoleUnknownKeys" in line]
+    assert line.endswith(f"{len(group['example']['message']) - 200:,} more characters in the JSON summary)")
+    assert len(line) < 300
+
+
 async def test_phone_format_failures_point_to_phone_region_whose_rerun_imports_them(embedded: Deployment, tmp_path):
     project = await embedded.make_project()
     records = [
@@ -239,6 +255,7 @@ async def test_phone_format_failures_point_to_phone_region_whose_rerun_imports_t
         {"email": "b@example.com", "phone_number": "+44 7911 123456"},
         {"email": "c@example.com", "mfa": {"phone_number": "07911 123458"}},
         {"email": "d@example.com", "zoneinfo": "Mars/Olympus"},
+        {"email": "e@example.com", "phone_number": "+4420794609580000"},  # too long: no region helps, no hint
     ]
     (tmp_path / "users.ndjson").write_bytes(jsonl(records))
 
@@ -248,11 +265,11 @@ async def test_phone_format_failures_point_to_phone_region_whose_rerun_imports_t
 
     assert first.returncode == 1
     hint = (
-        "hint: 3 records failed on a phone number's format; --phone-region REGION (e.g. GB) turns national and "
-        "spaced numbers into E.164 before sending"
+        "hint: 3 records failed on a phone number in national or spaced form; --phone-region REGION (e.g. GB) turns "
+        "such numbers into E.164 before sending"
     )
     assert hint in first.stderr.splitlines()
-    assert rerun.returncode == 1, rerun.stderr  # the zoneinfo is still wrong
+    assert rerun.returncode == 1, rerun.stderr  # the zoneinfo and the long number are still wrong
     assert "hint:" not in rerun.stderr
     rows = await embedded.fetch(
         "SELECT normalized_value FROM userio_identity WHERE project_id = $1 AND login_id_key = 'phone'", project.id
