@@ -387,6 +387,20 @@ function outcomeChart(summary: Summary): HTMLElement {
   );
 }
 
+const KEYS_SHOWN = 5;
+const MESSAGE_SHOWN = 300;
+
+/** Unknown role or group keys, the first few named: a record may list thousands. */
+function keysLabel(keys: string[]): string {
+  const shown = keys.slice(0, KEYS_SHOWN).join(", ");
+  return keys.length > KEYS_SHOWN ? `keys ${shown} and ${formatNumber(keys.length - KEYS_SHOWN)} more` : `keys ${shown}`;
+}
+
+/** A message cut to a table cell's size; the cell's title holds it whole. */
+function shortened(text: string): string {
+  return text.length > MESSAGE_SHOWN ? text.slice(0, MESSAGE_SHOWN - 1) + "…" : text;
+}
+
 /** Failures grouped by error and by the location that failed, with counts, most frequent first. */
 function failureGroups(failed: Detail[]): HTMLElement {
   const groups = new Map<string, { reason: string; location: string; count: number; example: number }>();
@@ -394,10 +408,12 @@ function failureGroups(failed: Detail[]): HTMLElement {
     const error = detail.errors?.[0];
     const reason = error ? `${error.name}/${error.reason}` : "unknown";
     const causes: { location?: string; kind?: string }[] = error?.info?.causes ?? [];
-    const locations = causes.length ? causes.map((c) => `${c.location || "/"} (${c.kind ?? "?"})`) : [error?.info?.keys ? `keys ${error.info.keys.join(", ")}` : "-"];
+    const keys: string[] | undefined = error?.info?.keys;
+    const locations = causes.length ? causes.map((c) => `${c.location || "/"} (${c.kind ?? "?"})`) : [keys ? `keys ${keys.join(", ")}` : "-"];
     for (const location of new Set(locations)) {
       const key = `${reason}\u0000${location}`;
-      const group = groups.get(key) ?? { reason, location, count: 0, example: detail.index };
+      const label = !causes.length && keys ? keysLabel(keys) : location;
+      const group = groups.get(key) ?? { reason, location: label, count: 0, example: detail.index };
       group.count++;
       groups.set(key, group);
     }
@@ -479,6 +495,7 @@ function detailRow(detail: Detail): HTMLTableRowElement {
     }),
     ...(detail.warnings ?? []).map((w) => `warning: ${w.message}`),
   ];
+  const note = notes.join("; ");
   const record = JSON.stringify(detail.record);
   return h(
     "tr",
@@ -487,6 +504,6 @@ function detailRow(detail: Detail): HTMLTableRowElement {
     h("td", {}, detail.outcome),
     h("td", {}, h("code", { class: "clip", title: record }, record.length > 120 ? record.slice(0, 117) + "…" : record)),
     h("td", {}, detail.user_id ? h("code", {}, detail.user_id) : "-"),
-    h("td", {}, notes.join("; ") || "-"),
+    h("td", { title: note.length > MESSAGE_SHOWN ? note : null }, shortened(note) || "-"),
   );
 }

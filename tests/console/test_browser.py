@@ -338,6 +338,35 @@ async def test_inspects_failures_grouped_filters_details_and_downloads_failed_on
     await fits_a_phone(page, "05-task")
 
 
+async def test_a_record_naming_thousands_of_unknown_roles_keeps_the_task_page_readable(session):
+    page = session["page"]
+    token = session["link"].split("#token=")[1]
+    headers = {"Authorization": f"Bearer {token}"}
+    roles = [f"role{i:04d}" for i in range(3000)]
+    api = session["app"].origin + "/_api/admin/users/import"
+    body = {"identifier": "email", "records": [{"email": "many-roles@example.com", "roles": roles}]}
+    created = httpx.post(api, json=body, headers=headers, verify=False)
+    assert created.status_code == 202, created.text
+    task = created.json()["id"]
+    for _ in range(600):
+        if httpx.get(f"{api}/{task}", headers=headers, verify=False).json()["status"] == "completed":
+            break
+        await asyncio.sleep(0.1)
+
+    await page.goto(session["link"].split("#")[0] + f"#/imports/{task}")
+    await page.locator("#failure-groups").wait_for()
+    (group,) = await page.locator("#failure-groups tbody tr").all_inner_texts()
+    await page.locator("#detail-outcome").select_option("failed")
+    cell = page.locator("#details tbody tr td").last
+    shown, title = await cell.inner_text(), await cell.get_attribute("title")
+
+    assert "keys role0000, role0001, role0002, role0003, role0004 and 2,995 more" in group
+    assert "role0005" not in group
+    assert len(shown) == 300 and shown.endswith("…")
+    assert title == f"RoleUnknownKeys: unknown role keys: {', '.join(roles)}"
+    assert title.startswith(shown[:-1])
+
+
 async def test_builds_a_csv_export_refusing_duplicate_names_and_downloads_it(session):
     page = session["page"]
     await page.goto(session["link"].split("#")[0] + "#/exports")
