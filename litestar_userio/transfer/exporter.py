@@ -187,8 +187,10 @@ async def run_export(
     progress.note(f"export task {task_id} started")
     task = await _wait(client, task_id, progress)
     output = settings.output
-    if to_stdout:
-        temp = Path(tempfile.gettempdir()) / f".userio-export.{secrets.token_hex(8)}.part"
+    if to_stdout:  # in a shared folder: a file of its own, readable by this user only (mode 0600)
+        descriptor, name = tempfile.mkstemp(prefix=".userio-export.", suffix=".part")
+        os.close(descriptor)
+        temp = Path(name)
     else:
         output.parent.mkdir(parents=True, exist_ok=True)
         temp = output.parent / f".{output.name}.{secrets.token_hex(4)}.part"

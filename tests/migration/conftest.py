@@ -58,8 +58,8 @@ def free_port() -> int:
 class DownloadProxy:
     """A storage host stand-in: forwards GETs to the app's download route, records the headers it got.
 
-    `actions` is a queue of what to do with the next downloads: "refuse" (403, as an expired URL) or "corrupt"
-    (flip the last byte).
+    `actions` is a queue of what to do with the next downloads: "refuse" (403, as an expired URL), "corrupt"
+    (flip the last byte) or "stall" (send half the body, set `stalled`, wait for `resume` before the rest).
     """
 
     def __init__(self) -> None:
@@ -68,6 +68,8 @@ class DownloadProxy:
         self.cert: Path | None = None
         self.seen: list[dict[str, str]] = []
         self.actions: collections.deque[str] = collections.deque()
+        self.stalled = threading.Event()
+        self.resume = threading.Event()
         proxy = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -90,6 +92,12 @@ class DownloadProxy:
                 self.send_header("Content-Type", upstream.headers.get("content-type", "application/octet-stream"))
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
+                if action == "stall":
+                    self.wfile.write(body[: len(body) // 2])
+                    self.wfile.flush()
+                    proxy.stalled.set()
+                    proxy.resume.wait(60)
+                    body = body[len(body) // 2 :]
                 self.wfile.write(body)
 
             def log_message(self, format: str, *args: Any) -> None:

@@ -6,10 +6,12 @@ records what reaches it and can refuse or corrupt a download.
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import hashlib
 import io
 import json
+import stat
 import subprocess
 
 import pytest
@@ -142,6 +144,32 @@ async def test_dash_writes_the_verified_file_to_stdout_and_nothing_else(deployme
     assert f"sha256 {digest[:16]}... verified" in to_stdout.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["temp", "users.ndjson"]  # no file named "-"
     assert list(temp.iterdir()) == []
+
+
+async def test_the_download_for_stdout_waits_in_a_file_only_its_owner_can_read(
+    deployment: Deployment, populated, tmp_path
+):
+    """The system's temporary folder is shared, and an export holds every user's TOTP secrets."""
+    project, count = populated
+    deployment.proxy.stalled.clear()
+    deployment.proxy.resume.clear()
+    deployment.proxy.actions.append("stall")
+    process = subprocess.Popen(
+        deployment.command("export", "--format", "ndjson", "-o", "-", *project.args(deployment), "-q"),
+        cwd=tmp_path, env={**deployment.env, "TMPDIR": str(tmp_path)}, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        assert await asyncio.to_thread(deployment.proxy.stalled.wait, 120)
+        (waiting,) = tmp_path.glob(".userio-export.*.part")
+        mode = stat.S_IMODE(waiting.stat().st_mode)
+    finally:
+        deployment.proxy.resume.set()
+    stdout, stderr = process.communicate(timeout=120)
+
+    assert mode == 0o600
+    assert process.returncode == 0, stderr
+    assert len(stdout.splitlines()) == count
+    assert list(tmp_path.iterdir()) == []
 
 
 async def test_stdout_gets_nothing_from_a_download_that_does_not_match(deployment: Deployment, populated, tmp_path):
