@@ -12,15 +12,19 @@ from typing import BinaryIO
 __all__ = ["fsync_directory", "open_private", "write_private"]
 
 
-def open_private(path: Path, *, exclusive: bool = True) -> BinaryIO:
+def open_private(path: Path, *, exclusive: bool = True, append: bool = False) -> BinaryIO:
     """Open `path` for writing, readable by its owner only: mode 0600 from creation, never briefly wider.
 
     Args:
         path: The file.
         exclusive: Refuse (`FileExistsError`) a file that exists; False: truncate it (its mode stays as it was).
+        append: Keep what a file that exists holds and write after it (its mode stays as it was).
     """
-    flags = os.O_WRONLY | os.O_CREAT | (os.O_EXCL if exclusive else os.O_TRUNC) | getattr(os, "O_BINARY", 0)
-    return os.fdopen(os.open(path, flags, 0o600), "wb")
+    if append:
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND
+    else:
+        flags = os.O_WRONLY | os.O_CREAT | (os.O_EXCL if exclusive else os.O_TRUNC)
+    return os.fdopen(os.open(path, flags | getattr(os, "O_BINARY", 0), 0o600), "ab" if append else "wb")
 
 
 def write_private(path: Path, data: bytes, *, exclusive: bool = True) -> None:

@@ -25,7 +25,7 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 import msgspec
 
-from litestar_userio.files import fsync_directory
+from litestar_userio.files import fsync_directory, open_private
 from litestar_userio.retry import NO_WAIT, Backoff, retrying
 from litestar_userio.transfer.client import (
     EXPORT_PATH,
@@ -158,7 +158,7 @@ async def _download(
                 raise TransferError(
                     f"the download failed ({response.status_code}): {response.text.strip()[:200] or 'no details'}"
                 )
-            with temp.open("wb") as file:
+            with open_private(temp, exclusive=False) as file:
                 async for chunk in response.aiter_bytes(_CHUNK):
                     file.write(chunk)
                     digest.update(chunk)

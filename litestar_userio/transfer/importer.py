@@ -34,6 +34,7 @@ from typing import Any, BinaryIO, Final
 
 import msgspec
 
+from litestar_userio.files import open_private
 from litestar_userio.transfer.client import IMPORT_PATH, AdminClient, Connection, TransferError
 from litestar_userio.transfer.converters import SOURCES, ConversionError, Source
 from litestar_userio.transfer.phones import PhoneFixer
@@ -1013,7 +1014,7 @@ class Importer:
         reader = self.plan.stdin or _Input(_open(settings.path), self.source, lambda: self.upsert, phones=phones)
         stream = reader.stream
         self.report = ReportWriter(settings.report, append=self.resume is not None)
-        self._failed = self.failed_path.open("wb")
+        self._failed = open_private(self.failed_path, exclusive=False)
         remove_signals = self._install_signals()
         try:
             self.report.run(self.plan.header)

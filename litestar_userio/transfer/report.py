@@ -24,6 +24,8 @@ from typing import Any, BinaryIO, Final
 
 import msgspec
 
+from litestar_userio.files import open_private
+
 __all__ = ["OUTCOMES", "ReportError", "ReportWriter", "ResumeState", "read_header", "read_report"]
 
 OUTCOMES: Final = ("inserted", "updated", "skipped", "failed")
@@ -149,7 +151,7 @@ class ReportWriter:
 
     def __init__(self, path: Path, *, append: bool) -> None:
         self.path = path
-        self._file: BinaryIO = path.open("ab" if append else "wb")
+        self._file: BinaryIO = open_private(path, exclusive=False, append=append)
         self._lock()
 
     def _lock(self) -> None:

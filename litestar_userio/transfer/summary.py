@@ -15,6 +15,8 @@ from typing import Any, Final
 
 import msgspec
 
+from litestar_userio.files import write_private
+
 __all__ = ["FailureSummary", "failures_path"]
 
 _SHOWN: Final = 10
@@ -165,7 +167,11 @@ class FailureSummary:
     def write(self, path: Path, *, records: int, counts: dict[str, int]) -> None:
         """Write the JSON file (a temporary file renamed into place: never a torn summary)."""
         temp = path.with_name(f".{path.name}.part")
-        temp.write_bytes(msgspec.json.format(msgspec.json.encode(self.as_json(records=records, counts=counts))))
+        write_private(
+            temp,
+            msgspec.json.format(msgspec.json.encode(self.as_json(records=records, counts=counts))),
+            exclusive=False,
+        )
         os.replace(temp, path)
 
     def describe(self) -> list[str]:

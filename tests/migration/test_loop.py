@@ -12,6 +12,7 @@ import os
 import shlex
 import signal
 import ssl
+import stat
 import subprocess
 import sys
 import time
@@ -230,6 +231,26 @@ async def test_failures_are_grouped_by_reason_and_location_with_counts_and_one_e
     assert 'e.g. line 1: "Mars/Olympus":' in lines[start + 1]
     assert lines[start + 2].split()[:3] == ["2", "ValidationFailed", "/email"]
     assert "report.failures.json" in result.stderr
+
+
+async def test_the_files_a_run_writes_are_readable_by_their_owner_only(embedded: Deployment, tmp_path):
+    """They hold what the source held: password hashes, TOTP secrets; the report also a `--token` given."""
+    project = await embedded.make_project()
+    hashed = "$2b$04$gfLwerl3GiBpgFfuAmfck.Bxn1y20no2FfB9SHzdpb6loeI/1UMZS"
+    records = [
+        {"email": "ok@example.com", "password": {"type": "bcrypt", "password_hash": hashed}},
+        {"email": "broken", "password": {"type": "bcrypt", "password_hash": hashed}},
+    ]
+    (tmp_path / "users.ndjson").write_bytes(jsonl(records))
+
+    imported = embedded.cli("import", "users.ndjson", *project.args(embedded), "-q", cwd=tmp_path)
+    exported = embedded.cli("export", "--format", "ndjson", "-o", "users-out.ndjson", *project.args(embedded), "-q",
+                            cwd=tmp_path)  # fmt: skip
+
+    assert (imported.returncode, exported.returncode) == (1, 0), imported.stderr + exported.stderr
+    assert hashed.encode() in (tmp_path / "failed.ndjson").read_bytes()
+    written = ["report.ndjson", "failed.ndjson", "report.failures.json", "users-out.ndjson"]
+    assert {name: stat.S_IMODE((tmp_path / name).stat().st_mode) for name in written} == dict.fromkeys(written, 0o600)
 
 
 async def test_a_long_message_is_cut_on_the_terminal_and_whole_in_the_summary(embedded: Deployment, tmp_path):
