@@ -1146,6 +1146,12 @@ def describe_result(result: ImportResult, plan: ImportPlan, connection: Connecti
             f"hint: {format_count(phones)} record{'' if phones == 1 else 's'} failed on a phone number in national "
             "or spaced form; --phone-region REGION (e.g. GB) turns such numbers into E.164 before sending"
         )
+    for attribute, count in sorted(result.failures.other_identifiers.items(), key=lambda item: -item[1]):
+        lines.append(
+            f"hint: {format_count(count)} record{'' if count == 1 else 's'} without {plan.identifier} "
+            f"{'has' if count == 1 else 'have'} {attribute}: import {'it' if count == 1 else 'them'} with "
+            f"--identifier {attribute}"
+        )
     lines.append(f"report: {result.report}; failures and warnings grouped: {result.summary_path}")
     if counts["failed"]:
         lines.append(f"failed records, as read: {result.failed}; fix them, then:")

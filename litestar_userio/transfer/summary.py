@@ -23,6 +23,7 @@ _SHOWN: Final = 10
 """Groups printed on stderr (the JSON has all of them)."""
 _MESSAGE_SHOWN: Final = 200
 """Characters of an example's message printed on stderr."""
+_LOGIN_ID_ATTRIBUTES: Final = ("email", "phone_number", "preferred_username")
 _E164_SHAPE: Final = re.compile(r"\+[0-9]+")
 
 
@@ -62,6 +63,15 @@ def _national(value: Any) -> bool:
     return isinstance(value, str) and _E164_SHAPE.fullmatch(value) is None
 
 
+def _other_login_id(cause: dict[str, Any], record: Any) -> str | None:
+    """The first login id attribute a record refused for lacking the identifier holds instead, if any."""
+    details = cause.get("details")
+    missing = details.get("missing") if isinstance(details, dict) else None
+    if not isinstance(missing, list) or not isinstance(record, dict):
+        return None
+    return next((a for a in _LOGIN_ID_ATTRIBUTES if a not in missing and isinstance(record.get(a), str)), None)
+
+
 def _shortened(message: str) -> str:
     """A message cut for a terminal line (one listing 3 000 unknown role keys); the JSON summary has it whole."""
     if len(message) <= _MESSAGE_SHOWN:
@@ -83,6 +93,8 @@ class FailureSummary:
     warnings: dict[str, _Group] = field(default_factory=dict)
     national_phones: int = 0
     """Records refused for a phone number written with more than `+` and digits (`--phone-region` may convert it)."""
+    other_identifiers: dict[str, int] = field(default_factory=dict)
+    """Records refused for lacking the run's identifier, by another login id they hold (`--identifier` it)."""
 
     def failed(self, index: int, line: int | None, errors: Any, record: Any) -> None:
         """Count one failed record under each of its causes."""
@@ -102,6 +114,8 @@ class FailureSummary:
                 seen.add(key)
                 if kind == "format" and location.endswith("/phone_number") and _national(_at(record, location)):
                     self.national_phones += 1
+                if kind == "required" and not location and (other := _other_login_id(cause, record)):
+                    self.other_identifiers[other] = self.other_identifiers.get(other, 0) + 1
                 group = self.failures.get(key)
                 if group is not None:
                     group.count += 1

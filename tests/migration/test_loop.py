@@ -253,6 +253,36 @@ async def test_the_files_a_run_writes_are_readable_by_their_owner_only(embedded:
     assert {name: stat.S_IMODE((tmp_path / name).stat().st_mode) for name in written} == dict.fromkeys(written, 0o600)
 
 
+async def test_records_without_the_identifier_point_to_the_login_id_they_have(embedded: Deployment, tmp_path):
+    project = await embedded.make_project()
+    records = [
+        {"email": "ok@example.com"},
+        {"phone_number": "+447911123456", "name": "Sms One"},
+        {"phone_number": "+447911123457", "preferred_username": "smstwo"},
+        {"preferred_username": "handle"},
+        {"name": "nothing to find me by"},
+    ]
+    (tmp_path / "users.ndjson").write_bytes(jsonl(records))
+
+    first = embedded.cli("import", "users.ndjson", *project.args(embedded), "-q", cwd=tmp_path)
+    command = printed_command(first.stderr, "fix them, then:")
+    command[command.index("--identifier") + 1] = "phone_number"
+    rerun = run_printed(embedded, command, tmp_path)
+
+    assert first.returncode == 1
+    hints = [line for line in first.stderr.splitlines() if line.startswith("hint:")]
+    assert hints == [
+        "hint: 2 records without email have phone_number: import them with --identifier phone_number",
+        "hint: 1 record without email has preferred_username: import it with --identifier preferred_username",
+    ]
+    assert rerun.returncode == 1, rerun.stderr  # the username-only record and the one without any login id
+    assert "hint: 1 record without phone_number has preferred_username" in rerun.stderr
+    rows = await embedded.fetch(
+        "SELECT normalized_value FROM userio_identity WHERE project_id = $1 AND login_id_key = 'phone'", project.id
+    )
+    assert {r["normalized_value"] for r in rows} == {"+447911123456", "+447911123457"}
+
+
 async def test_a_long_message_is_cut_on_the_terminal_and_whole_in_the_summary(embedded: Deployment, tmp_path):
     project = await embedded.make_project()
     roles = [f"role{i:04d}" for i in range(3000)]
