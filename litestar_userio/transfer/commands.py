@@ -14,6 +14,7 @@ import functools
 import logging
 import os
 import shlex
+import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
@@ -89,8 +90,15 @@ def build_connection(settings: ConnectionSettings, token: str | None) -> Connect
         key_path = settings.key or default_key_path(project)
         try:
             pem = key_path.read_text()
+            mode = stat.S_IMODE(key_path.stat().st_mode)
         except OSError as exc:
             _fail(f"cannot read the admin key {key_path}: {exc.strerror} (pass --key FILE or --token TOKEN)")
+        if os.name == "posix" and mode & 0o077:  # ssh refuses such a key; a warning here, since the key works
+            click.echo(
+                f"warning: the admin key {key_path} can be read by other users (mode {mode:04o}): "
+                f"chmod 600 {shlex.quote(str(key_path))}",
+                err=True,
+            )
         tokens = TokenSource(private_pem=pem, project=project)
         try:
             tokens.current()

@@ -70,6 +70,26 @@ async def names(deployment: Deployment, project: Project) -> dict[str, str]:
 # Where a command connects.
 
 
+async def test_an_admin_key_others_can_read_is_used_with_a_warning(embedded: Deployment, tmp_path):
+    project = await embedded.make_project()
+    key = tmp_path / "copied key.pem"
+    key.write_bytes((embedded.home / f"{project.id}-admin-key.pem").read_bytes())
+    key.chmod(0o644)
+    (tmp_path / "a.ndjson").write_bytes(jsonl([{"email": "a@example.com"}]))
+    (tmp_path / "b.ndjson").write_bytes(jsonl([{"email": "b@example.com"}]))
+    args = [*project.args(embedded), "--key", str(key), "-q"]
+
+    exposed = embedded.cli("import", "a.ndjson", *args, "--report", "a.report", "--failed", "a.failed", cwd=tmp_path)
+    key.chmod(0o600)
+    private = embedded.cli("import", "b.ndjson", *args, "--report", "b.report", "--failed", "b.failed", cwd=tmp_path)
+
+    assert (exposed.returncode, private.returncode) == (0, 0), exposed.stderr + private.stderr
+    warning = f"warning: the admin key {key} can be read by other users (mode 0644): chmod 600 '{key}'"
+    assert warning in exposed.stderr.splitlines()
+    assert "warning: the admin key" not in private.stderr
+    assert set(await names(embedded, project)) == {"a@example.com", "b@example.com"}
+
+
 async def test_connection_settings_from_environment_variables_and_a_profile(embedded: Deployment, tmp_path):
     by_env, by_profile = await embedded.make_project(), await embedded.make_project()
     (tmp_path / "a.ndjson").write_bytes(jsonl([{"email": "env@example.com"}]))
@@ -234,7 +254,7 @@ async def test_failures_are_grouped_by_reason_and_location_with_counts_and_one_e
 
 
 async def test_the_files_a_run_writes_are_readable_by_their_owner_only(embedded: Deployment, tmp_path):
-    """They hold what the source held: password hashes, TOTP secrets; the report also a `--token` given."""
+    """They hold users' personal data; the failed records and an export also password hashes and TOTP secrets."""
     project = await embedded.make_project()
     hashed = "$2b$04$gfLwerl3GiBpgFfuAmfck.Bxn1y20no2FfB9SHzdpb6loeI/1UMZS"
     records = [
