@@ -342,6 +342,11 @@ async def _import(plan: ImportPlan, connection: Connection, progress: ImportProg
     help="A CSV column, e.g. /email or /custom_attributes/plan=plan (repeat; default: every attribute).",
 )
 @click.option(
+    "--escape-formulas",
+    is_flag=True,
+    help="CSV: start text cells a spreadsheet would run as a formula (=, +, -, @, tab, CR) with '.",
+)
+@click.option(
     "-o",
     "--output",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -350,17 +355,23 @@ async def _import(plan: ImportPlan, connection: Connection, progress: ImportProg
 )
 @connection_options
 @_with_connection
-def export_command(connection: Connection, quiet: bool, format_: str, fields: tuple[str, ...], output: Path) -> None:
+def export_command(
+    connection: Connection, quiet: bool, format_: str, fields: tuple[str, ...], escape_formulas: bool, output: Path
+) -> None:
     """Export the project's users to a CSV or ndjson file, verified against the server's SHA-256."""
     from litestar_userio.transfer.exporter import ExportSettings, describe_export, parse_field, run_export
 
     if fields and format_ != "csv":
         _fail("--field applies to --format csv (an ndjson export has every attribute)")
+    if escape_formulas and format_ != "csv":
+        _fail("--escape-formulas applies to --format csv (ndjson values are JSON strings, never formulas)")
     try:
         parsed = [parse_field(text) for text in fields]
     except ValueError as exc:
         _fail(str(exc))
-    settings = ExportSettings(format="csv" if format_ == "csv" else "ndjson", output=output, fields=parsed)
+    settings = ExportSettings(
+        format="csv" if format_ == "csv" else "ndjson", output=output, fields=parsed, escape_formulas=escape_formulas
+    )
 
     async def run() -> int:
         from litestar_userio.transfer.client import AdminClient, TransferError

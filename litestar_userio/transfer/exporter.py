@@ -58,6 +58,8 @@ class ExportSettings:
     """`-` for stdout."""
     fields: list[dict[str, str]]
     """`csv.fields` of the request (SPEC 2.6); empty: every supported pointer."""
+    escape_formulas: bool = False
+    """`csv.escape_formulas`: text cells a spreadsheet would run as a formula start with `'`."""
 
 
 @dataclass
@@ -177,8 +179,13 @@ async def run_export(
     """Initiate, wait, download, verify, rename into place."""
     started = time.monotonic()
     request: dict[str, Any] = {"format": settings.format}
+    csv: dict[str, Any] = {}
     if settings.fields:
-        request["csv"] = {"fields": settings.fields}
+        csv["fields"] = settings.fields
+    if settings.escape_formulas:
+        csv["escape_formulas"] = True
+    if csv:
+        request["csv"] = csv
     to_stdout = str(settings.output) == STDOUT
     if not to_stdout and settings.output.exists():
         raise TransferError(f"{settings.output} exists: pass another -o (an export never overwrites a file)")

@@ -209,6 +209,29 @@ async def test_a_reader_that_stops_early_ends_the_run_with_one_line(
     assert list(tmp_path.iterdir()) == []
 
 
+async def test_escape_formulas_prefixes_cells_a_spreadsheet_would_run(embedded: Deployment, tmp_path):
+    project = await embedded.make_project()
+    formula = '=HYPERLINK("https://evil.example","click")'
+    users = tmp_path / "users.ndjson"
+    users.write_text(json.dumps({"email": "f@example.com", "name": formula}) + "\n")
+    imported = embedded.cli("import", "users.ndjson", *project.args(embedded), "-q", cwd=tmp_path)
+    columns = ("--format", "csv", "--field", "/email", "--field", "/name")
+
+    escaped = export(embedded, project, tmp_path, *columns, "--escape-formulas", "-o", "escaped.csv")
+    exact = export(embedded, project, tmp_path, *columns, "-o", "exact.csv")
+    ndjson = export(embedded, project, tmp_path, "--format", "ndjson", "--escape-formulas", "-o", "x.ndjson")
+
+    assert (imported.returncode, escaped.returncode, exact.returncode) == (0, 0, 0), escaped.stderr
+    assert list(csv.reader(io.StringIO((tmp_path / "escaped.csv").read_text()))) == [
+        ["email", "name"],
+        ["f@example.com", "'" + formula],
+    ]
+    assert list(csv.reader(io.StringIO((tmp_path / "exact.csv").read_text())))[1] == ["f@example.com", formula]
+    assert ndjson.returncode == 2
+    assert "--escape-formulas applies to --format csv" in ndjson.stderr
+    assert not (tmp_path / "x.ndjson").exists()
+
+
 async def test_export_usage_and_server_errors(embedded: Deployment, tmp_path):
     project = await embedded.make_project()
 
