@@ -16,7 +16,7 @@ interface ExportTask {
   created_at: string;
   completed_at?: string;
   status: "pending" | "completed";
-  request: { format: string; csv?: { fields?: { pointer: string; field_name?: string }[] } };
+  request: { format: string; csv?: { fields?: { pointer: string; field_name?: string }[]; escape_formulas?: boolean } };
   record_count?: number;
   size?: number;
   download_url?: string;
@@ -169,6 +169,7 @@ function form(custom: { name: string }[], history: HTMLElement, signal: AbortSig
     extra.value = "";
     validate();
   });
+  const escapeFormulas = h("input", { type: "checkbox", id: "escape-formulas", "aria-describedby": "escape-formulas-help" });
   const problem = h("p", { class: "error", role: "alert", id: "field-error", hidden: true });
   const submit = h("button", { type: "submit", id: "start-export" }, "Start export");
   const outcome = h("div", { "aria-live": "polite" });
@@ -179,6 +180,12 @@ function form(custom: { name: string }[], history: HTMLElement, signal: AbortSig
     h("p", { class: "muted" }, "Tick the columns; leave a name empty to use the derived one."),
     h("div", { class: "scroll fields" }, h("table", {}, h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Include"), h("th", { scope: "col" }, "Pointer"), h("th", { scope: "col" }, "Column name"))), list)),
     h("div", { class: "row" }, h("label", { for: "custom-attribute" }, "Custom attribute "), extra, addCustom),
+    h(
+      "div",
+      { class: "row" },
+      h("label", {}, escapeFormulas, " Escape spreadsheet formulas"),
+      h("span", { class: "muted", id: "escape-formulas-help" }, "a cell starting with =, +, -, @, tab or CR gets a leading '"),
+    ),
   );
 
   function selected() {
@@ -228,7 +235,8 @@ function form(custom: { name: string }[], history: HTMLElement, signal: AbortSig
   element.addEventListener("submit", async (event) => {
     event.preventDefault();
     if (!validate()) return;
-    const request = csv.checked ? { format: "csv", csv: { fields: selected() } } : { format: "ndjson" };
+    const options = escapeFormulas.checked ? { fields: selected(), escape_formulas: true } : { fields: selected() };
+    const request = csv.checked ? { format: "csv", csv: options } : { format: "ndjson" };
     submit.disabled = true;
     outcome.replaceChildren();
     try {

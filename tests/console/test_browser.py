@@ -384,9 +384,12 @@ async def test_builds_a_csv_export_refusing_duplicate_names_and_downloads_it(ses
     await page.locator("#custom-attribute").fill("plan")
     await page.locator("#add-custom").click()
     await page.get_by_label("Column name for /custom_attributes/plan", exact=True).fill("plan")
+    await page.get_by_label("Escape spreadsheet formulas").check()
     await page.locator("#start-export").click()
     download_button = page.locator("#export-history tbody tr").first.get_by_role("button", name="Download")
     await download_button.wait_for(timeout=FLOW_TIMEOUT)
+    sent = [r for r in session["api_requests"] if r.method == "POST" and r.url.endswith("/users/export")][-1]
+    assert json.loads(sent.post_data_buffer)["csv"]["escape_formulas"] is True
     await page.locator("#history-title").scroll_into_view_if_needed()
     await shot(page, "07-export-history")
     assert await serious_violations(page) == []
