@@ -359,7 +359,7 @@ def export_command(
     connection: Connection, quiet: bool, format_: str, fields: tuple[str, ...], escape_formulas: bool, output: Path
 ) -> None:
     """Export the project's users to a CSV or ndjson file, verified against the server's SHA-256."""
-    from litestar_userio.transfer.exporter import ExportSettings, describe_export, parse_field, run_export
+    from litestar_userio.transfer.exporter import STDOUT, ExportSettings, describe_export, parse_field, run_export
 
     if fields and format_ != "csv":
         _fail("--field applies to --format csv (an ndjson export has every attribute)")
@@ -392,6 +392,8 @@ def export_command(
     try:
         code = asyncio.run(run())
     except KeyboardInterrupt:
-        click.echo("interrupted: nothing was written", err=True)
+        # The copy to stdout may have begun; a file is renamed into place only once whole.
+        lost = "stdout did not get the whole file" if str(output) == STDOUT else "nothing was written"
+        click.echo(f"interrupted: {lost}", err=True)
         code = EXIT_INTERRUPTED
     raise click.exceptions.Exit(code)

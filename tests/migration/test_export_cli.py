@@ -11,6 +11,7 @@ import csv
 import hashlib
 import io
 import json
+import signal
 import stat
 import subprocess
 
@@ -169,6 +170,33 @@ async def test_the_download_for_stdout_waits_in_a_file_only_its_owner_can_read(
     assert mode == 0o600
     assert process.returncode == 0, stderr
     assert len(stdout.splitlines()) == count
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("output", "said"), [("-", "stdout did not get the whole file"), ("users.ndjson", "nothing was written")]
+)
+async def test_ctrl_c_during_the_download_says_what_the_output_got(
+    deployment: Deployment, populated, tmp_path, output: str, said: str
+):
+    project, _ = populated
+    deployment.proxy.stalled.clear()
+    deployment.proxy.resume.clear()
+    deployment.proxy.actions.append("stall")
+    process = subprocess.Popen(
+        deployment.command("export", "--format", "ndjson", "-o", output, *project.args(deployment), "-q"),
+        cwd=tmp_path, env={**deployment.env, "TMPDIR": str(tmp_path)}, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        assert await asyncio.to_thread(deployment.proxy.stalled.wait, 120)
+        process.send_signal(signal.SIGINT)
+        stdout, stderr = process.communicate(timeout=120)
+    finally:
+        deployment.proxy.resume.set()
+
+    assert process.returncode == 130, stderr
+    assert f"interrupted: {said}" in stderr.decode()
+    assert stdout == b""
     assert list(tmp_path.iterdir()) == []
 
 
