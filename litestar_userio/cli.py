@@ -22,6 +22,7 @@ from litestar_userio.config import UserIOConfig
 from litestar_userio.db.migrate import migrate
 from litestar_userio.files import write_private
 from litestar_userio.paths import default_key_path, userio_home
+from litestar_userio.projects.service import project_domain
 from litestar_userio.services import Services
 from litestar_userio.users.custom_attributes import CUSTOM_ATTRIBUTE_TYPES, CustomAttributeSpec
 
@@ -102,6 +103,11 @@ def project_create(ctx: click.Context, project_id: str, domains: tuple[str, ...]
             f"invalid project id {project_id!r}: use 1-63 lower-case letters, digits and '-', starting with a letter"
             " or digit (e.g. acme-prod)"
         )
+    try:
+        for domain in domains:
+            project_domain(domain)
+    except ValueError as exc:
+        _refuse(str(exc))
     pair = generate_key_pair()
     path = key_out or default_key_path(project_id)
 

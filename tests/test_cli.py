@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import httpx
+import idna
 import jwt
 import pytest
 from litestar import Litestar
@@ -175,6 +176,46 @@ def test_a_malformed_project_id_is_refused_with_one_line(cli_env, bad):
     assert result.stderr.startswith("error: invalid project id")
     assert len(result.stderr.strip().splitlines()) == 1
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("bad", "why"),
+    [
+        ("not a domain", "is not a host name"),
+        ("auth.example.test:8443", "without a port"),
+        ("-auth.example.test", "is not a host name"),
+        ("auth..example.test", "is not a host name"),
+        ("", "is not a host name"),
+    ],
+)
+def test_a_domain_no_host_header_could_name_is_refused_with_one_line(cli_env, tmp_path, bad, why):
+    pid = project_id(tmp_path)
+
+    result = userio(cli_env, "project", "create", "--id", pid, "--domain", f"{pid}.example.test", "--domain", bad,
+                    check=False)  # fmt: skip
+    listed = userio(cli_env, "project", "list").stdout
+
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [result.stderr.strip()]
+    assert result.stderr.startswith(f"error: domain {bad!r}") and why in result.stderr
+    assert pid not in listed
+    assert not (Path(cli_env["USERIO_HOME"]) / f"{pid}-admin-key.pem").exists()
+
+
+def test_domains_are_stored_as_host_headers_name_them(cli_env, tmp_path):
+    pid = project_id(tmp_path)
+    group = f"{int(pid[3:]) % 0xFFFF:x}"
+    given = [f"Bücher-{pid}.Example", f"auth_{pid}", f"[2001:0db8:0:0::{group}]", f"{pid}.EXAMPLE.test"]
+
+    userio(cli_env, "project", "create", "--id", pid, *(arg for domain in given for arg in ("--domain", domain)))
+    listed = userio(cli_env, "project", "list").stdout.splitlines()
+    taken = userio(cli_env, "project", "create", "--id", f"{pid}-b", "--domain", f"bücher-{pid}.example", check=False)
+
+    punycode = idna.encode(f"bücher-{pid}.example", uts46=True).decode()
+    stored = sorted([punycode, f"auth_{pid}", f"[2001:db8::{group}]", f"{pid}.example.test"])
+    assert f"{pid}\t{','.join(stored)}" in listed
+    assert taken.returncode == 1
+    assert f"already selects project '{pid}'" in taken.stderr
 
 
 def test_project_list_prints_each_project_with_its_domains(cli_env, tmp_path):

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import ipaddress
+import re
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from typing import Any, cast
 
+import idna
 import msgspec
 
 from litestar_userio.clock import Clock
@@ -14,7 +17,10 @@ from litestar_userio.projects.repository import KEY_TABLES, KeyTable, ProjectRec
 from litestar_userio.projects.settings import ProjectSettings
 from litestar_userio.users.custom_attributes import CustomAttributeSpec
 
-__all__ = ["ProjectRecord", "ProjectService", "normalize_host"]
+__all__ = ["ProjectRecord", "ProjectService", "normalize_host", "project_domain"]
+
+_ASCII_HOST = re.compile(r"(?!-)[a-z0-9_-]{1,63}(?<!-)(?:\.(?!-)[a-z0-9_-]{1,63}(?<!-))*")
+"""Labels of letters, digits, `-` and `_` (a container's service name), dot-separated; none starts or ends with `-`."""
 
 
 def normalize_host(host: str) -> str:
@@ -23,6 +29,35 @@ def normalize_host(host: str) -> str:
     if host.startswith("["):
         return host.split("]", 1)[0] + "]"
     return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+def project_domain(text: str) -> str:
+    """A domain as a project stores it, the form a Host header arrives in; ValueError naming what is wrong.
+
+    Lower case; an internationalized name in its ASCII form (`bücher.example` -> `xn--bcher-kva.example`, what
+    browsers send); an IP address in its compressed form, IPv6 in brackets. A port is refused: the Host header's
+    is ignored, so one here could never match.
+    """
+    host = text.strip().lower()
+    literal = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    try:
+        address = ipaddress.ip_address(literal)
+    except ValueError:
+        pass
+    else:
+        return f"[{address.compressed}]" if address.version == 6 else address.compressed
+    if ":" in host:
+        raise ValueError(f"domain {text!r}: give the host name without a port (a Host header's port is ignored)")
+    if host.isascii():
+        if len(host) <= 253 and _ASCII_HOST.fullmatch(host):
+            return host
+        raise ValueError(
+            f"domain {text!r} is not a host name: labels of letters, digits, '-' and '_' separated by dots"
+        )
+    try:
+        return idna.encode(host, uts46=True, transitional=False).decode("ascii")
+    except (idna.IDNAError, UnicodeError) as exc:
+        raise ValueError(f"domain {text!r} is not a host name: {exc}") from None
 
 
 def _key_table(table: str) -> KeyTable:
@@ -52,10 +87,11 @@ class ProjectService:
     async def create(
         self, project_id: str, domains: Iterable[str], settings: ProjectSettings | None = None
     ) -> ProjectRecord:
-        """Create a project with its domains; fails if the id or a domain is taken."""
+        """Create a project with its domains; fails if the id or a domain is taken, ValueError for a bad domain."""
         project = ProjectRecord(project_id, settings or ProjectSettings())
+        stored = [project_domain(d) for d in domains]
         async with self.db.transaction() as tx:
-            await self.repository.add(tx, project, [normalize_host(d) for d in domains], self.clock.now())
+            await self.repository.add(tx, project, stored, self.clock.now())
         return project
 
     async def get(self, project_id: str, tx: Tx | None = None) -> ProjectRecord | None:
@@ -105,9 +141,9 @@ class ProjectService:
             return await self.repository.custom_attributes(reader, project_id)
 
     async def domain_owner(self, domain: str) -> str | None:
-        """The project a domain already selects, or None."""
+        """The project a domain (as `project_domain` takes it) already selects, or None."""
         async with self.db.reader() as reader:
-            return await self.repository.domain_owner(reader, normalize_host(domain))
+            return await self.repository.domain_owner(reader, project_domain(domain))
 
     async def list_projects(self) -> list[tuple[str, list[str]]]:
         """Every project id with its domains, by id."""
