@@ -57,6 +57,14 @@ def _with_services(ctx: click.Context, action: Callable[[Services], Awaitable[T]
     return asyncio.run(run())
 
 
+def _refusing_bad_values(ctx: click.Context, action: Callable[[Services], Awaitable[T]]) -> T:
+    """`_with_services`, a value the services refuse (ValueError) reported in one line, exit 1."""
+    try:
+        return _with_services(ctx, action)
+    except ValueError as exc:
+        _refuse(str(exc))
+
+
 def _refuse(message: str) -> NoReturn:
     """One line on stderr and exit 1: a refusal is not a crash, it needs no box or traceback."""
     click.echo(f"error: {message}", err=True)
@@ -168,7 +176,7 @@ def client_create(
             project_id, client_id, issue_jwt_access_token=not opaque_access_token, name=name or client_id
         )
 
-    _with_services(ctx, action)
+    _refusing_bad_values(ctx, action)
     click.echo(client_id)
 
 
@@ -248,7 +256,7 @@ def _add_keys_command(kind: str, table: str) -> click.Group:
                 raise click.ClickException(f"no project {project_id!r}")
             return await services.projects.add_keys(project_id, table, keys)
 
-        for key in _with_services(ctx, action):
+        for key in _refusing_bad_values(ctx, action):
             click.echo(key)
 
     add.help = f"Define {kind} keys; prints the ones that were new."
@@ -299,9 +307,11 @@ def declare(
     spec = CustomAttributeSpec(name=name, type=type_, minimum=minimum, maximum=maximum, enum=enum or None)
 
     async def action(services: Services) -> None:
+        if await services.projects.get(project_id) is None:
+            raise click.ClickException(f"no project {project_id!r}")
         await services.projects.declare_custom_attribute(project_id, spec)
 
-    _with_services(ctx, action)
+    _refusing_bad_values(ctx, action)
     print(name, file=sys.stdout)
 
 

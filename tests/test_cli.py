@@ -262,3 +262,76 @@ async def test_client_create_registers_a_client_the_token_service_uses(cli_env, 
         await services.close()
     assert web is not None and web.issue_jwt_access_token is True
     assert legacy is not None and legacy.issue_jwt_access_token is False
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["roles", "add", "--project", "{pid}", "editor", "bad key!"],
+            "error: invalid keys 'bad key!': a letter or '_', then up to 39 letters, digits, ':' or '_'",
+        ),
+        (
+            ["groups", "add", "--project", "{pid}", "9lives"],
+            "error: invalid keys '9lives': a letter or '_', then up to 39 letters, digits, ':' or '_'",
+        ),
+        (
+            ["client", "create", "--project", "{pid}", "--client-id", ""],
+            "error: invalid client id '': 1-255 printable ASCII characters, no spaces at either end",
+        ),
+        (
+            ["client", "create", "--project", "{pid}", "--client-id", " web"],
+            "error: invalid client id ' web': 1-255 printable ASCII characters, no spaces at either end",
+        ),
+        (
+            ["custom-attributes", "declare", "--project", "{pid}", "--name", "x y", "--type", "string"],
+            "error: custom attribute 'x y': name 'x y': use letters, digits and '_' only",
+        ),
+        (
+            ["custom-attributes", "declare", "--project", "{pid}", "--name", "sub", "--type", "string"],
+            "error: custom attribute 'sub': name 'sub' is a standard attribute or JWT claim",
+        ),
+        (
+            ["custom-attributes", "declare", "--project", "{pid}", "--name", "plan", "--type", "enum"],
+            "error: custom attribute 'plan': an enum needs its values (--enum, repeated)",
+        ),
+        (
+            ["custom-attributes", "declare", "--project", "{pid}", "--name", "plan", "--type", "enum",
+             "--enum", "pro", "--enum", "pro plus", "--enum", "pro"],
+            "error: custom attribute 'plan': enum values ['pro plus']: use letters, digits and '_' only; "
+            "enum values must be unique",
+        ),
+        (
+            ["custom-attributes", "declare", "--project", "{pid}", "--name", "seats", "--type", "integer",
+             "--minimum", "10", "--maximum", "2.5"],
+            "error: custom attribute 'seats': an integer's minimum and maximum must be whole numbers; "
+            "minimum 10 is above maximum 2.5",
+        ),
+        (
+            ["custom-attributes", "declare", "--project", "{pid}", "--name", "nick", "--type", "string",
+             "--minimum", "1"],
+            "error: custom attribute 'nick': --minimum and --maximum apply to types number and integer, not string",
+        ),
+    ],
+)  # fmt: skip
+def test_what_no_record_or_token_request_could_use_is_refused_with_one_line(cli_env, tmp_path, args, message):
+    pid = project_id(tmp_path)
+    userio(cli_env, "project", "create", "--id", pid, "--domain", f"{pid}.example.test")
+
+    result = userio(cli_env, *(arg.format(pid=pid) for arg in args), check=False)
+    roles = userio(cli_env, "roles", "list", "--project", pid).stdout.splitlines()
+
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines()[-1] == message
+    assert "Traceback" not in result.stderr
+    assert "editor" not in roles  # nothing of a refused command is kept
+
+
+def test_declaring_for_a_project_that_does_not_exist_is_refused(cli_env, tmp_path):
+    pid = project_id(tmp_path)
+
+    result = userio(cli_env, "custom-attributes", "declare", "--project", pid, "--name", "plan", "--type", "string",
+                    check=False)  # fmt: skip
+
+    assert result.returncode == 1
+    assert f"no project '{pid}'" in result.stderr

@@ -15,12 +15,9 @@ from typing import Any
 
 from jsonschema import Draft202012Validator, FormatChecker
 
-from litestar_userio.users.formats import ATTRIBUTE_FORMATS, STANDARD_STRING_ATTRIBUTES
+from litestar_userio.users.formats import ATTRIBUTE_FORMATS, KEY_PATTERN, STANDARD_STRING_ATTRIBUTES
 
 __all__ = ["FORMAT_CHECKS", "KEY_PATTERN", "format_error", "is_rfc3339", "record_validator"]
-
-KEY_PATTERN = r"[a-zA-Z_][a-zA-Z0-9:_]{0,39}"
-"""Role and group keys (beyond the reference, which takes any non-empty string)."""
 
 _RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})")
 

@@ -15,10 +15,12 @@ from litestar_userio.clock import Clock
 from litestar_userio.db.engine import Database, Tx
 from litestar_userio.projects.repository import KEY_TABLES, KeyTable, ProjectRecord, ProjectRepository
 from litestar_userio.projects.settings import ProjectSettings
-from litestar_userio.users.custom_attributes import CustomAttributeSpec
+from litestar_userio.users.custom_attributes import CustomAttributeSpec, declaration_problems
+from litestar_userio.users.formats import KEY_PATTERN
 
 __all__ = ["ProjectRecord", "ProjectService", "normalize_host", "project_domain"]
 
+_KEY = re.compile(KEY_PATTERN)
 _ASCII_HOST = re.compile(r"(?!-)[a-z0-9_-]{1,63}(?<!-)(?:\.(?!-)[a-z0-9_-]{1,63}(?<!-))*")
 """Labels of letters, digits, `-` and `_` (a container's service name), dot-separated; none starts or ends with `-`."""
 
@@ -125,13 +127,26 @@ class ProjectService:
             return await self.repository.admin_keys(reader, project_id)
 
     async def add_keys(self, project_id: str, table: str, keys: Iterable[str]) -> list[str]:
-        """Define role or group keys (`table` is `userio_role` or `userio_group`); returns the ones added."""
+        """Define role or group keys (`table` is `userio_role` or `userio_group`); returns the ones added.
+
+        ValueError for a key no record could name (`KEY_PATTERN`).
+        """
         key_table = _key_table(table)
+        keys = list(keys)
+        if bad := [key for key in keys if not _KEY.fullmatch(key)]:
+            raise ValueError(
+                f"invalid keys {', '.join(map(repr, bad))}: a letter or '_', then up to 39 letters, digits, ':' or '_'"
+            )
         async with self.db.transaction() as tx:
-            return await self.repository.add_keys(tx, project_id, key_table, list(keys), self.clock.now())
+            return await self.repository.add_keys(tx, project_id, key_table, keys, self.clock.now())
 
     async def declare_custom_attribute(self, project_id: str, spec: CustomAttributeSpec) -> None:
-        """Declare (or redeclare) a custom attribute; declared ones are checked on import."""
+        """Declare (or redeclare) a custom attribute; declared ones are checked on import.
+
+        ValueError naming every problem of the declaration (`declaration_problems`).
+        """
+        if problems := declaration_problems(spec):
+            raise ValueError(f"custom attribute {spec.name!r}: {'; '.join(problems)}")
         async with self.db.transaction() as tx:
             await self.repository.put_custom_attribute(tx, project_id, spec)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 
 from litestar_userio.clock import Clock
@@ -9,6 +10,8 @@ from litestar_userio.db.engine import Database
 from litestar_userio.tokens.repository import ApplicationRecord, ApplicationRepository
 
 __all__ = ["ApplicationRecord", "ApplicationService"]
+
+_CLIENT_ID = re.compile(r"[\x21-\x7e](?:[\x20-\x7e]{0,253}[\x21-\x7e])?")
 
 
 class ApplicationService:
@@ -30,7 +33,15 @@ class ApplicationService:
         name: str | None = None,
         access_token_lifetime: int = 1800,
     ) -> ApplicationRecord:
-        """Register a client; its id is unique within the project."""
+        """Register a client; its id is unique within the project.
+
+        ValueError for an id no token request could carry: empty, spaces at its ends, or beyond RFC 6749's
+        printable ASCII (`VSCHAR`), or longer than 255 characters.
+        """
+        if not _CLIENT_ID.fullmatch(client_id):
+            raise ValueError(
+                f"invalid client id {client_id!r}: 1-255 printable ASCII characters, no spaces at either end"
+            )
         application = ApplicationRecord(client_id, name, issue_jwt_access_token, access_token_lifetime)
         async with self.db.transaction() as tx:
             await self.repository.add(tx, project_id, application, self.clock.now())

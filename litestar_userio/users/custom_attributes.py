@@ -5,14 +5,15 @@ Where a project declares none, any JSON value is stored as given.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 import msgspec
 
 from litestar_userio.errors import Cause
-from litestar_userio.users.formats import is_country_code, is_e164, is_email, is_http_url
+from litestar_userio.users.formats import STANDARD_ATTRIBUTES, is_country_code, is_e164, is_email, is_http_url
 
-__all__ = ["CUSTOM_ATTRIBUTE_TYPES", "CustomAttributeSpec", "check_custom_attribute"]
+__all__ = ["CUSTOM_ATTRIBUTE_TYPES", "CustomAttributeSpec", "check_custom_attribute", "declaration_problems"]
 
 CustomAttributeType = Literal[
     "string", "number", "integer", "boolean", "enum", "phone_number", "email", "url", "country_code"
@@ -28,6 +29,44 @@ class CustomAttributeSpec(msgspec.Struct, frozen=True):
     minimum: float | None = None
     maximum: float | None = None
     enum: tuple[str, ...] | None = None
+
+
+_NAME = re.compile(r"[a-zA-Z0-9_]+")
+_ENUM_VALUE = re.compile(r"[a-zA-Z0-9_]+")
+_TAKEN_NAMES = frozenset(
+    {"iss", "sub", "aud", "exp", "nbf", "iat", "jti", "address", "updated_at"} | set(STANDARD_ATTRIBUTES)
+)
+"""JWT claims and standard attributes: the reference refuses a custom attribute of these names (a token's claims
+and the user's attributes would collide)."""
+
+
+def declaration_problems(spec: CustomAttributeSpec) -> list[str]:
+    """What is wrong with a declaration, by the reference's rules (config `CustomAttributesAttributeConfig`)."""
+    problems: list[str] = []
+    if not _NAME.fullmatch(spec.name):
+        problems.append(f"name {spec.name!r}: use letters, digits and '_' only")
+    elif spec.name in _TAKEN_NAMES:
+        problems.append(f"name {spec.name!r} is a standard attribute or JWT claim")
+    if spec.type == "enum":
+        values = spec.enum or ()
+        if not values:
+            problems.append("an enum needs its values (--enum, repeated)")
+        bad = [v for v in values if not _ENUM_VALUE.fullmatch(v)]
+        if bad:
+            problems.append(f"enum values {bad!r}: use letters, digits and '_' only")
+        if len(set(values)) != len(values):
+            problems.append("enum values must be unique")
+    elif spec.enum:
+        problems.append(f"--enum applies to type enum, not {spec.type}")
+    if spec.type in ("number", "integer"):
+        bounds = [b for b in (spec.minimum, spec.maximum) if b is not None]
+        if spec.type == "integer" and not all(float(b).is_integer() for b in bounds):
+            problems.append("an integer's minimum and maximum must be whole numbers")
+        if spec.minimum is not None and spec.maximum is not None and spec.minimum > spec.maximum:
+            problems.append(f"minimum {spec.minimum:g} is above maximum {spec.maximum:g}")
+    elif spec.minimum is not None or spec.maximum is not None:
+        problems.append(f"--minimum and --maximum apply to types number and integer, not {spec.type}")
+    return problems
 
 
 _JSON_TYPE = {str: "string", bool: "boolean", int: "integer", float: "number", list: "array", dict: "object"}

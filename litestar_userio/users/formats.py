@@ -23,6 +23,7 @@ from litestar_userio.users.login_ids import is_valid_e164 as is_e164
 
 __all__ = [
     "ATTRIBUTE_FORMATS",
+    "KEY_PATTERN",
     "LOGIN_ID_ATTRIBUTES",
     "STANDARD_ATTRIBUTES",
     "STANDARD_STRING_ATTRIBUTES",
@@ -63,6 +64,10 @@ STANDARD_ATTRIBUTES: tuple[str, ...] = (
     *STANDARD_STRING_ATTRIBUTES,
 )
 """Every standard attribute but address, in the order the reference writes them (exports, `--from userio`)."""
+
+KEY_PATTERN = r"[a-zA-Z_][a-zA-Z0-9:_]{0,39}"
+"""Role and group keys (beyond the reference, which takes any non-empty string): what a record's `roles` and
+`groups` may name, so also what a project may define."""
 
 _PLAIN_EMAIL = re.compile(
     r"(?P<local>[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*)"

@@ -218,16 +218,27 @@ async def test_declared_custom_attributes_follow_the_default_columns(backend, ma
     await env.services.projects.declare_custom_attribute(
         project.id, CustomAttributeSpec("plan", "enum", enum=("free", "pro"))
     )
-    await env.services.projects.declare_custom_attribute(project.id, CustomAttributeSpec("a/b", "integer"))
-    body = await run_import(project, [{"email": "a@example.com", "custom_attributes": {"plan": "pro", "a/b": 3}}])
+    await env.services.projects.declare_custom_attribute(project.id, CustomAttributeSpec("a_b", "integer"))
+    body = await run_import(project, [{"email": "a@example.com", "custom_attributes": {"plan": "pro", "a_b": 3}}])
 
     content = (await exported_bytes(project, {"format": "csv"})).decode()
 
     header, row, end = content.split("\n")
-    assert header == CSV_HEADER.strip() + ",custom_attributes.plan,custom_attributes.a/b"
+    assert header == CSV_HEADER.strip() + ",custom_attributes.plan,custom_attributes.a_b"
     assert row.startswith(body["details"][0]["user_id"] + ",")
     assert row.endswith(",0,0,pro,3")
     assert end == ""
+
+
+async def test_a_pointer_escapes_a_slash_in_a_custom_attribute_name(env):
+    """A declared name cannot hold `/` (the reference's rule); a project without declarations stores any name."""
+    project = await env.make_project()
+    await run_import(project, [{"email": "a@example.com", "custom_attributes": {"a/b": 3, "a~b": 4}}])
+    fields = [{"pointer": "/custom_attributes/a~1b"}, {"pointer": "/custom_attributes/a~0b"}]
+
+    content = await exported_bytes(project, {"format": "csv", "csv": {"fields": fields}})
+
+    assert content == b"custom_attributes.a/b,custom_attributes.a~b\n3,4\n"
 
 
 async def test_empty_project_exports_a_header_only_csv_and_an_empty_ndjson(env):
