@@ -190,19 +190,22 @@ def project_configure(ctx: click.Context, project_id: str, changes: tuple[str, .
 
     values: dict[str, Any] = {}
     for change in changes:
-        name, _, value = change.partition("=")
-        values[name] = msgspec.json.decode(value) if value not in {"", None} else None
+        name, equals, value = change.partition("=")
+        if not equals or not name:
+            _refuse(f"--set {change!r}: give NAME=VALUE, e.g. email_case_sensitive=true")
+        try:
+            values[name] = msgspec.json.decode(value)
+        except msgspec.DecodeError:
+            _refuse(f"--set {change!r}: the value is JSON: true, false, a number or null")
 
     async def action(services: Services) -> str:
         try:
             project = await services.projects.update_settings(project_id, **values)
         except LookupError as exc:
             raise click.ClickException(f"no project {project_id!r}") from exc
-        except TypeError as exc:
-            raise click.ClickException(str(exc)) from exc
         return msgspec.json.encode(project.settings).decode()
 
-    click.echo(_with_services(ctx, action))
+    click.echo(_refusing_bad_values(ctx, action))
 
 
 @userio_group.command("admin-token")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import subprocess
@@ -335,3 +336,53 @@ def test_declaring_for_a_project_that_does_not_exist_is_refused(cli_env, tmp_pat
 
     assert result.returncode == 1
     assert f"no project '{pid}'" in result.stderr
+
+
+async def test_project_configure_sets_typed_values_and_refuses_the_rest_in_one_line(cli_env, tmp_path):
+    pid = project_id(tmp_path)
+    userio(cli_env, "project", "create", "--id", pid, "--domain", f"{pid}.example.test")
+
+    def configure(*changes: str) -> subprocess.CompletedProcess[str]:
+        return userio(cli_env, "project", "configure", "--project", pid,
+                      *(a for c in changes for a in ("--set", c)), check=False)  # fmt: skip
+
+    good = configure("email_case_sensitive=true", "export_rate_limit=5")
+    refused = {
+        change: configure(change).stderr.strip().splitlines()[-1]
+        for change in ["email_case_sensitive", "email_case_sensitive=maybe", 'email_case_sensitive="yes"', "x=1"]
+    }
+    reset = configure("export_rate_limit=null")
+
+    assert (good.returncode, reset.returncode) == (0, 0), good.stderr + reset.stderr
+    assert json.loads(good.stdout) == {"export_rate_limit": 5, "email_case_sensitive": True}
+    assert refused == {
+        "email_case_sensitive": "error: --set 'email_case_sensitive': give NAME=VALUE, e.g. email_case_sensitive=true",
+        "email_case_sensitive=maybe": (
+            "error: --set 'email_case_sensitive=maybe': the value is JSON: true, false, a number or null"
+        ),
+        'email_case_sensitive="yes"': (
+            "error: invalid project settings: Expected `bool`, got `str` - at `$.email_case_sensitive`"
+        ),
+        "x=1": "error: invalid project settings: Object contains unknown field `x`",
+    }
+    assert json.loads(reset.stdout) == {"email_case_sensitive": True}
+
+
+async def test_a_null_stored_by_the_old_configure_reads_as_the_default(cli_env, tmp_path):
+    """`configure --set NAME` once stored null for a true/false setting, and the project could not be read."""
+    pid = project_id(tmp_path)
+    userio(cli_env, "project", "create", "--id", pid, "--domain", f"{pid}.example.test")
+    services = await Services.start(_config(cli_env), run_jobs=False)
+    try:
+        async with services.db.transaction() as tx:
+            await tx.execute(
+                "UPDATE userio_project SET settings = $1 WHERE id = $2",
+                '{"email_case_sensitive": null, "export_rate_limit": 7}',
+                pid,
+            )
+        project = await services.projects.by_host(f"{pid}.example.test")
+    finally:
+        await services.close()
+
+    assert project is not None
+    assert (project.settings.email_case_sensitive, project.settings.export_rate_limit) == (False, 7)

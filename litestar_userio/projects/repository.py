@@ -35,9 +35,13 @@ class ProjectRecord:
 
 
 def _settings(raw: Any) -> ProjectSettings:
-    if isinstance(raw, str | bytes):
-        return msgspec.json.decode(raw, type=ProjectSettings)
-    return msgspec.convert(raw or {}, ProjectSettings)
+    """The stored settings; a null reads as the default (every nullable setting's default is null).
+
+    `project configure --set NAME` without `=VALUE` used to store null even for a true/false setting, and the project
+    could then not be read at all; such a value reads as the default now.
+    """
+    stored = msgspec.json.decode(raw) if isinstance(raw, str | bytes) else raw or {}
+    return msgspec.convert({k: v for k, v in stored.items() if v is not None}, ProjectSettings)
 
 
 def _dump(settings: ProjectSettings) -> str:

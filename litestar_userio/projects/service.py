@@ -107,12 +107,15 @@ class ProjectService:
             return await self.repository.by_domain(reader, normalize_host(host))
 
     async def update_settings(self, project_id: str, **changes: Any) -> ProjectRecord:
-        """Change some settings of a project."""
+        """Change some settings of a project; ValueError naming a setting that does not exist or a wrong value."""
         async with self.db.transaction() as tx:
             project = await self.repository.get(tx, project_id)
             if project is None:
                 raise LookupError(project_id)
-            settings = msgspec.structs.replace(project.settings, **changes)
+            try:  # converted, not replaced: a value of the wrong type must not reach the stored settings
+                settings = msgspec.convert({**msgspec.structs.asdict(project.settings), **changes}, ProjectSettings)
+            except msgspec.ValidationError as exc:
+                raise ValueError(f"invalid project settings: {exc}") from None
             await self.repository.save_settings(tx, project_id, settings)
         return ProjectRecord(project_id, settings)
 
