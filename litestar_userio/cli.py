@@ -24,6 +24,7 @@ from litestar_userio.files import write_private
 from litestar_userio.paths import default_key_path, userio_home
 from litestar_userio.projects.service import project_domain
 from litestar_userio.services import Services
+from litestar_userio.tokens.applications import ApplicationRecord
 from litestar_userio.users.custom_attributes import CUSTOM_ATTRIBUTE_TYPES, CustomAttributeSpec
 
 __all__ = ["default_key_path", "userio_group", "userio_home"]
@@ -180,6 +181,22 @@ def client_create(
     click.echo(client_id)
 
 
+@client_group.command("list")
+@click.option("--project", "project_id", required=True)
+@click.pass_context
+def client_list(ctx: click.Context, project_id: str) -> None:
+    """Print the project's clients, one a line: client id, `jwt` or `opaque` access tokens, name (tab-separated)."""
+
+    async def action(services: Services) -> list[ApplicationRecord]:
+        if await services.projects.get(project_id) is None:
+            raise click.ClickException(f"no project {project_id!r}")
+        return await services.tokens.applications.all(project_id)
+
+    for client in _with_services(ctx, action):
+        kind = "jwt" if client.issue_jwt_access_token else "opaque"
+        click.echo(f"{client.client_id}\t{kind}\t{client.name or ''}")
+
+
 @project_group.command("configure")
 @click.option("--project", "project_id", required=True)
 @click.option("--set", "changes", multiple=True, metavar="NAME=VALUE", help="e.g. create_unknown_roles_on_import=true")
@@ -316,6 +333,24 @@ def declare(
 
     _refusing_bad_values(ctx, action)
     print(name, file=sys.stdout)
+
+
+@custom_attributes_group.command("list")
+@click.option("--project", "project_id", required=True)
+@click.pass_context
+def custom_attributes_list(ctx: click.Context, project_id: str) -> None:
+    """Print the declared custom attributes in declaration order: name, type, constraints (tab-separated)."""
+
+    async def action(services: Services) -> list[CustomAttributeSpec]:
+        if await services.projects.get(project_id) is None:
+            raise click.ClickException(f"no project {project_id!r}")
+        return list((await services.projects.custom_schema(project_id)).values())
+
+    for spec in _with_services(ctx, action):
+        limits = [f"{name} {value:g}" for name, value in (("minimum", spec.minimum), ("maximum", spec.maximum))
+                  if value is not None]  # fmt: skip
+        constraints = ", ".join(spec.enum) if spec.enum else ", ".join(limits)
+        click.echo(f"{spec.name}\t{spec.type}\t{constraints}")
 
 
 @userio_group.command("console-url")

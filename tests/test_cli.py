@@ -386,3 +386,22 @@ async def test_a_null_stored_by_the_old_configure_reads_as_the_default(cli_env, 
 
     assert project is not None
     assert (project.settings.email_case_sensitive, project.settings.export_rate_limit) == (False, 7)
+
+
+def test_clients_and_custom_attributes_are_listed_as_declared(cli_env, tmp_path):
+    pid = project_id(tmp_path)
+    userio(cli_env, "project", "create", "--id", pid, "--domain", f"{pid}.example.test")
+    userio(cli_env, "client", "create", "--project", pid, "--client-id", "web", "--name", "Web app")
+    userio(cli_env, "client", "create", "--project", pid, "--client-id", "legacy", "--opaque-access-token")
+    declare = ["custom-attributes", "declare", "--project", pid]
+    userio(cli_env, *declare, "--name", "plan", "--type", "enum", "--enum", "free", "--enum", "pro")
+    userio(cli_env, *declare, "--name", "seats", "--type", "integer", "--minimum", "1", "--maximum", "500")
+    userio(cli_env, *declare, "--name", "company", "--type", "string")
+
+    clients = userio(cli_env, "client", "list", "--project", pid).stdout.splitlines()
+    attributes = userio(cli_env, "custom-attributes", "list", "--project", pid).stdout.splitlines()
+    unknown = userio(cli_env, "client", "list", "--project", f"{pid}-none", check=False)
+
+    assert clients == ["legacy\topaque\tlegacy", "web\tjwt\tWeb app"]
+    assert attributes == ["plan\tenum\tfree, pro", "seats\tinteger\tminimum 1, maximum 500", "company\tstring\t"]
+    assert unknown.returncode == 1 and f"no project '{pid}-none'" in unknown.stderr

@@ -62,3 +62,8 @@ class ApplicationService:
         """Up to `limit` of the project's client ids, in order."""
         async with self.db.reader() as tx:
             return await self.repository.client_ids(tx, project_id, limit)
+
+    async def all(self, project_id: str) -> list[ApplicationRecord]:
+        """The project's clients, by client id."""
+        async with self.db.reader() as tx:
+            return await self.repository.all(tx, project_id)

@@ -69,6 +69,23 @@ class ApplicationRepository:
             row["client_id"], row["name"], bool(row["issue_jwt_access_token"]), row["access_token_lifetime"]
         )
 
+    async def all(self, tx: Tx, project_id: str) -> list[ApplicationRecord]:
+        """The project's clients, by client id."""
+        rows = await tx.run(
+            Application.select(
+                Application.client_id,
+                Application.name,
+                Application.issue_jwt_access_token,
+                Application.access_token_lifetime,
+            )
+            .where(Application.project == project_id)
+            .order_by(Application.client_id)
+        )
+        return [
+            ApplicationRecord(r["client_id"], r["name"], bool(r["issue_jwt_access_token"]), r["access_token_lifetime"])
+            for r in rows
+        ]
+
     async def client_ids(self, tx: Tx, project_id: str, limit: int) -> list[str]:
         """Up to `limit` of the project's client ids, in order (what an admin can pick from)."""
         rows = await tx.run(
