@@ -48,6 +48,8 @@ async def token(
     project = await userio_projects.by_host(request.headers.get("host", ""))
     if project is None:
         return oauth_error("invalid_request", "unknown host", 404)
+    if request.headers.get("content-type", "").split(";")[0].strip().lower() != "application/x-www-form-urlencoded":
+        return oauth_error("invalid_request", "the body must be application/x-www-form-urlencoded (RFC 6749 3.2)")
     form = await request.form()
     grant_type = form.get("grant_type")
     client_id = form.get("client_id")

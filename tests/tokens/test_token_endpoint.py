@@ -169,6 +169,18 @@ async def test_wrong_password_and_unknown_client_are_oauth_errors(world):
     assert (unknown.status_code, unknown.json()["error"]) == (401, "invalid_client")
 
 
+async def test_a_json_body_is_told_the_form_encoding_the_token_endpoint_takes(world):
+    body = {"grant_type": "password", "username": "ada@example.com", "password": "x", "client_id": "jwt-app"}
+
+    response = await world.project.env.client.post("/oauth2/token", json=body, headers={"Host": world.project.host})
+
+    assert response.status_code == 400
+    assert response.json() == {
+        "error": "invalid_request",
+        "error_description": "the body must be application/x-www-form-urlencoded (RFC 6749 3.2)",
+    }
+
+
 async def test_a_rotated_key_still_verifies_old_tokens(world):
     first = (await world.sign_in()).json()["access_token"]
     await world.env.services.tokens.keys.rotate(world.project.id)
