@@ -115,12 +115,22 @@ def secrets_group() -> None:
 
 @secrets_group.command("set")
 @click.argument("name")
-@click.option("--value", help="The value (default: read from standard input, so it stays out of shell history).")
+@click.option(
+    "--value",
+    help="The value (default: standard input, asked for without echo on a terminal, so it stays out of shell history).",
+)
 @connection_options
 @_with_connection
 def secret_set(connection: Connection, quiet: bool, name: str, value: str | None) -> None:
     """Set secret NAME."""
-    secret = value if value is not None else sys.stdin.read().rstrip("\n")
+    if value is not None:
+        secret = value
+    elif sys.stdin.isatty():  # a bare read would wait for Ctrl-D without a word
+        secret = click.prompt(f"value of {name} (not shown)", hide_input=True, err=True)
+    else:
+        secret = sys.stdin.read().rstrip("\n")
+    if not secret:
+        _fail(f"the value of {name} is empty: pipe it on standard input or pass --value")
 
     async def action(client: AdminClient) -> None:
         path = f"{HOOKS_PATH}/secrets/{quote(name, safe='')}"

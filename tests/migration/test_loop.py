@@ -7,14 +7,19 @@ lines on stderr (and that the commands printed there run as printed), the files 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import fcntl
 import json
 import os
+import pty
+import select
 import shlex
 import signal
 import ssl
 import stat
 import subprocess
 import sys
+import termios
 import time
 from pathlib import Path
 
@@ -598,6 +603,47 @@ async def test_hooks_push_and_test_print_the_claims_added(embedded: Deployment, 
     claims = json.loads(tested.stdout)
     assert claims["custom_attributes"] == {"plan": "pro"}
     assert claims["standard_attributes"]["email"] == "ada@example.com"
+
+
+async def test_a_secret_is_asked_for_without_echo_on_a_terminal_and_never_empty(embedded: Deployment, tmp_path):
+    """A bare read of a terminal waited for Ctrl-D without a word; empty standard input set an empty secret."""
+    project = await embedded.make_project()
+    args = project.args(embedded)
+    controller, terminal = pty.openpty()
+
+    def own_the_terminal() -> None:
+        os.setsid()
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    process = subprocess.Popen(
+        embedded.command("hooks", "secrets", "set", "TTY_KEY", *args), cwd=tmp_path, env=embedded.env,
+        stdin=terminal, stdout=terminal, stderr=terminal, preexec_fn=own_the_terminal,
+    )  # fmt: skip
+    os.close(terminal)
+    seen = b""
+    try:
+        deadline = time.monotonic() + 60
+        while b"(not shown)" not in seen:
+            assert time.monotonic() < deadline, f"no prompt in 60 s: {seen!r}"
+            if select.select([controller], [], [], 0.5)[0]:
+                seen += os.read(controller, 4096)
+        os.write(controller, b"tty-s3cret\n")
+        code = await asyncio.to_thread(process.wait, 120)
+        with contextlib.suppress(OSError):  # the terminal is gone once the process is
+            while chunk := os.read(controller, 4096):
+                seen += chunk
+    finally:
+        process.kill()
+        os.close(controller)
+    empty = embedded.cli("hooks", "secrets", "set", "EMPTY_KEY", *args, cwd=tmp_path, stdin=b"\n")
+    listed = embedded.cli("hooks", "secrets", "list", *args, cwd=tmp_path)
+
+    assert code == 0, seen
+    assert b"value of TTY_KEY (not shown)" in seen and b"secret TTY_KEY set" in seen
+    assert b"tty-s3cret" not in seen
+    assert empty.returncode == 2
+    assert "the value of EMPTY_KEY is empty: pipe it on standard input or pass --value" in empty.stderr
+    assert [line.split("\t")[0] for line in listed.stdout.splitlines()] == ["TTY_KEY"]
 
 
 async def test_hooks_secrets_versions_and_rollback_from_the_client(embedded: Deployment, tmp_path):
