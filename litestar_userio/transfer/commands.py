@@ -15,6 +15,7 @@ import logging
 import os
 import shlex
 import stat
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
@@ -249,6 +250,8 @@ def import_command(
     if resume is not None and report is not None and report != resume:
         _fail("--resume REPORT continues REPORT itself: leave out --report")
     path = None if file == "-" else Path(file)
+    if path is None and sys.stdin.isatty():  # else the run would wait for input without a word
+        click.echo("reading records from the terminal, one JSON object a line; end with Ctrl-D", err=True)
     settings = ImportSettings(
         path=path,
         source=source,

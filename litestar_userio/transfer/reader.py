@@ -98,7 +98,8 @@ class _Buffer:
     """A read buffer over a binary stream with a position and the line number at that position."""
 
     def __init__(self, stream: BinaryIO) -> None:
-        self._stream = stream
+        self._read = getattr(stream, "read1", stream.read)
+        """One read of the source at most: a terminal's Ctrl-D ends one read, and a second read waits for more."""
         self.data = b""
         self.pos = 0
         self.line = 1
@@ -109,7 +110,7 @@ class _Buffer:
         if self.eof:
             return None
         # Grow geometrically while one value keeps going, so a huge record is not copied once per 64 KiB.
-        chunk = self._stream.read(max(_READ_SIZE, len(self.data) - self.pos))
+        chunk = self._read(max(_READ_SIZE, len(self.data) - self.pos))
         if not chunk:
             self.eof = True
             return None

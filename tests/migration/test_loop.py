@@ -605,6 +605,28 @@ async def test_hooks_push_and_test_print_the_claims_added(embedded: Deployment, 
     assert claims["standard_attributes"]["email"] == "ada@example.com"
 
 
+async def test_records_typed_on_a_terminal_are_asked_for_and_imported(embedded: Deployment, tmp_path):
+    project = await embedded.make_project()
+    controller, terminal = pty.openpty()
+    process = subprocess.Popen(
+        embedded.command("import", "-", *project.args(embedded), "-q"), cwd=tmp_path, env=embedded.env,
+        stdin=terminal, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    os.close(terminal)
+    try:
+        assert process.stderr is not None
+        first = await asyncio.wait_for(asyncio.to_thread(process.stderr.readline), 60)
+        os.write(controller, b'{"email": "typed@example.com"}\n\x04')
+        _, rest = await asyncio.to_thread(process.communicate, None, 120)
+    finally:
+        process.kill()
+        os.close(controller)
+
+    assert first == b"reading records from the terminal, one JSON object a line; end with Ctrl-D\n"
+    assert process.returncode == 0, rest
+    assert await names(embedded, project) == {"typed@example.com": None}
+
+
 async def test_a_secret_is_asked_for_without_echo_on_a_terminal_and_never_empty(embedded: Deployment, tmp_path):
     """A bare read of a terminal waited for Ctrl-D without a word; empty standard input set an empty secret."""
     project = await embedded.make_project()
