@@ -291,6 +291,11 @@ def _error_for(response: httpx.Response, action: str) -> TransferError:
         return TransferError(f"rate limited by the server (429): {message}{when}", retry_after=wait)
     if status == 404:
         return TransferError(f"{action}: not found (404): {message}")
+    if reason == "UserExportDisabled":  # the reference's 500 for a setting, not a crash
+        return TransferError(
+            f"exports are disabled for this project ({status} UserExportDisabled): an operator turns them on with "
+            "`litestar userio project configure --project ID --set export_enabled=true` (and a storage configured)"
+        )
     if status >= 500:
         return TransferError(f"server error ({status}) while trying to {action}: {message}")
     return TransferError(f"the server refused to {action} ({status}): {message}")

@@ -17,6 +17,7 @@ import subprocess
 
 import pytest
 
+from litestar_userio.projects.settings import ProjectSettings
 from tests.migration.conftest import Deployment, Project, make_workload
 
 _PROJECTS: dict[str, tuple[Project, int]] = {}
@@ -258,6 +259,19 @@ async def test_escape_formulas_prefixes_cells_a_spreadsheet_would_run(embedded: 
     assert ndjson.returncode == 2
     assert "--escape-formulas applies to --format csv" in ndjson.stderr
     assert not (tmp_path / "x.ndjson").exists()
+
+
+async def test_a_project_with_exports_off_is_told_so_not_as_a_server_error(embedded: Deployment, tmp_path):
+    project = await embedded.make_project(ProjectSettings(export_enabled=False))
+
+    result = export(embedded, project, tmp_path, "--format", "csv", "-o", "users.csv")
+
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines()[-1] == (
+        "error: exports are disabled for this project (500 UserExportDisabled): an operator turns them on with "
+        "`litestar userio project configure --project ID --set export_enabled=true` (and a storage configured)"
+    )
+    assert list(tmp_path.iterdir()) == []
 
 
 async def test_export_usage_and_server_errors(embedded: Deployment, tmp_path):
