@@ -501,8 +501,19 @@ def _body_refusal(request: Request[Any, Any, Any], exc: ValidationException) -> 
     return None
 
 
+def _parameter_refusal(exc: ValidationException) -> UserIOError | None:
+    """A query or path parameter Litestar refused, named with why (its own detail only names the request line)."""
+    causes = [
+        f"invalid {getattr(e['source'], 'value', e['source'])} parameter {e['key']}: {e['message']}"
+        for e in exc.extra if isinstance(e, dict) and {"key", "message", "source"} <= e.keys()
+    ] if isinstance(exc.extra, list) else []  # fmt: skip
+    return InvalidRequest("; ".join(causes)) if causes else None
+
+
 def _as_userio_error(request: Request[Any, Any, Any], exc: Exception) -> UserIOError:
     if isinstance(exc, ValidationException) and (refusal := _body_refusal(request, exc)) is not None:
+        return refusal
+    if isinstance(exc, ValidationException) and (refusal := _parameter_refusal(exc)) is not None:
         return refusal
     if isinstance(exc, ServiceUnavailable):
         logger.warning("userio admin API: %s (%s)", exc.message, exc.__cause__ or exc)

@@ -112,7 +112,17 @@ async def test_import_list_refuses_a_forged_cursor_and_a_bad_limit(project):
     assert forged.status_code == 400
     assert "cursor" in forged.json()["error"]
     assert too_many.status_code == 400
-    assert isinstance(too_many.json()["error"], str)
+    assert too_many.json() == {"error": "invalid query parameter limit: Expected `int` <= 100"}
+
+
+async def test_a_bad_limit_is_named_with_why_in_either_envelope(project):
+    zero = await project.get(IMPORT, params={"limit": 0})
+    word = await project.get(EXPORT, params={"limit": "ten"})
+
+    assert zero.status_code == word.status_code == 400
+    assert zero.json() == {"error": "invalid query parameter limit: Expected `int` >= 1"}
+    assert word.json()["error"]["message"] == "invalid query parameter limit: Expected `int`, got `str`"
+    assert word.json()["error"]["reason"] == "InvalidRequest"
 
 
 async def test_export_list_is_newest_first_in_result_without_download_urls(project):
