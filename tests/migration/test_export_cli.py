@@ -14,6 +14,7 @@ import json
 import signal
 import stat
 import subprocess
+import sys
 
 import pytest
 
@@ -174,6 +175,13 @@ async def test_the_download_for_stdout_waits_in_a_file_only_its_owner_can_read(
     assert list(tmp_path.iterdir()) == []
 
 
+_WITH_CTRL_C = (
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])"
+)
+"""Runs a command with Ctrl-C's default meaning, as from a terminal: a process started in the background (`make test
+&`) inherits SIGINT ignored, and Python then installs no KeyboardInterrupt, as `nohup` intends."""
+
+
 @pytest.mark.parametrize(
     ("output", "said"), [("-", "stdout did not get the whole file"), ("users.ndjson", "nothing was written")]
 )
@@ -184,8 +192,9 @@ async def test_ctrl_c_during_the_download_says_what_the_output_got(
     deployment.proxy.stalled.clear()
     deployment.proxy.resume.clear()
     deployment.proxy.actions.append("stall")
+    command = deployment.command("export", "--format", "ndjson", "-o", output, *project.args(deployment), "-q")
     process = subprocess.Popen(
-        deployment.command("export", "--format", "ndjson", "-o", output, *project.args(deployment), "-q"),
+        [sys.executable, "-c", _WITH_CTRL_C, *command],
         cwd=tmp_path, env={**deployment.env, "TMPDIR": str(tmp_path)}, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
     )  # fmt: skip
     try:

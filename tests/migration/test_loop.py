@@ -7,8 +7,6 @@ lines on stderr (and that the commands printed there run as printed), the files 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import fcntl
 import json
 import os
 import pty
@@ -19,7 +17,6 @@ import ssl
 import stat
 import subprocess
 import sys
-import termios
 import time
 from pathlib import Path
 
@@ -632,18 +629,19 @@ async def test_a_secret_is_asked_for_without_echo_on_a_terminal_and_never_empty(
     project = await embedded.make_project()
     args = project.args(embedded)
     controller, terminal = pty.openpty()
-
-    def own_the_terminal() -> None:
-        os.setsid()
-        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
-
+    # A new session whose first terminal opened becomes its controlling one (what getpass writes to). Not with a
+    # preexec_fn: forking the multi-threaded test process and running Python before exec can deadlock the child.
+    owner = (
+        "import os, sys; t = os.open(sys.argv[1], os.O_RDWR); [os.dup2(t, i) for i in (0, 1, 2)]; "
+        "os.execv(sys.argv[2], sys.argv[2:])"
+    )
+    command = embedded.command("hooks", "secrets", "set", "TTY_KEY", *args)
     process = subprocess.Popen(
-        embedded.command("hooks", "secrets", "set", "TTY_KEY", *args), cwd=tmp_path, env=embedded.env,
-        stdin=terminal, stdout=terminal, stderr=terminal, preexec_fn=own_the_terminal,
+        [sys.executable, "-c", owner, os.ttyname(terminal), *command],
+        cwd=tmp_path, env=embedded.env, start_new_session=True,
     )  # fmt: skip
-    os.close(terminal)
     seen = b""
-    try:
+    try:  # this end stays open throughout: a terminal no process holds answers reads with EIO
         deadline = time.monotonic() + 60
         while b"(not shown)" not in seen:
             assert time.monotonic() < deadline, f"no prompt in 60 s: {seen!r}"
@@ -651,12 +649,12 @@ async def test_a_secret_is_asked_for_without_echo_on_a_terminal_and_never_empty(
                 seen += os.read(controller, 4096)
         os.write(controller, b"tty-s3cret\n")
         code = await asyncio.to_thread(process.wait, 120)
-        with contextlib.suppress(OSError):  # the terminal is gone once the process is
-            while chunk := os.read(controller, 4096):
-                seen += chunk
+        while select.select([controller], [], [], 0.5)[0]:  # what it wrote last
+            seen += os.read(controller, 4096)
     finally:
         process.kill()
         os.close(controller)
+        os.close(terminal)
     empty = embedded.cli("hooks", "secrets", "set", "EMPTY_KEY", *args, cwd=tmp_path, stdin=b"\n")
     listed = embedded.cli("hooks", "secrets", "list", *args, cwd=tmp_path)
 
