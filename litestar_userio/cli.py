@@ -58,6 +58,12 @@ def _with_services(ctx: click.Context, action: Callable[[Services], Awaitable[T]
     return asyncio.run(run())
 
 
+async def _require_project(services: Services, project_id: str) -> None:
+    """Stop the command when the project does not exist."""
+    if await services.projects.get(project_id) is None:
+        raise click.ClickException(f"no project {project_id!r}")
+
+
 def _refusing_bad_values(ctx: click.Context, action: Callable[[Services], Awaitable[T]]) -> T:
     """`_with_services`, a value the services refuse (ValueError) reported in one line, exit 1."""
     try:
@@ -169,8 +175,7 @@ def client_create(
     """Register an OAuth client; prints its client id."""
 
     async def action(services: Services) -> None:
-        if await services.projects.get(project_id) is None:
-            raise click.ClickException(f"no project {project_id!r}")
+        await _require_project(services, project_id)
         if await services.tokens.applications.get(project_id, client_id) is not None:
             raise click.ClickException(f"client {client_id!r} already exists in project {project_id!r}")
         await services.tokens.applications.create(
@@ -188,8 +193,7 @@ def client_list(ctx: click.Context, project_id: str) -> None:
     """Print the project's clients, one a line: client id, `jwt` or `opaque` access tokens, name (tab-separated)."""
 
     async def action(services: Services) -> list[ApplicationRecord]:
-        if await services.projects.get(project_id) is None:
-            raise click.ClickException(f"no project {project_id!r}")
+        await _require_project(services, project_id)
         return await services.tokens.applications.all(project_id)
 
     for client in _with_services(ctx, action):
@@ -272,8 +276,7 @@ def _add_keys_command(kind: str, table: str) -> click.Group:
     @click.pass_context
     def add(ctx: click.Context, project_id: str, keys: tuple[str, ...]) -> None:
         async def action(services: Services) -> list[str]:
-            if await services.projects.get(project_id) is None:
-                raise click.ClickException(f"no project {project_id!r}")
+            await _require_project(services, project_id)
             return await services.projects.add_keys(project_id, table, keys)
 
         for key in _refusing_bad_values(ctx, action):
@@ -286,8 +289,7 @@ def _add_keys_command(kind: str, table: str) -> click.Group:
     @click.pass_context
     def list_(ctx: click.Context, project_id: str) -> None:
         async def action(services: Services) -> list[str]:
-            if await services.projects.get(project_id) is None:
-                raise click.ClickException(f"no project {project_id!r}")
+            await _require_project(services, project_id)
             return await services.projects.list_keys(project_id, table)
 
         for key in _with_services(ctx, action):
@@ -327,8 +329,7 @@ def declare(
     spec = CustomAttributeSpec(name=name, type=type_, minimum=minimum, maximum=maximum, enum=enum or None)
 
     async def action(services: Services) -> None:
-        if await services.projects.get(project_id) is None:
-            raise click.ClickException(f"no project {project_id!r}")
+        await _require_project(services, project_id)
         await services.projects.declare_custom_attribute(project_id, spec)
 
     _refusing_bad_values(ctx, action)
@@ -342,8 +343,7 @@ def custom_attributes_list(ctx: click.Context, project_id: str) -> None:
     """Print the declared custom attributes in declaration order: name, type, constraints (tab-separated)."""
 
     async def action(services: Services) -> list[CustomAttributeSpec]:
-        if await services.projects.get(project_id) is None:
-            raise click.ClickException(f"no project {project_id!r}")
+        await _require_project(services, project_id)
         return list((await services.projects.custom_schema(project_id)).values())
 
     for spec in _with_services(ctx, action):

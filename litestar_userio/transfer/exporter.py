@@ -273,7 +273,9 @@ def _copy_to_stdout(path: Path) -> None:
                     view = view[os.write(descriptor, view) :]
     except BrokenPipeError:
         # Python would report the pipe again when it flushes stdout at exit: point stdout at nothing instead.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), descriptor)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, descriptor)
+        os.close(devnull)
         raise TransferError("stdout was closed before the whole file was written", exit_code=1) from None
 
 

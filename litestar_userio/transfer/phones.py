@@ -39,14 +39,15 @@ class PhoneFixer:
 
     def fix(self, record: dict[str, Any], warnings: list[dict[str, str]]) -> bool:
         """Rewrite the record's numbers that are valid national or spaced ones; True if one changed."""
-        changed = self._fix(record, "phone_number", "phone_number", warnings)
+        changed = self._fix(record, "phone_number", warnings)
         mfa = record.get("mfa")
         if isinstance(mfa, dict):
-            changed = self._fix(mfa, "phone_number", "mfa.phone_number", warnings) or changed
+            changed = self._fix(mfa, "mfa.phone_number", warnings) or changed
         return changed
 
-    def _fix(self, holder: dict[str, Any], key: str, name: str, warnings: list[dict[str, str]]) -> bool:
-        value = holder.get(key)
+    def _fix(self, holder: dict[str, Any], name: str, warnings: list[dict[str, str]]) -> bool:
+        """`holder["phone_number"]` in E.164 if it is a valid national or spaced number; `name` says where."""
+        value = holder.get("phone_number")
         if not isinstance(value, str):
             return False
         try:
@@ -58,7 +59,7 @@ class PhoneFixer:
         e164 = phonenumbers.format_number(parsed, phonenumbers.PhoneNumberFormat.E164)
         if e164 == value:
             return False
-        holder[key] = e164
+        holder["phone_number"] = e164
         warnings.append(
             {
                 "kind": "phone_number_converted",
