@@ -5,7 +5,9 @@
 Loads the users with the import benchmark's generator through the import API (PostgreSQL, arq workers), then
 for each format and for a project of `--small` users and one of `--users` users: starts a fresh worker,
 exports through the HTTP API, downloads the file from S3 and checks it, and reads the worker's peak RSS. In
-the same run PostgreSQL's `COPY (SELECT ...) TO STDOUT CSV` over the same users gives the baseline.
+the same run PostgreSQL's `COPY (SELECT ...) TO STDOUT CSV` over the same users gives the baseline, and the
+same COPY's bytes stored through the plugin's S3 and local writers with no encoding at all give the floor no
+export through those stores can beat here (`bench/storage_floor.py`).
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from bench.harness import (  # noqa: E402
 )
 from bench.harness import profile as start_profile  # noqa: E402
 from bench.import_stats import cpu_seconds  # noqa: E402
+from bench.queries import baseline_query  # noqa: E402
 from litestar_userio.auth.keys import sign_admin_token  # noqa: E402
 
 BUCKET = "userio-bench"
@@ -139,13 +142,6 @@ def _phases(log: Path) -> tuple[float | None, float | None]:
 async def copy_baseline(database_url: str, project_id: str, database: pg.Server) -> tuple[int, float, float]:
     """PostgreSQL COPY of the same users (attributes, login ids, second factors, roles) as CSV to nowhere."""
     conn = await asyncpg.connect(database_url)
-    query = (
-        "COPY (SELECT u.id, u.standard_attributes, u.custom_attributes, u.is_disabled, u.created_at,"
-        " (SELECT json_agg(json_build_array(i.login_id_key, i.original_value, i.normalized_value)) FROM userio_identity i WHERE i.user_id = u.id),"
-        " (SELECT json_agg(json_build_array(a.type, a.oob_target, a.totp_secret)) FROM userio_authenticator a WHERE a.user_id = u.id AND a.kind = 'secondary'),"
-        " (SELECT json_agg(r.key) FROM userio_user_role m JOIN userio_role r ON r.id = m.role_id WHERE m.user_id = u.id)"
-        f" FROM userio_user u WHERE u.project_id = '{project_id}' ORDER BY u.id) TO STDOUT WITH (FORMAT csv)"
-    )
     await pg.settle(conn, vacuum=False)
     count = 0
 
@@ -154,7 +150,7 @@ async def copy_baseline(database_url: str, project_id: str, database: pg.Server)
         count += data.count(b"\n")
 
     started, pg_before = time.perf_counter(), database.cpu_seconds()
-    await conn.copy_from_query(query.removeprefix("COPY (").rsplit(") TO STDOUT", 1)[0], output=sink, format="csv")
+    await conn.copy_from_query(baseline_query(project_id), output=sink, format="csv")
     seconds, pg_cpu = time.perf_counter() - started, database.cpu_seconds() - pg_before
     await conn.close()
     return count, seconds, pg_cpu
@@ -286,6 +282,10 @@ async def run(args: argparse.Namespace, database: pg.Server) -> None:
                 )
                 # One running export at a time and the UserExport bucket: wait out nothing, the task is done.
         copied, copy_seconds, copy_pg_cpu = await copy_baseline(database_url, "demo", database)
+        floors = {
+            "s3": await storage_floor(database_url, "demo", database, "s3", endpoint, BUCKET),
+            "local": await storage_floor(database_url, "demo", database, "local", str(home / "floor")),
+        }
     finally:
         server.send_signal(signal.SIGINT)
         try:
@@ -317,6 +317,12 @@ async def run(args: argparse.Namespace, database: pg.Server) -> None:
             )
             for fmt in ("csv", "ndjson")
         },
+        # The bound, not the target: the baseline's own CSV stored as PostgreSQL writes it, no encoding at all
+        # (`bench/storage_floor.py`). No export through that storage can beat its ratio on this machine.
+        "storage_floor": {
+            kind: {**floor, "ratio_to_copy": round(floor["users_per_second"] / copy_rate, 3)}
+            for kind, floor in floors.items()
+        },
         "peak_rss_ratio_big_to_small": {
             fmt: round(results[f"{fmt}-demo"]["worker_peak_rss_mb"] / results[f"{fmt}-small"]["worker_peak_rss_mb"], 3)
             for fmt in ("csv", "ndjson")
@@ -333,6 +339,40 @@ async def run(args: argparse.Namespace, database: pg.Server) -> None:
             f" | of its {big['seconds']} s, the S3 server completing the file took {big['storage_completing_seconds']} s"
             f" (ratio without it {figures['ratio_to_copy_without_storage_completion'][fmt]:.2f})"
         )
+    for kind, floor in figures["storage_floor"].items():
+        print(
+            f"floor ({kind} storage): COPY TO streamed as is through the plugin's writer {floor['users_per_second']:,}"
+            f" users/s, ratio {floor['ratio_to_copy']:.2f} (its process {floor['cpu_us_per_user']} us of CPU per user,"
+            f" PostgreSQL {floor['postgres_cpu_us_per_user']}): no export through this storage beats it here"
+        )
+
+
+async def storage_floor(database_url: str, project_id: str, database: pg.Server, kind: str, *where: str) -> dict:
+    """`bench/storage_floor.py` in a process of its own, as a worker is: COPY TO's bytes stored without encoding.
+
+    PostgreSQL is settled first, as for the baseline.
+    """
+    conn = await asyncpg.connect(database_url)
+    await pg.settle(conn, vacuum=False)
+    await conn.close()
+    pg_before = database.cpu_seconds()
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "storage_floor.py"), database_url, project_id, kind, *where],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    pg_cpu = database.cpu_seconds() - pg_before
+    floor = json.loads(done.stdout)
+    return {
+        "users": floor["users"],
+        "seconds": round(floor["seconds"], 2),
+        "users_per_second": round(floor["users"] / floor["seconds"]),
+        "size_mb": round(floor["bytes"] / 1e6, 1),
+        "cpu_us_per_user": round(floor["cpu_seconds"] / floor["users"] * 1e6, 1),
+        "postgres_cpu_us_per_user": round(pg_cpu / floor["users"] * 1e6, 1),
+    }
 
 
 if __name__ == "__main__":
