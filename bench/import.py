@@ -273,6 +273,8 @@ async def run(args: argparse.Namespace, database: pg.Server) -> None:
             "ours_cpu_us_per_record_by_process": {k: round(v / n * 1e6, 1) for k, v in pg_cpu.items()},
         },
         "machine_cpu_us_per_record": {k: round(v / n * 1e6, 1) for k, v in cpu.items()},
+        # At 0.5 of COPY, with every core busy all the time, each record may cost the machine this much CPU.
+        "cpu_budget_us_per_record_at_0_5": round((os.cpu_count() or 1) * copy_seconds / n * 1e6 / 0.5, 1),
         "top_statements": statements,
     }
     (OUT / "import.json").write_text(json.dumps(figures, indent=2, default=str))
@@ -283,6 +285,8 @@ async def run(args: argparse.Namespace, database: pg.Server) -> None:
         f"\nPostgreSQL per record: ours {cpu['postgres'] / n * 1e6:,.0f} us CPU, {wal / n:,.0f} WAL bytes | "
         f"COPY {copy_cpu / n * 1e6:,.0f} us CPU, {copy_wal / n:,.0f} WAL bytes"
         f"{'' if database.private else ' (shared server: CPU and WAL include other clients)'}"
+        f"\nCPU budget: 0.5 of COPY leaves {figures['cpu_budget_us_per_record_at_0_5']} us of the machine's CPU per"
+        f" record ({os.cpu_count()} cores); this run spent {cpu['whole_machine'] / n * 1e6:,.1f}"
     )
 
 

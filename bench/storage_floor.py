@@ -4,8 +4,8 @@
     .venv/bin/python bench/storage_floor.py DATABASE_URL PROJECT_ID local DIRECTORY
 
 `bench/export.py` runs it as a process of its own, as a worker is. It does no encoding at all: PostgreSQL writes
-the baseline's CSV and the writer stores it as it comes. No export that reads these users and stores a file of
-about that size through the same storage can beat its rate here, so its ratio to COPY TO bounds every export's.
+the baseline's CSV and the writer stores it as it comes. An export reads the same users and stores a file of about
+that size through the same writer, and encodes besides: what this spends, every export spends first.
 Prints one JSON object: users, seconds (from the first byte asked for to the file completed), CPU seconds of this
 process, bytes.
 """
