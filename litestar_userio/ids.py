@@ -18,6 +18,9 @@ def new_task_id(prefix: str) -> str:
 
 
 _pool: list[str] = []
+_BATCH = 256
+_VARIANT = {digit: "89ab"[int(digit, 16) & 3] for digit in "0123456789abcdef"}
+"""The variant nibble (binary 10xx) from a random hex digit's two low bits."""
 
 
 def new_id() -> str:
@@ -27,19 +30,17 @@ def new_id() -> str:
     touched a random leaf page per row: COPY of 200 000 identities cost 15.8-16.1 us of PostgreSQL CPU per
     row with version 4 ids, 8.8-10.2 with version 7, and 11 % less WAL; at tens of millions of users, where
     the indexes outgrow memory, a random leaf is a disk read. 48 bits of milliseconds, then 74 random bits
-    from the OS CSPRNG, drawn 256 at a time (`uuid.uuid4()` per id cost 4 us, a fifth of a record's import).
+    from the OS CSPRNG, drawn 256 at a time and formatted from one hex string (`uuid.uuid4()` per id cost 4 us,
+    a fifth of a record's import; setting the version and variant bits byte by byte 1.4 us, this 0.8, measured
+    in one run).
     """
     if not _pool:
-        stamp = (time.time_ns() // 1_000_000).to_bytes(6, "big")
-        data = bytearray(os.urandom(16 * 256))
-        for offset in range(0, len(data), 16):
-            data[offset : offset + 6] = stamp
-            data[offset + 6] = (data[offset + 6] & 0x0F) | 0x70
-            data[offset + 8] = (data[offset + 8] & 0x3F) | 0x80
-        hexed = data.hex()
+        stamp = (time.time_ns() // 1_000_000).to_bytes(6, "big").hex()
+        head = f"{stamp[:8]}-{stamp[8:]}-7"
+        digits = os.urandom(10 * _BATCH).hex()  # 20 random hex digits an id: 19 used (one gives the variant two bits)
+        variant = _VARIANT
         _pool.extend(
-            f"{h[0:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
-            for h in (hexed[i : i + 32] for i in range(0, len(hexed), 32))
+            f"{head}{digits[i : i + 3]}-{variant[digits[i + 3]]}{digits[i + 4 : i + 7]}-{digits[i + 7 : i + 19]}"
+            for i in range(20 * (_BATCH - 1), -1, -20)  # popped from the end: in the order drawn
         )
-        _pool.reverse()  # popped from the end: in the order drawn
     return _pool.pop()
