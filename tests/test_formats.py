@@ -203,7 +203,7 @@ def test_the_e164_shortcut_gives_what_parsing_gives(value):
     assert normalize_login_id("phone_number", value) == _parsed_e164(value)
 
 
-@settings(max_examples=3000)
+@settings(max_examples=3000, deadline=None)  # a first call loads the country's metadata
 @given(
     st.sampled_from(sorted(phonenumbers.COUNTRY_CODE_TO_REGION_CODE)),
     st.text("0123456789", max_size=18),
