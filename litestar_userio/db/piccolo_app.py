@@ -9,20 +9,12 @@ and run `piccolo migrations forwards userio`.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from piccolo.conf.apps import AppConfig
 
+from litestar_userio.db.migrations import migrations_folder
 from litestar_userio.db.tables import TABLES
 
 __all__ = ["APP_CONFIG", "migrations_folder"]
-
-
-def migrations_folder() -> Path:
-    """The migrations: inside the wheel (`_migrations`), or the repository's top-level `migrations/`."""
-    package = Path(__file__).resolve().parent.parent
-    shipped = package / "_migrations"
-    return shipped if shipped.is_dir() else package.parent / "migrations"
 
 
 APP_CONFIG = AppConfig(
