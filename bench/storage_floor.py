@@ -60,11 +60,8 @@ async def main(database_url: str, project_id: str, kind: str, *where: str) -> No
     stored = await writer.complete()
     seconds, cpu = time.perf_counter() - started, _cpu_seconds() - cpu_before
     await conn.close()
-    if isinstance(storage, S3Storage):
-        await storage.delete("floor.csv")
-        await storage.close()
-    else:
-        await storage.delete("floor.csv")
+    await storage.delete("floor.csv")
+    await storage.close()
     print(json.dumps({"users": users, "seconds": seconds, "cpu_seconds": cpu, "bytes": stored.size}))
 
 
