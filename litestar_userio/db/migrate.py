@@ -15,12 +15,11 @@ from collections.abc import Iterator
 from piccolo.apps.migrations.tables import Migration
 
 from litestar_userio.db.engine import Database
-from litestar_userio.db.migrations import migration_ids
+from litestar_userio.db.migrations import APP_NAME, migration_ids
 from litestar_userio.errors import DatabaseUnavailable
 
 __all__ = ["migrate"]
 
-_APP_NAME = "userio"
 _CONF_MODULE = "litestar_userio.db.piccolo_conf"
 _ADVISORY_LOCK_ID = 0x75736572696F  # "userio": one migrator at a time across processes
 _lock = asyncio.Lock()
@@ -55,7 +54,7 @@ async def migrate(db: Database) -> str:
         if tx.dialect == "postgres":
             await tx.execute(f"SELECT pg_advisory_xact_lock({_ADVISORY_LOCK_ID})")
         with _piccolo_conf(db), contextlib.redirect_stdout(out):
-            result = await run_forwards(_APP_NAME)
+            result = await run_forwards(APP_NAME)
     if not result.success:
         raise RuntimeError(f"migrations failed: {result.message}\n{out.getvalue()}")
     return out.getvalue()
@@ -63,7 +62,7 @@ async def migrate(db: Database) -> str:
 
 async def _applied_when_current(db: Database) -> int | None:
     """How many migrations Piccolo recorded as applied, when every one of ours is; else None (the runner decides)."""
-    query = Migration.select(Migration.name).where(Migration.app_name == _APP_NAME)
+    query = Migration.select(Migration.name).where(Migration.app_name == APP_NAME)
     try:
         async with db.reader() as tx:
             applied = {row["name"] for row in await tx.run(query)}

@@ -6,7 +6,10 @@ import re
 from functools import cache
 from pathlib import Path
 
-__all__ = ["migration_ids", "migrations_folder"]
+__all__ = ["APP_NAME", "migration_ids", "migrations_folder"]
+
+APP_NAME = "userio"
+"""The Piccolo app of the plugin's tables, as its `migration` table records it."""
 
 _ID = re.compile(r'^ID = "([^"]+)"$', re.MULTILINE)
 

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from piccolo.conf.apps import AppConfig
 
-from litestar_userio.db.migrations import migrations_folder
+from litestar_userio.db.migrations import APP_NAME, migrations_folder
 from litestar_userio.db.tables import TABLES
 
 __all__ = ["APP_CONFIG", "migrations_folder"]
 
 
 APP_CONFIG = AppConfig(
-    app_name="userio",
+    app_name=APP_NAME,
     migrations_folder_path=str(migrations_folder()),
     table_classes=list(TABLES),
     migration_dependencies=[],
