@@ -1,8 +1,11 @@
 """litestar-userio: bulk user import/export and TypeScript token hooks for Litestar auth servers.
 
-The names below load on first use (PEP 562), so the migration client (`userio`, litestar_userio/transfer/),
-which imports a few server modules such as the login-id normalization, does not pay for Litestar, Piccolo and
-the plugin at start-up.
+Everything a host uses is importable from here: the plugin and its configuration, each service (a handler takes
+them by DI under `UserIOConfig.dependency_keys`), the structs they return and the errors they raise.
+
+The names load on first use (PEP 562), so the migration client (`userio`, litestar_userio/transfer/), which
+imports a few server modules such as the login-id normalization, does not pay for Litestar, Piccolo and the
+plugin at start-up.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from litestar_userio.alembic import include_object
     from litestar_userio.config import (
         AuthConfig,
         ConsoleConfig,
@@ -26,26 +30,154 @@ if TYPE_CHECKING:
         TokenConfig,
         UserIOConfig,
     )
+    from litestar_userio.errors import (
+        DatabaseUnavailable,
+        HookDisallowed,
+        HookError,
+        InvalidCredentials,
+        InvalidRequest,
+        NotFound,
+        PasswordExpired,
+        PasswordVerificationBusy,
+        RefreshTokenInvalid,
+        ServiceUnavailable,
+        SignInRefused,
+        UnknownClient,
+        UserDisabled,
+        UserIOError,
+        UserOutsideValidPeriod,
+        UserTemporarilyDisabled,
+    )
+    from litestar_userio.exports.service import ExportService
+    from litestar_userio.hooks.events import EventContext
+    from litestar_userio.hooks.service import HookService
+    from litestar_userio.imports.service import ImportService
     from litestar_userio.plugin import UserIOPlugin
+    from litestar_userio.projects.repository import ProjectRecord
+    from litestar_userio.projects.service import ProjectService
+    from litestar_userio.projects.settings import ProjectSettings
+    from litestar_userio.services import Services
+    from litestar_userio.tokens.applications import ApplicationService
+    from litestar_userio.tokens.keys import SigningKeyStore
+    from litestar_userio.tokens.refresh import (
+        RefreshGrant,
+        RefreshTokenService,
+    )
+    from litestar_userio.tokens.repository import ApplicationRecord
+    from litestar_userio.tokens.service import (
+        AccessToken,
+        TokenService,
+    )
+    from litestar_userio.users.model import UserState
+    from litestar_userio.users.service import UserService
 
 __all__ = [
+    "AccessToken",
+    "ApplicationRecord",
+    "ApplicationService",
     "AuthConfig",
     "ConsoleConfig",
+    "DatabaseUnavailable",
     "DependencyKeys",
+    "EventContext",
     "ExportConfig",
+    "ExportService",
     "HookConfig",
+    "HookDisallowed",
+    "HookError",
+    "HookService",
     "ImportConfig",
+    "ImportService",
+    "InvalidCredentials",
+    "InvalidRequest",
     "LocalStorageConfig",
+    "NotFound",
     "PasswordConfig",
+    "PasswordExpired",
+    "PasswordVerificationBusy",
+    "ProjectRecord",
+    "ProjectService",
+    "ProjectSettings",
     "QueueConfig",
     "RateLimit",
+    "RefreshGrant",
+    "RefreshTokenInvalid",
+    "RefreshTokenService",
     "S3StorageConfig",
+    "ServiceUnavailable",
+    "Services",
+    "SignInRefused",
+    "SigningKeyStore",
     "TokenConfig",
+    "TokenService",
+    "UnknownClient",
+    "UserDisabled",
     "UserIOConfig",
+    "UserIOError",
     "UserIOPlugin",
+    "UserOutsideValidPeriod",
+    "UserService",
+    "UserState",
+    "UserTemporarilyDisabled",
+    "include_object",
 ]
 
-_MODULES = dict.fromkeys(__all__, "litestar_userio.config") | {"UserIOPlugin": "litestar_userio.plugin"}
+_MODULES = {
+    name: module
+    for module, names in {
+        "litestar_userio.config": [
+            "AuthConfig",
+            "ConsoleConfig",
+            "DependencyKeys",
+            "ExportConfig",
+            "HookConfig",
+            "ImportConfig",
+            "LocalStorageConfig",
+            "PasswordConfig",
+            "QueueConfig",
+            "RateLimit",
+            "S3StorageConfig",
+            "TokenConfig",
+            "UserIOConfig",
+        ],
+        "litestar_userio.plugin": ["UserIOPlugin"],
+        "litestar_userio.services": ["Services"],
+        "litestar_userio.users.service": ["UserService"],
+        "litestar_userio.users.model": ["UserState"],
+        "litestar_userio.tokens.service": ["AccessToken", "TokenService"],
+        "litestar_userio.tokens.applications": ["ApplicationService"],
+        "litestar_userio.tokens.repository": ["ApplicationRecord"],
+        "litestar_userio.tokens.keys": ["SigningKeyStore"],
+        "litestar_userio.tokens.refresh": ["RefreshGrant", "RefreshTokenService"],
+        "litestar_userio.projects.service": ["ProjectService"],
+        "litestar_userio.projects.repository": ["ProjectRecord"],
+        "litestar_userio.projects.settings": ["ProjectSettings"],
+        "litestar_userio.imports.service": ["ImportService"],
+        "litestar_userio.exports.service": ["ExportService"],
+        "litestar_userio.hooks.service": ["HookService"],
+        "litestar_userio.hooks.events": ["EventContext"],
+        "litestar_userio.errors": [
+            "DatabaseUnavailable",
+            "HookDisallowed",
+            "HookError",
+            "InvalidCredentials",
+            "InvalidRequest",
+            "NotFound",
+            "PasswordExpired",
+            "PasswordVerificationBusy",
+            "RefreshTokenInvalid",
+            "ServiceUnavailable",
+            "SignInRefused",
+            "UnknownClient",
+            "UserDisabled",
+            "UserIOError",
+            "UserOutsideValidPeriod",
+            "UserTemporarilyDisabled",
+        ],
+        "litestar_userio.alembic": ["include_object"],
+    }.items()
+    for name in names
+}
 
 
 def __getattr__(name: str) -> Any:

@@ -4,9 +4,10 @@ As in advanced-alchemy, each service has its own provider. The plugin's controll
 under their own names (`imports_service`, ...), so those never depend on the host's naming; the plugin also
 registers every provider app-wide under the keys of `DependencyKeys` (configurable), for the host's handlers
 (a token endpoint takes `userio_tokens: NamedDependency[TokenService]`).
-"""
 
-from __future__ import annotations
+Annotations here are evaluated, not postponed: Litestar would resolve postponed ones in the handler's namespace,
+where a host's own `UserService` may stand (`namespace.py`).
+"""
 
 from collections.abc import Callable
 from functools import partial
@@ -33,7 +34,6 @@ from litestar_userio.users.service import UserService
 __all__ = [
     "DOWNLOAD_STORAGE_KEY",
     "SERVICES_STATE_KEY",
-    "SIGNATURE_NAMESPACE",
     "admin_dependencies",
     "app_dependencies",
     "authenticate_admin",
@@ -54,23 +54,6 @@ SERVICES_STATE_KEY = "userio"
 
 DOWNLOAD_STORAGE_KEY = "userio_storage"
 """The name under which the local download route takes the export storage."""
-
-
-SIGNATURE_NAMESPACE: dict[str, Any] = {
-    cls.__name__: cls
-    for cls in (
-        Services,
-        ImportService,
-        ExportService,
-        HookService,
-        ProjectService,
-        UserService,
-        TokenService,
-        AdminAuthenticator,
-        Storage,
-    )
-}
-"""The types handlers annotate their services with, so a host may import them under `TYPE_CHECKING` only."""
 
 
 def services_of(state: State) -> Services:

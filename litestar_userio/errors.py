@@ -41,6 +41,7 @@ __all__ = [
     "Invalid",
     "InvalidAccountStatusTransition",
     "InvalidBcryptHash",
+    "InvalidCredentials",
     "InvalidJWTMutations",
     "InvalidRequest",
     "InvalidTOTPSecret",
@@ -53,20 +54,25 @@ __all__ = [
     "RefreshTokenInvalid",
     "RoleUnknownKeys",
     "ServiceUnavailable",
+    "SignInRefused",
     "TaskNotFound",
     "TooManyRequest",
+    "UnknownClient",
     "UnknownHost",
     "UnsupportedMediaType",
+    "UserDisabled",
     "UserExportDisabled",
     "UserExportNonUniqueFieldNames",
     "UserIOError",
     "UserOutsideValidPeriod",
+    "UserTemporarilyDisabled",
     "ValidationFailed",
     "WriteConflict",
     "export_error_handler",
     "import_error_handler",
     "oauth_busy_handler",
     "oauth_error_handler",
+    "oauth_refusal_handler",
     "unavailable_dependency",
 ]
 
@@ -400,21 +406,63 @@ class InvalidAccountStatusTransition(Invalid):
     default_message = "invalid account status transition"
 
 
-class UserOutsideValidPeriod(Forbidden):
+class SignInRefused(UserIOError):
+    """A sign-in or refresh the token endpoint refuses (DECISIONS 11), answered per RFC 6749 5.2.
+
+    `oauth_error` is the RFC's code; the answer's `error_description` is the class's fixed text, never an
+    admin's free-text reason, and `error_reason` the reference's reason name.
+    """
+
+    name = "Invalid"
+    status_code = 400
+    oauth_error: ClassVar[str] = "invalid_grant"
+
+
+class InvalidCredentials(SignInRefused):
+    """Unknown login id or wrong password: one answer for both, so a guess learns nothing."""
+
+    reason = "InvalidCredentials"
+    default_message = "wrong login id or password"
+
+
+class UnknownClient(SignInRefused):
+    """The `client_id` names no application of the project (RFC 6749: `invalid_client`, 401)."""
+
+    reason = "InvalidClient"
+    status_code = 401
+    oauth_error = "invalid_client"
+    default_message = "unknown client_id"
+
+
+class UserDisabled(SignInRefused):
+    """The user is disabled (told only after the password was right)."""
+
+    reason = "DisabledUser"
+    default_message = "the account is disabled"
+
+
+class UserTemporarilyDisabled(SignInRefused):
+    """The user is inside a temporary disable window (told only after the password was right)."""
+
+    reason = "TemporarilyDisabledUser"
+    default_message = "the account is temporarily disabled"
+
+
+class UserOutsideValidPeriod(SignInRefused):
     """Sign-in refused: now is before `account_valid_from` or from `account_valid_until` on (ref)."""
 
     reason = "UserOutsideValidPeriod"
-    default_message = "user is outside valid period"
+    default_message = "the account cannot sign in at this time"
 
 
-class PasswordExpired(Invalid):
+class PasswordExpired(SignInRefused):
     """Sign-in refused: the password is past its `expire_after` and must be changed first (ref)."""
 
     reason = "PasswordExpiryForceChange"
-    default_message = "password expired"
+    default_message = "the password has expired; change it, then sign in again"
 
 
-class RefreshTokenInvalid(Invalid):
+class RefreshTokenInvalid(SignInRefused):
     """A refresh token that is unknown, expired, revoked, or used before (which revokes its family)."""
 
     reason = "InvalidRefreshToken"
@@ -551,6 +599,17 @@ def oauth_error_handler(_: Request[Any, Any, Any], exc: Exception) -> Response[A
         status_code=500,
         headers={"Cache-Control": "no-store"},
     )
+
+
+def oauth_refusal_handler(_: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
+    """A refused sign-in, refresh or client at a token endpoint: RFC 6749 5.2's answer, nothing as 500.
+
+    `invalid_client` is 401 (5.2), the rest 400; the description is the refusal's fixed text (DECISIONS 11).
+    """
+    if not isinstance(exc, SignInRefused):  # registered for SignInRefused only
+        raise exc
+    body = {"error": exc.oauth_error, "error_description": exc.message, "error_reason": exc.reason}
+    return Response(body, status_code=exc.status_code, headers={"Cache-Control": "no-store", **exc.headers})
 
 
 def oauth_busy_handler(_: Request[Any, Any, Any], exc: Exception) -> Response[Any]:

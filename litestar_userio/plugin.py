@@ -16,11 +16,17 @@ from litestar_userio.console import build_console_controller, build_directory_co
 from litestar_userio.dependencies import (
     DOWNLOAD_STORAGE_KEY,
     SERVICES_STATE_KEY,
-    SIGNATURE_NAMESPACE,
     app_dependencies,
     provide_storage,
 )
-from litestar_userio.errors import HookError, PasswordVerificationBusy, oauth_busy_handler, oauth_error_handler
+from litestar_userio.errors import (
+    HookError,
+    PasswordVerificationBusy,
+    SignInRefused,
+    oauth_busy_handler,
+    oauth_error_handler,
+    oauth_refusal_handler,
+)
 from litestar_userio.exports.controller import build_export_controller
 from litestar_userio.hooks.controller import build_hooks_controller
 from litestar_userio.imports.controller import build_import_controller
@@ -58,6 +64,7 @@ class UserIOPlugin(InitPluginProtocol, CLIPluginProtocol):
             app_config.route_handlers.append(build_console_controller(self._config.console))
         app_config.exception_handlers.setdefault(HookError, oauth_error_handler)
         app_config.exception_handlers.setdefault(PasswordVerificationBusy, oauth_busy_handler)
+        app_config.exception_handlers.setdefault(SignInRefused, oauth_refusal_handler)
         storage = self._config.exports.storage
         if isinstance(storage, LocalStorageConfig):
             download = build_download_controller(storage.route_path)
@@ -65,7 +72,6 @@ class UserIOPlugin(InitPluginProtocol, CLIPluginProtocol):
             app_config.route_handlers.append(Router("/", route_handlers=[download], dependencies=store))
         app_config.dependencies.update(app_dependencies(self._config.dependency_keys))
         app_config.lifespan.append(self._lifespan)
-        app_config.signature_namespace.update(SIGNATURE_NAMESPACE)
         return app_config
 
     @asynccontextmanager

@@ -81,16 +81,22 @@ class Services:
         storage = build_storage(config.exports.storage, clock) if config.exports.storage is not None else None
         projects = ProjectService(db, clock)
         hooks = HookService(db, config.hooks, clock)
-        tokens = TokenService(
-            db, SigningKeyStore(db, clock), ApplicationService(db, clock), hooks, config.tokens, clock
-        )
+        applications = ApplicationService(db, clock)
+        tokens = TokenService(db, SigningKeyStore(db, clock), applications, hooks, config.tokens, clock)
         services = cls(
             config=config,
             db=db,
             queue=queue,
             storage=storage,
             projects=projects,
-            users=UserService(db, config.passwords, config.imports.max_bcrypt_cost, clock=clock, projects=projects),
+            users=UserService(
+                db,
+                config.passwords,
+                config.imports.max_bcrypt_cost,
+                clock=clock,
+                projects=projects,
+                applications=applications,
+            ),
             imports=ImportService(
                 db,
                 queue,

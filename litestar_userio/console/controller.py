@@ -19,6 +19,7 @@ from litestar.params import FromPath
 from litestar.response import Redirect
 
 from litestar_userio.config import ConsoleConfig
+from litestar_userio.namespace import own_names
 
 __all__ = ["SECURITY_HEADERS", "STATIC_DIR", "build_console_controller", "hooks_types_path"]
 
@@ -92,6 +93,8 @@ def build_console_controller(config: ConsoleConfig) -> type[Controller]:
 
     class ConsoleController(Controller):
         """Static files only: every call the page makes goes to the admin API with the admin token."""
+
+        signature_namespace = own_names(globals())
 
         path = config.path.rstrip("/")
         include_in_schema = False

@@ -19,6 +19,7 @@ from litestar_userio.console.repository import DirectoryRepository
 from litestar_userio.db.engine import Database
 from litestar_userio.dependencies import admin_dependencies, authenticate_admin, services_of
 from litestar_userio.errors import export_error_handler
+from litestar_userio.namespace import own_names
 from litestar_userio.openapi import ExportErrorBody, error_responses
 from litestar_userio.projects.service import ProjectRecord, ProjectService
 from litestar_userio.users.custom_attributes import CustomAttributeSpec
@@ -110,6 +111,8 @@ def build_directory_controller(config: UserIOConfig) -> type[Controller]:
 
     class DirectoryController(Controller):
         """Thin: authenticate, read, wrap in `result`."""
+
+        signature_namespace = own_names(globals())
 
         path = config.path_prefix
         tags = ["Directory"]

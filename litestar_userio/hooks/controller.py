@@ -53,6 +53,7 @@ from litestar_userio.hooks.schemas import (
 from litestar_userio.hooks.service import HookService
 from litestar_userio.imports.validation import cause_from_msgspec
 from litestar_userio.jsonbody import find_duplicate_key
+from litestar_userio.namespace import own_names
 from litestar_userio.openapi import ExportErrorBody, error_responses
 from litestar_userio.projects.service import ProjectRecord
 from litestar_userio.tokens.service import TokenService
@@ -122,6 +123,8 @@ def build_hooks_controller(config: UserIOConfig) -> type[Controller]:
 
     class HooksController(Controller):
         """Thin: authenticate, parse, call the hook or token service, wrap the answer in `result`."""
+
+        signature_namespace = own_names(globals())
 
         path = f"{config.path_prefix}/hooks"
         tags = ["Token hooks"]

@@ -12,6 +12,7 @@ from litestar.params import FromPath, FromQuery
 from litestar.response import Stream
 
 from litestar_userio.errors import export_error_handler
+from litestar_userio.namespace import own_names
 from litestar_userio.storage.local import LocalStorage
 
 __all__ = ["build_download_controller"]
@@ -29,6 +30,8 @@ def build_download_controller(path: str) -> type[Controller]:
 
     class DownloadController(Controller):
         """Streams an export file to whoever holds a valid signed URL."""
+
+        signature_namespace = own_names(globals())
 
         exception_handlers = {Exception: export_error_handler}
         include_in_schema = False

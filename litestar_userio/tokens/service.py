@@ -17,7 +17,7 @@ import msgspec
 from litestar_userio.clock import Clock
 from litestar_userio.config import TokenConfig
 from litestar_userio.db.engine import Database
-from litestar_userio.errors import ErrorObject, InvalidRequest, NotFound
+from litestar_userio.errors import ErrorObject, InvalidRequest, NotFound, UnknownClient
 from litestar_userio.hooks.events import EventContext
 from litestar_userio.hooks.service import HookRun, HookService, SavedHook
 from litestar_userio.tokens.applications import ApplicationRecord, ApplicationService
@@ -83,10 +83,10 @@ class TokenService:
         return user
 
     async def application(self, project_id: str, client_id: str) -> ApplicationRecord:
-        """The client; `InvalidRequest` when unknown (the token endpoint answers invalid_client)."""
+        """The client; `UnknownClient` when unknown (the plugin's handler answers `invalid_client`, 401)."""
         application = await self.applications.get(project_id, client_id)
         if application is None:
-            raise InvalidRequest("unknown client_id")
+            raise UnknownClient()
         return application
 
     def access_claims(

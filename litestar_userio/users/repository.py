@@ -100,8 +100,9 @@ def user_from_row(row: Row) -> UserState:
 
 @dataclass(frozen=True)
 class SignInState:
-    """What a sign-in checks once the credentials passed: the account's valid period, the password's expiry."""
+    """What a sign-in checks once the credentials passed: disabled, the valid period, the password's expiry."""
 
+    disabled: bool
     account_valid_from: datetime | None
     account_valid_until: datetime | None
     password_expire_after: datetime | None
@@ -114,7 +115,7 @@ class UserRepository:
     async def sign_in_state(self, tx: Tx, project_id: str, user_id: str) -> SignInState | None:
         """The user's valid period and primary password expiry; None when the project has no such user."""
         row = await tx.fetchrow(
-            "SELECT u.account_valid_from, u.account_valid_until, a.expire_after FROM userio_user u"
+            "SELECT u.is_disabled, u.account_valid_from, u.account_valid_until, a.expire_after FROM userio_user u"
             " LEFT JOIN userio_authenticator a"
             " ON a.user_id = u.id AND a.kind = 'primary' AND a.type = 'password'"
             " WHERE u.id = $1 AND u.project_id = $2",
@@ -123,7 +124,9 @@ class UserRepository:
         )
         if row is None:
             return None
-        return SignInState(row["account_valid_from"], row["account_valid_until"], row["expire_after"])
+        return SignInState(
+            bool(row["is_disabled"]), row["account_valid_from"], row["account_valid_until"], row["expire_after"]
+        )
 
     async def record_sign_in(self, tx: Tx, project_id: str, user_id: str, at: datetime) -> None:
         """Set the user's `last_login_at`."""

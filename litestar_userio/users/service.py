@@ -1,12 +1,23 @@
-"""User-facing operations the host's own endpoints call: signing in with an imported password."""
+"""User-facing operations the host's own endpoints call: signing in with an imported password.
+
+`sign_in` is the one call a token endpoint needs: it checks the client, the password and every rule that refuses a
+sign-in, raising the typed errors of `errors.py` (`SignInRefused`) that the plugin's handler answers per RFC 6749.
+"""
 
 from __future__ import annotations
 
 from litestar_userio.clock import Clock, SystemClock
 from litestar_userio.config import PasswordConfig
 from litestar_userio.db.engine import Database
-from litestar_userio.errors import PasswordExpired, UserOutsideValidPeriod
+from litestar_userio.errors import (
+    InvalidCredentials,
+    PasswordExpired,
+    UnknownClient,
+    UserDisabled,
+    UserOutsideValidPeriod,
+)
 from litestar_userio.projects.service import ProjectService
+from litestar_userio.tokens.applications import ApplicationService
 from litestar_userio.users.formats import LOGIN_ID_ATTRIBUTES
 from litestar_userio.users.login_id_rules import CASE_INSENSITIVE, LoginIDRules
 from litestar_userio.users.passwords import PasswordVerifier
@@ -26,25 +37,45 @@ class UserService:
         clock: Clock | None = None,
         *,
         projects: ProjectService | None = None,
+        applications: ApplicationService | None = None,
     ) -> None:
         self.db = db
         self.passwords = PasswordVerifier(config or PasswordConfig(), max_bcrypt_cost)
         self.clock: Clock = clock or SystemClock()
         self.projects = projects or ProjectService(db, self.clock)
         """Where the project's login-id rules come from."""
+        self.applications = applications or ApplicationService(db, self.clock)
+        """The project's clients, which `sign_in` checks first."""
         self.repository = UserRepository()
 
-    async def check_sign_in(self, project_id: str, user_id: str, *, password: bool = True) -> None:
-        """Refuse a sign-in the reference refuses, after the credentials were checked.
+    async def sign_in(self, project_id: str, login_id: str, password: str, client_id: str) -> str:
+        """The user id of a password sign-in that passes every rule; else the refusal, typed (DECISIONS 11).
 
-        `UserOutsideValidPeriod` before `account_valid_from` or from `account_valid_until` on;
-        `PasswordExpired` (with `password=True`: a password sign-in) when the primary password is past its
-        `expire_after`, until it is changed. A refresh checks the account only.
+        `UnknownClient` first (RFC 6749 authenticates the client before the grant); `InvalidCredentials` for an
+        unknown login id or a wrong password alike; then, only once the password was right, `UserDisabled`,
+        `UserOutsideValidPeriod` and `PasswordExpired`. Records `last_login_at` when it lets the user in.
+        """
+        if await self.applications.get(project_id, client_id) is None:
+            raise UnknownClient()
+        user_id = await self.verify_password(project_id, login_id, password)
+        if user_id is None:
+            raise InvalidCredentials()
+        await self.check_sign_in(project_id, user_id, password=True)
+        return user_id
+
+    async def check_sign_in(self, project_id: str, user_id: str, *, password: bool = True) -> None:
+        """Refuse a sign-in the reference refuses, after the credentials were checked (`sign_in` calls it).
+
+        `UserDisabled` for a disabled user; `UserOutsideValidPeriod` before `account_valid_from` or from
+        `account_valid_until` on; `PasswordExpired` (with `password=True`: a password sign-in) when the primary
+        password is past its `expire_after`, until it is changed. A refresh (`password=False`) checks the account only.
         """
         async with self.db.reader() as tx:
             state = await self.repository.sign_in_state(tx, project_id, user_id)
         if state is None:
             return
+        if state.disabled:
+            raise UserDisabled()
         now = self.clock.now()
         valid_from, valid_until = state.account_valid_from, state.account_valid_until
         if (valid_from is not None and now < valid_from) or (valid_until is not None and now >= valid_until):
@@ -69,7 +100,10 @@ class UserService:
             await self.repository.record_sign_in(tx, project_id, user_id, self.clock.now())
 
     async def verify_password(self, project_id: str, login_id: str, password: str) -> str | None:
-        """The user id when `password` matches the user's primary password, else None.
+        """The user id when `password` matches the user's primary password, else None; never a disabled user.
+
+        A right password of a disabled user raises `UserDisabled` (a host that checks nothing more still refuses
+        it); `sign_in` adds the other rules.
 
         An unknown login id, or a user without a password, costs a bcrypt check too (a fixed hash of the
         configured typical cost), so timing does not tell which login ids exist. bcrypt compares only the first
@@ -82,7 +116,16 @@ class UserService:
             found = await self.repository.find_password(tx, project_id, candidates)
         stored = found[1] if found is not None else None
         ok = await self.passwords.check(project_id, password, stored)
-        return found[0] if ok and found is not None else None
+        if not ok or found is None:
+            return None
+        await self._refuse_disabled(project_id, found[0])
+        return found[0]
+
+    async def _refuse_disabled(self, project_id: str, user_id: str) -> None:
+        async with self.db.reader() as tx:
+            state = await self.repository.sign_in_state(tx, project_id, user_id)
+        if state is not None and state.disabled:
+            raise UserDisabled()
 
     async def _login_id_rules(self, project_id: str) -> LoginIDRules:
         """The project's login-id case sensitivity: sign-in compares login ids as the import stored them."""

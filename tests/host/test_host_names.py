@@ -1,0 +1,109 @@
+"""A host with its own `UserService`, `TokenService` and `Services` in its signature namespace (litestar-fullstack's
+pattern, postponed annotations included) keeps every route answering beside the plugin, and so does the plugin."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+from litestar import Controller, Litestar, get
+from litestar.di import Provide
+
+from litestar_userio import UserIOPlugin
+from litestar_userio import UserService as UserIOUsers
+from litestar_userio.services import Services as UserIOServices
+
+
+@dataclass
+class UserService:
+    """The host's own user service."""
+
+    name: str = "host users"
+
+
+@dataclass
+class TokenService:
+    """The host's own token service."""
+
+    name: str = "host tokens"
+
+
+@dataclass
+class Services:
+    """The host's own bag of services."""
+
+    users: UserService
+    tokens: TokenService
+
+
+def provide_users() -> UserService:
+    return UserService()
+
+
+def provide_tokens() -> TokenService:
+    return TokenService()
+
+
+def provide_services(users_service: UserService, tokens_service: TokenService) -> Services:
+    return Services(users_service, tokens_service)
+
+
+class AccountController(Controller):
+    path = "/host"
+    dependencies = {"services": Provide(provide_services, sync_to_thread=False)}
+    signature_namespace = {"Services": Services}
+
+    @get("/users")
+    async def users(self, users_service: UserService) -> dict[str, str]:
+        return {"service": users_service.name, "type": type(users_service).__qualname__}
+
+    @get("/tokens")
+    async def tokens(self, tokens_service: TokenService) -> dict[str, str]:
+        return {"service": tokens_service.name}
+
+    @get("/services")
+    async def services(self, services: Services) -> dict[str, str]:
+        return {"users": services.users.name, "tokens": services.tokens.name}
+
+    @get("/userio-users")
+    async def userio_users(self, userio_users: UserIOUsers) -> dict[str, str]:
+        return {"service": type(userio_users).__module__}
+
+
+def host_app(database_url: str, tmp_path: Any) -> Litestar:
+    from litestar_userio import ExportConfig, LocalStorageConfig, UserIOConfig
+
+    config = UserIOConfig(
+        database_url=database_url, exports=ExportConfig(storage=LocalStorageConfig(directory=tmp_path))
+    )
+    return Litestar(
+        route_handlers=[AccountController],
+        dependencies={
+            "users_service": Provide(provide_users, sync_to_thread=False),
+            "tokens_service": Provide(provide_tokens, sync_to_thread=False),
+        },
+        signature_namespace={"UserService": UserService, "TokenService": TokenService, "Services": Services},
+        plugins=[UserIOPlugin(config)],
+    )
+
+
+async def test_host_routes_with_colliding_names_answer_beside_the_plugin(backend, tmp_path):
+    app = host_app(backend.database_url, tmp_path)
+    services = await UserIOServices.start(app.plugins.get(UserIOPlugin).config)
+    app.state["userio"] = services
+    try:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="https://h") as client:
+            users = await client.get("/host/users")
+            tokens = await client.get("/host/tokens")
+            bag = await client.get("/host/services")
+            ours = await client.get("/host/userio-users")
+            admin = await client.get("/_api/admin/users/import", headers={"Host": "nowhere.test"})
+    finally:
+        await services.close()
+
+    assert (users.status_code, users.json()) == (200, {"service": "host users", "type": "UserService"})
+    assert (tokens.status_code, tokens.json()) == (200, {"service": "host tokens"})
+    assert (bag.status_code, bag.json()) == (200, {"users": "host users", "tokens": "host tokens"})
+    assert (ours.status_code, ours.json()) == (200, {"service": "litestar_userio.users.service"})
+    assert admin.status_code == 403  # the plugin's own routes still resolve their names: refused, not a 500
