@@ -7,7 +7,7 @@ from importlib.metadata import version
 from litestar import Litestar, get
 from litestar.openapi import OpenAPIConfig
 
-from example_app.oauth import jwks, token
+from example_app.oauth import token
 from example_app.settings import userio_config
 from litestar_userio import UserIOPlugin
 
@@ -27,7 +27,7 @@ async def index() -> dict[str, str]:
 
 
 app = Litestar(
-    route_handlers=[index, token, jwks],
+    route_handlers=[index, token],
     plugins=[UserIOPlugin(userio_config())],
     openapi_config=OpenAPIConfig(
         title="litestar-userio example",

@@ -1,22 +1,19 @@
-"""The example's OAuth endpoints: a token endpoint (password and refresh_token grants) and the JWKS (SPEC 6).
+"""The example's token endpoint: the password and refresh_token grants (SPEC 6).
 
-A real auth server has more grants; this one shows how a host uses the plugin's services: verify an
-imported bcrypt password, refuse accounts outside their valid period and expired passwords, issue tokens
-(hooks run inside `issue_*`, refreshes too), rotate refresh tokens, publish the signing keys.
+A real auth server has more grants; this one shows how a host uses the plugin's services: `sign_in` checks the
+client, the imported password and every rule that refuses a sign-in (disabled, outside the valid period, an
+expired password), `token_response` issues the tokens (hooks run inside, refreshes too), refresh tokens rotate.
+Every refusal is a typed error the plugin's exception handler answers per RFC 6749; the plugin serves the JWKS.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from litestar import Request, Response, get, post
+from litestar import Request, Response, post
 from litestar.di import NamedDependency
 
-from litestar_userio.errors import PasswordExpired, RefreshTokenInvalid, UserOutsideValidPeriod
-from litestar_userio.hooks.events import EventContext
-from litestar_userio.projects.service import ProjectService
-from litestar_userio.tokens.service import TokenService
-from litestar_userio.users.service import UserService
+from litestar_userio import EventContext, ProjectService, TokenService, UserService
 
 
 def oauth_error(error: str, description: str, status_code: int = 400) -> Response[Any]:
@@ -26,10 +23,6 @@ def oauth_error(error: str, description: str, status_code: int = 400) -> Respons
         status_code=status_code,
         headers={"Cache-Control": "no-store"},
     )
-
-
-def _origin(request: Request[Any, Any, Any]) -> str:
-    return str(request.base_url).rstrip("/")
 
 
 @post("/oauth2/token", status_code=200)
@@ -51,42 +44,26 @@ async def token(
     if request.headers.get("content-type", "").split(";")[0].strip().lower() != "application/x-www-form-urlencoded":
         return oauth_error("invalid_request", "the body must be application/x-www-form-urlencoded (RFC 6749 3.2)")
     form = await request.form()
-    grant_type = form.get("grant_type")
-    client_id = form.get("client_id")
+    grant_type, client_id = form.get("grant_type"), form.get("client_id")
     if grant_type not in {"password", "refresh_token"}:
         return oauth_error("unsupported_grant_type", "grant_type must be password or refresh_token")
     if not client_id:
         return oauth_error("invalid_request", "client_id is required")
-    if await userio_tokens.applications.get(project.id, client_id) is None:
-        return oauth_error("invalid_client", "unknown client_id", 401)
     refresh_token: str | None = None
     if grant_type == "password":
         username, password = form.get("username"), form.get("password")
         if not username or not password:
             return oauth_error("invalid_request", "username, password and client_id are required")
         scope = str(form.get("scope") or "openid")
-        user_id = await userio_users.verify_password(project.id, username, password)
-        if user_id is None:
-            return oauth_error("invalid_grant", "wrong login id or password")
+        user_id = await userio_users.sign_in(project.id, username, password, client_id)
     else:
         presented = form.get("refresh_token")
         if not presented:
             return oauth_error("invalid_request", "refresh_token is required")
-        try:
-            grant = await userio_tokens.refresh_tokens.rotate(project.id, client_id, presented)
-        except RefreshTokenInvalid as exc:
-            return oauth_error("invalid_grant", exc.message)
+        await userio_tokens.application(project.id, client_id)  # an unknown client: invalid_client
+        grant = await userio_tokens.refresh_tokens.rotate(project.id, client_id, presented)
+        await userio_users.check_sign_in(project.id, grant.user_id, password=False)
         user_id, scope, refresh_token = grant.user_id, grant.scope, grant.refresh_token
-    user = await userio_tokens.load_user(project.id, user_id)
-    if user.disabled:
-        return oauth_error("invalid_grant", "the account is disabled")
-    try:
-        await userio_users.check_sign_in(project.id, user_id, password=grant_type == "password")
-    except (UserOutsideValidPeriod, PasswordExpired) as exc:
-        answer = oauth_error("invalid_grant", _refusal(exc))
-        return Response({**answer.content, "error_reason": exc.reason}, status_code=400, headers=answer.headers)
-    if grant_type == "password" and "offline_access" in scope.split():
-        refresh_token = await userio_tokens.refresh_tokens.issue(project.id, client_id, user_id, scope)
     context = EventContext(
         client_id=client_id,
         app_id=project.id,
@@ -94,42 +71,13 @@ async def token(
         user_agent=request.headers.get("user-agent"),
         language=request.headers.get("accept-language", "en").split(",")[0] or "en",
     )
-    access = await userio_tokens.issue_access_token(
-        project.id, client_id, user_id, issuer=_origin(request), scope=scope, context=context
+    body = await userio_tokens.token_response(
+        project.id,
+        client_id,
+        user_id,
+        issuer=str(request.base_url).rstrip("/"),
+        scope=scope,
+        refresh_token=refresh_token,
+        context=context,
     )
-    body: dict[str, Any] = {
-        "access_token": access.token,
-        "token_type": access.token_type,
-        "expires_in": access.expires_in,
-        "scope": scope,
-    }
-    if "openid" in scope.split():
-        body["id_token"] = await userio_tokens.issue_id_token(
-            project.id, client_id, user_id, issuer=_origin(request), context=context
-        )
-    if refresh_token is not None:
-        body["refresh_token"] = refresh_token
     return Response(body, headers={"Cache-Control": "no-store"})
-
-
-def _refusal(exc: UserOutsideValidPeriod | PasswordExpired) -> str:
-    if isinstance(exc, PasswordExpired):
-        return f"{exc.message} (change the password, then sign in again)"
-    info = exc.info or {}
-    return (
-        f"the account can sign in only from {info.get('account_valid_from') or 'any time'}"
-        f" until {info.get('account_valid_until') or 'any time'}"
-    )
-
-
-@get("/.well-known/jwks.json")
-async def jwks(
-    request: Request[Any, Any, Any],
-    userio_projects: NamedDependency[ProjectService],
-    userio_tokens: NamedDependency[TokenService],
-) -> Response[Any]:
-    """The public keys that verify this project's tokens."""
-    project = await userio_projects.by_host(request.headers.get("host", ""))
-    if project is None:
-        return oauth_error("invalid_request", "unknown host", 404)
-    return Response(await userio_tokens.keys.jwks(project.id), headers={"Cache-Control": "max-age=300"})

@@ -59,15 +59,9 @@ if TYPE_CHECKING:
     from litestar_userio.services import Services
     from litestar_userio.tokens.applications import ApplicationService
     from litestar_userio.tokens.keys import SigningKeyStore
-    from litestar_userio.tokens.refresh import (
-        RefreshGrant,
-        RefreshTokenService,
-    )
+    from litestar_userio.tokens.refresh import RefreshGrant, RefreshTokenService
     from litestar_userio.tokens.repository import ApplicationRecord
-    from litestar_userio.tokens.service import (
-        AccessToken,
-        TokenService,
-    )
+    from litestar_userio.tokens.service import AccessToken, TokenResponse, TokenService
     from litestar_userio.users.model import UserState
     from litestar_userio.users.service import UserService
 
@@ -109,6 +103,7 @@ __all__ = [
     "SignInRefused",
     "SigningKeyStore",
     "TokenConfig",
+    "TokenResponse",
     "TokenService",
     "UnknownClient",
     "UserDisabled",
@@ -144,7 +139,7 @@ _MODULES = {
         "litestar_userio.services": ["Services"],
         "litestar_userio.users.service": ["UserService"],
         "litestar_userio.users.model": ["UserState"],
-        "litestar_userio.tokens.service": ["AccessToken", "TokenService"],
+        "litestar_userio.tokens.service": ["AccessToken", "TokenResponse", "TokenService"],
         "litestar_userio.tokens.applications": ["ApplicationService"],
         "litestar_userio.tokens.repository": ["ApplicationRecord"],
         "litestar_userio.tokens.keys": ["SigningKeyStore"],

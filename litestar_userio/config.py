@@ -187,6 +187,8 @@ class TokenConfig:
     """ID tokens expire this long after issuance."""
     refresh_token_lifetime: timedelta = timedelta(days=30)
     """A refresh token works this long after it was handed out (each use hands out a fresh one)."""
+    jwks_path: str | None = "/.well-known/jwks.json"
+    """Where the plugin serves the `Host`'s project's public signing keys; None serves none (the host's own)."""
 
 
 @dataclass
@@ -287,7 +289,11 @@ class UserIOConfig:
     """Everything the plugin needs; the defaults give the embedded deployment."""
 
     database_url: str = "sqlite:///userio.sqlite3"
-    """`postgresql://...` in production; `sqlite:///path` for the embedded default."""
+    """`postgresql://...` in production; `sqlite:///path` for the embedded default (the plugin's own file)."""
+    database_schema: str = "userio"
+    """PostgreSQL: the schema of the plugin's tables and of its migration bookkeeping (DECISIONS 11); nothing of
+    ours is created in or read from another, so a host's own tables (a `migration` table included) stay its own.
+    Created by `migrate`, which also moves an older deployment's tables there from `public` once."""
     queue: QueueConfig = field(default_factory=QueueConfig)
     imports: ImportConfig = field(default_factory=ImportConfig)
     exports: ExportConfig = field(default_factory=ExportConfig)

@@ -33,6 +33,7 @@ from litestar_userio.imports.controller import build_import_controller
 from litestar_userio.openapi import ADMIN_SECURITY, document_admin_api
 from litestar_userio.services import Services
 from litestar_userio.storage import build_download_controller
+from litestar_userio.tokens.controller import build_jwks_controller
 
 __all__ = ["UserIOPlugin"]
 
@@ -60,6 +61,8 @@ class UserIOPlugin(InitPluginProtocol, CLIPluginProtocol):
         ]
         app_config.route_handlers.append(Router("/", route_handlers=admin_api, security=ADMIN_SECURITY))
         document_admin_api(app_config)
+        if self._config.tokens.jwks_path is not None:
+            app_config.route_handlers.append(build_jwks_controller(self._config.tokens.jwks_path))
         if self._config.console is not None:
             app_config.route_handlers.append(build_console_controller(self._config.console))
         app_config.exception_handlers.setdefault(HookError, oauth_error_handler)

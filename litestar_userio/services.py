@@ -67,6 +67,7 @@ class Services:
         """
         db = Database(
             config.database_url,
+            schema=config.database_schema,
             pool_size=config.db_pool_size,
             silent_transaction_timeout=config.db_silent_transaction_timeout,
         )

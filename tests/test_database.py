@@ -75,9 +75,9 @@ async def test_a_copy_whose_client_went_silent_is_ended_and_its_locks_freed(post
     db = Database(postgres_url + name, pool_size=3, silent_transaction_timeout=timedelta(seconds=1))
     await db.start()
     admin = await asyncpg.connect(postgres_url)
-    await admin.execute("CREATE TABLE IF NOT EXISTS silent_copy_target (n int PRIMARY KEY)")
-    await admin.execute("TRUNCATE silent_copy_target")
-    await admin.execute("INSERT INTO silent_copy_target VALUES (1)")
+    await admin.execute("CREATE TABLE IF NOT EXISTS userio.silent_copy_target (n int PRIMARY KEY)")
+    await admin.execute("TRUNCATE userio.silent_copy_target")
+    await admin.execute("INSERT INTO userio.silent_copy_target VALUES (1)")
     silent = SilentSource(b"2\n")
 
     async def stuck_copy() -> None:
@@ -99,12 +99,12 @@ async def test_a_copy_whose_client_went_silent_is_ended_and_its_locks_freed(post
         with pytest.raises(Exception) as ended:  # noqa: PT011 (asyncpg raises one of several classes here)
             await asyncio.wait_for(copy, timeout=10)
         assert unavailable_dependency(ended.value) == "database", "the job is retried, not failed"
-        await asyncio.wait_for(admin.execute("UPDATE silent_copy_target SET n = 3 WHERE n = 1"), timeout=5)
-        assert await admin.fetchval("SELECT array_agg(n ORDER BY n) FROM silent_copy_target") == [3]
+        await asyncio.wait_for(admin.execute("UPDATE userio.silent_copy_target SET n = 3 WHERE n = 1"), timeout=5)
+        assert await admin.fetchval("SELECT array_agg(n ORDER BY n) FROM userio.silent_copy_target") == [3]
     finally:
         silent.never.set()
         copy.cancel()
-        await admin.execute("DROP TABLE IF EXISTS silent_copy_target")
+        await admin.execute("DROP TABLE IF EXISTS userio.silent_copy_target")
         await admin.close()
         await asyncio.wait_for(db.close(), timeout=5)
 
@@ -133,7 +133,7 @@ async def test_a_transaction_with_a_lock_timeout_gives_up_on_a_locked_row_with_a
     """The sweep's transactions never wait behind a row another session holds: they fail as `WriteConflict`."""
     db = Database(postgres_url, pool_size=2)
     await db.start()
-    admin = await asyncpg.connect(postgres_url)
+    admin = await asyncpg.connect(postgres_url, server_settings={"search_path": db.schema})
     await admin.execute("CREATE TABLE IF NOT EXISTS lock_timeout_target (n int PRIMARY KEY)")
     await admin.execute("TRUNCATE lock_timeout_target")
     await admin.execute("INSERT INTO lock_timeout_target VALUES (1)")

@@ -35,7 +35,7 @@ from piccolo.table import Table
 from litestar_userio.db.tables import TABLES
 from litestar_userio.errors import DatabaseUnavailable, UserIOError, WriteConflict
 
-__all__ = ["Database", "Dialect", "Row", "Tx", "driver_errors", "in_batches"]
+__all__ = ["DEFAULT_SCHEMA", "Database", "Dialect", "Row", "Tx", "driver_errors", "in_batches"]
 
 Dialect = Literal["postgres", "sqlite"]
 Row = Mapping[str, Any]
@@ -46,6 +46,9 @@ _APPLICATION_NAME = "litestar-userio"
 """Our sessions in `pg_stat_activity` unless the database URL names them (`?application_name=...`): how
 `end_silent_sessions` tells them from other applications'."""
 _IDLE_SQLITE_READERS = 4
+DEFAULT_SCHEMA = "userio"
+"""`UserIOConfig.database_schema`'s default."""
+_SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 _POOL_CLOSE_TIMEOUT = 10.0
 
 logger = logging.getLogger("litestar_userio.db")
@@ -283,8 +286,19 @@ async def _reset_connection(connection: Any) -> None:
 class Database:
     """The plugin's database, chosen by URL: `postgresql://...` or `sqlite:///path`."""
 
-    def __init__(self, url: str, *, pool_size: int = 10, silent_transaction_timeout: timedelta | None = None) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        schema: str = DEFAULT_SCHEMA,
+        pool_size: int = 10,
+        silent_transaction_timeout: timedelta | None = None,
+    ) -> None:
+        if not _SCHEMA_NAME.fullmatch(schema):
+            raise ValueError(f"database_schema must be a lower-case SQL name (letters, digits, _), got {schema!r}")
         self.url = url
+        self.schema = schema
+        """PostgreSQL: the only schema our connections see (`search_path`), where `migrate` puts our tables."""
         self.pool_size = pool_size
         self.silent_transaction_timeout = silent_transaction_timeout
         """`UserIOConfig.db_silent_transaction_timeout`."""
@@ -294,7 +308,8 @@ class Database:
         self.engine: Engine[Any]
         if scheme in {"postgres", "postgresql"}:
             self.dialect: Dialect = "postgres"
-            self.engine = PostgresEngine(config={"dsn": url})
+            # Every connection, pooled or not (Piccolo's migration runner opens its own), sees our schema only.
+            self.engine = PostgresEngine(config={"dsn": url, "server_settings": {"search_path": schema}})
         elif scheme == "sqlite":
             self.dialect = "sqlite"
             # aiosqlite logs every statement with its parameters at DEBUG, password hashes of imported records
@@ -322,7 +337,7 @@ class Database:
         try:
             with driver_errors():
                 if isinstance(self.engine, PostgresEngine):
-                    settings = {}
+                    settings = {"search_path": self.schema}
                     if "application_name" not in parse_qs(urlsplit(self.url).query):
                         settings["application_name"] = _APPLICATION_NAME
                     if self.silent_transaction_timeout is not None:

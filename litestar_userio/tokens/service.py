@@ -26,7 +26,7 @@ from litestar_userio.tokens.refresh import RefreshTokenService
 from litestar_userio.users.model import UserState
 from litestar_userio.users.repository import UserRepository
 
-__all__ = ["AccessToken", "HookPreview", "TokenService"]
+__all__ = ["AccessToken", "HookPreview", "TokenResponse", "TokenService"]
 
 _LISTED_CLIENTS = 20
 """Client ids an unknown-client answer of the hooks test lists at most."""
@@ -50,6 +50,19 @@ class AccessToken(msgspec.Struct):
     token_type: str
     expires_in: int
     is_jwt: bool
+
+
+class TokenResponse(msgspec.Struct, omit_defaults=True):
+    """RFC 6749 5.1's successful answer, ready to return from a token endpoint (`Response(body)`)."""
+
+    access_token: str
+    token_type: str
+    expires_in: int
+    scope: str
+    id_token: str | None = None
+    """With the `openid` scope."""
+    refresh_token: str | None = None
+    """With the `offline_access` scope on a password grant, or the successor of a rotated one."""
 
 
 class TokenService:
@@ -132,7 +145,10 @@ class TokenService:
         scope: str = "openid",
         context: EventContext | None = None,
     ) -> AccessToken:
-        """A JWT access token after `oidc.jwt.pre_create`, or an opaque one when the client does not use JWTs."""
+        """A JWT access token after `oidc.jwt.pre_create`, or an opaque one when the client does not use JWTs.
+
+        The token itself is `.token`; `token_response` gives a token endpoint's whole answer.
+        """
         application = await self.application(project_id, client_id)
         if not application.issue_jwt_access_token:
             return AccessToken(secrets.token_urlsafe(32), "Bearer", application.access_token_lifetime, False)
@@ -144,6 +160,33 @@ class TokenService:
         result = await self.hooks.run_chain("oidc.jwt.pre_create", hooks, user, claims, context)
         token = await self._sign(project_id, result.payload, typ="at+jwt")
         return AccessToken(token, "Bearer", application.access_token_lifetime, True)
+
+    async def token_response(
+        self,
+        project_id: str,
+        client_id: str,
+        user_id: str,
+        *,
+        issuer: str,
+        scope: str = "openid",
+        refresh_token: str | None = None,
+        context: EventContext | None = None,
+    ) -> TokenResponse:
+        """Everything a token endpoint answers for a user `UserService.sign_in` let in (or a refresh let through).
+
+        The access token; an ID token for `openid`; `refresh_token` when given (a rotated one), else a new one
+        for `offline_access`. The hooks run on each token, as in `issue_access_token` and `issue_id_token`.
+        """
+        scopes = scope.split()
+        access = await self.issue_access_token(
+            project_id, client_id, user_id, issuer=issuer, scope=scope, context=context
+        )
+        id_token = None
+        if "openid" in scopes:
+            id_token = await self.issue_id_token(project_id, client_id, user_id, issuer=issuer, context=context)
+        if refresh_token is None and "offline_access" in scopes:
+            refresh_token = await self.refresh_tokens.issue(project_id, client_id, user_id, scope)
+        return TokenResponse(access.token, access.token_type, access.expires_in, scope, id_token, refresh_token)
 
     async def issue_id_token(
         self,

@@ -80,15 +80,17 @@ class UserService:
         valid_from, valid_until = state.account_valid_from, state.account_valid_until
         if (valid_from is not None and now < valid_from) or (valid_until is not None and now >= valid_until):
             raise UserOutsideValidPeriod(
+                f"the account can sign in only from {valid_from.isoformat() if valid_from else 'any time'}"
+                f" until {valid_until.isoformat() if valid_until else 'any time'}",
                 info={
                     "account_valid_from": valid_from.isoformat() if valid_from else None,
                     "account_valid_until": valid_until.isoformat() if valid_until else None,
-                }
+                },
             )
         expire_after = state.password_expire_after
         if password and expire_after is not None and expire_after < now:
             raise PasswordExpired(
-                f"password expired at {expire_after.isoformat()}; it must be changed before signing in",
+                f"the password expired at {expire_after.isoformat()}; change it, then sign in again",
                 info={"expire_after": expire_after.isoformat()},
             )
         if password:

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from example_app.oauth import jwks, token
+from example_app.oauth import token
 from litestar_userio.clock import FrozenClock
 from tests.exports.helpers import exported_bytes
 from tests.helpers import HASH_2B, PASSWORD, import_one
@@ -27,7 +27,7 @@ PERIOD_ERROR = (
 
 @pytest.fixture
 async def project(backend, make_env):
-    env = await make_env(backend, clock=FrozenClock(NOW), route_handlers=[token, jwks])
+    env = await make_env(backend, clock=FrozenClock(NOW), route_handlers=[token])
     project = await env.make_project()
     await env.services.tokens.applications.create(project.id, "app", issue_jwt_access_token=True)
     return project

@@ -14,7 +14,7 @@ import json
 import jwt
 import pytest
 
-from example_app.oauth import jwks, token
+from example_app.oauth import token
 from litestar_userio.projects.settings import ProjectSettings
 from tests.exports.helpers import exported_bytes
 from tests.helpers import HASH_2B, PASSWORD, import_one, user_row
@@ -37,7 +37,7 @@ CASE_SENSITIVE = ProjectSettings(email_case_sensitive=True, username_case_sensit
 
 @pytest.fixture
 async def signin_env(backend, make_env):
-    return await make_env(backend, route_handlers=[token, jwks])
+    return await make_env(backend, route_handlers=[token])
 
 
 async def sign_in(project, username, password=PASSWORD):

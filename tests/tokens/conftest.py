@@ -9,7 +9,7 @@ from pathlib import Path
 import jwt
 import pytest
 
-from example_app.oauth import jwks, token
+from example_app.oauth import token
 from litestar_userio.hooks.secrets import SecretBox
 from tests.helpers import HASH_2B, PASSWORD, import_one
 
@@ -60,7 +60,7 @@ class TokenWorld:
 async def world(backend, make_env) -> TokenWorld:
     env = await make_env(
         backend,
-        route_handlers=[token, jwks],
+        route_handlers=[token],
         hooks={"hook_timeout": timedelta(seconds=1), "secrets_key": SECRETS_KEY, "fetch_max_calls": 3},
     )
     project = await env.make_project(roles=("admin", "editor"))

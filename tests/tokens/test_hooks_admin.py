@@ -179,11 +179,11 @@ async def test_run_log_records_outcomes_and_claim_names_newest_first_in_pages(wo
 
 
 async def test_run_log_is_sampled_when_runs_are_many_and_shows_the_rate(backend, make_env):
-    from example_app.oauth import jwks, token
+    from example_app.oauth import token
     from tests.helpers import HASH_2B, import_one
     from tests.tokens.conftest import TokenWorld
 
-    env = await make_env(backend, route_handlers=[token, jwks], hooks={"run_log_per_second": 2})
+    env = await make_env(backend, route_handlers=[token], hooks={"run_log_per_second": 2})
     project = await env.make_project()
     detail = await import_one(
         project, {"email": "ada@example.com", "password": {"type": "bcrypt", "password_hash": HASH_2B}}

@@ -1,0 +1,51 @@
+"""The JWKS route the plugin serves (`TokenConfig.jwks_path`): the public keys of the `Host`'s project.
+
+Public like a token endpoint: no admin guard, and the answer is the same for everyone, so caches may keep it a while.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Controller, Request, Response, get
+from litestar.di import NamedDependency, Provide
+
+from litestar_userio.dependencies import provide_project_service, provide_token_service
+from litestar_userio.namespace import own_names
+from litestar_userio.projects.service import ProjectService
+from litestar_userio.tokens.service import TokenService
+
+__all__ = ["build_jwks_controller"]
+
+_CACHE_CONTROL = "max-age=300"
+"""Clients re-read the keys within five minutes of a rotation."""
+
+
+def build_jwks_controller(path: str) -> type[Controller]:
+    """A controller serving `GET {path}`: the JWK set verifying the tokens of the project the `Host` names."""
+
+    class JWKSController(Controller):
+        """The signing keys' public halves (RFC 7517), per project."""
+
+        signature_namespace = own_names(globals())
+        opt = {"exclude_from_auth": True}
+        dependencies = {
+            "jwks_projects": Provide(provide_project_service, sync_to_thread=False),
+            "jwks_tokens": Provide(provide_token_service, sync_to_thread=False),
+        }
+
+        @get(path, name="userio-jwks", summary="JSON Web Key Set", tags=["OAuth"])
+        async def jwks(
+            self,
+            request: Request[Any, Any, Any],
+            jwks_projects: NamedDependency[ProjectService],
+            jwks_tokens: NamedDependency[TokenService],
+        ) -> Response[Any]:
+            """The public keys that verify this project's tokens; 404 for a host that names no project."""
+            project = await jwks_projects.by_host(request.headers.get("host", ""))
+            if project is None:
+                body = {"error": "invalid_request", "error_description": "unknown host"}
+                return Response(body, status_code=404, headers={"Cache-Control": "no-store"})
+            return Response(await jwks_tokens.keys.jwks(project.id), headers={"Cache-Control": _CACHE_CONTROL})
+
+    return JWKSController
