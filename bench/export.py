@@ -142,7 +142,7 @@ def _phases(log: Path) -> tuple[float | None, float | None]:
 
 async def copy_baseline(database_url: str, project_id: str, database: pg.Server) -> tuple[int, float, float]:
     """PostgreSQL COPY of the same users (attributes, login ids, second factors, roles) as CSV to nowhere."""
-    conn = await asyncpg.connect(database_url)
+    conn = await asyncpg.connect(database_url, server_settings={"search_path": "userio"})
     await pg.settle(conn, vacuum=False)
     count = 0
 
@@ -257,7 +257,7 @@ async def run(args: argparse.Namespace, database: pg.Server) -> None:
                 loader.send_signal(signal.SIGINT)
             for loader in loaders:
                 loader.wait(timeout=30)
-        conn = await asyncpg.connect(database_url)
+        conn = await asyncpg.connect(database_url, server_settings={"search_path": "userio"})
         await pg.settle(conn)  # the first full read would otherwise set every row's hint bits
         await conn.close()
 
@@ -373,7 +373,7 @@ async def storage_floor(database_url: str, project_id: str, database: pg.Server,
 
     PostgreSQL is settled first, as for the baseline.
     """
-    conn = await asyncpg.connect(database_url)
+    conn = await asyncpg.connect(database_url, server_settings={"search_path": "userio"})
     await pg.settle(conn, vacuum=False)
     await conn.close()
     pg_before = database.cpu_seconds()

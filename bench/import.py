@@ -52,7 +52,7 @@ async def copy_baseline(database_url: str, records: list[dict], server: pg.Serve
 
     The rows get their ids from the plugin's own generator: the baseline pays the same index work per id.
     """
-    conn = await asyncpg.connect(database_url)
+    conn = await asyncpg.connect(database_url, server_settings={"search_path": "userio"})
     tables = ["userio_user", "userio_identity", "userio_authenticator", "userio_user_role"]
     for table in tables:
         await conn.execute(f"DROP TABLE IF EXISTS bench_{table}")
@@ -206,7 +206,7 @@ async def run(args: argparse.Namespace, database: pg.Server) -> None:
         token = sign_admin_token((home / "demo-admin-key.pem").read_text(), "demo")
 
         processes = {"server": server, **{f"worker_{i}": w for i, w in enumerate(workers)}}
-        stats = await asyncpg.connect(database_url)
+        stats = await asyncpg.connect(database_url, server_settings={"search_path": "userio"})
         wal_segments = await pg.warm_up(stats, 400) if database.private else None
         await pg.settle(stats)
         before = {name: cpu_seconds(p.pid) for name, p in processes.items()}

@@ -46,7 +46,7 @@ async def main(database_url: str, project_id: str, kind: str, *where: str) -> No
         )
     else:
         storage = LocalStorage(LocalStorageConfig(directory=Path(where[0])), SystemClock())
-    conn = await asyncpg.connect(database_url)
+    conn = await asyncpg.connect(database_url, server_settings={"search_path": "userio"})
     users = 0
     writer: FileWriter = await storage.open_writer("floor.csv", content_type="text/csv", filename="floor.csv")
 

@@ -22,6 +22,8 @@ DEFAULT_SCHEMA = "userio"
 """`UserIOConfig.database_schema`'s default."""
 
 _TABLE_PREFIX = "userio_"
+_PICCOLO_MIGRATION_COLUMNS = frozenset({"id", "name", "app_name", "ran_on"})
+"""Piccolo's `migration` table, which an older deployment kept in `public`."""
 
 
 def _schema_of(obj: Any, type_: str) -> str | None:
@@ -33,15 +35,22 @@ def _schema_of(obj: Any, type_: str) -> str | None:
 def userio_objects_excluded(schema: str = DEFAULT_SCHEMA) -> Callable[[Any, str | None, str, bool, Any], bool]:
     """An Alembic `include_object` hook that leaves out every object in the plugin's `schema`.
 
-    Also left out, wherever they are: reflected `userio_*` tables the host's models do not declare (a deployment
-    not yet moved into its schema by `migrate`), so autogenerate never proposes to drop them.
+    Also left out, wherever they are, when the host's models do not declare them: reflected `userio_*` tables and
+    Piccolo's `migration` table (a deployment not yet moved into its schema by `migrate`), so autogenerate never
+    proposes to drop them.
     """
 
     def include(obj: Any, name: str | None, type_: str, reflected: bool, compare_to: Any) -> bool:
         if _schema_of(obj, type_) == schema:
             return False
-        table_name = name if type_ == "table" else getattr(getattr(obj, "table", None), "name", None)
-        return not (reflected and compare_to is None and str(table_name or "").startswith(_TABLE_PREFIX))
+        if not reflected or compare_to is not None:
+            return True
+        table = obj if type_ == "table" else getattr(obj, "table", None)
+        table_name = str(getattr(table, "name", "") or "")
+        if table_name.startswith(_TABLE_PREFIX):
+            return False
+        columns = {str(column.name) for column in getattr(table, "columns", ())}
+        return not (table_name == "migration" and columns == _PICCOLO_MIGRATION_COLUMNS)
 
     return include
 

@@ -248,12 +248,18 @@ def admin_token(project_id: str, key_path: Path | None, ttl: int) -> None:
 @click.pass_context
 def worker(ctx: click.Context, burst: bool) -> None:
     """Run an arq worker for the configured Redis."""
+    from litestar_userio.errors import ExtraNotInstalled
+    from litestar_userio.extras import require
     from litestar_userio.runtime import WORKER_GC_INTERVAL, collecting_every, tune_gc
-    from litestar_userio.worker import run_worker
 
     config = _config(ctx)
     if not config.queue.redis_url:
         raise click.ClickException("no Redis configured (QueueConfig.redis_url): jobs run in the web process")
+    try:
+        require("arq", "redis", "litestar userio worker")
+    except ExtraNotInstalled as missing:
+        raise click.ClickException(str(missing)) from None
+    from litestar_userio.worker import run_worker
 
     async def work() -> None:
         async with collecting_every(WORKER_GC_INTERVAL):

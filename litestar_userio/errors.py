@@ -24,6 +24,7 @@ __all__ = [
     "DuplicateKeyFound",
     "DuplicatedIdentity",
     "ErrorObject",
+    "ExtraNotInstalled",
     "Forbidden",
     "GroupUnknownKeys",
     "HTTPSRequired",
@@ -500,6 +501,13 @@ class QueueUnavailable(ServiceUnavailable):
 
     def __init__(self) -> None:
         super().__init__("queue")
+
+
+class ExtraNotInstalled(ImportError):
+    """The configuration asks for a backend whose client is an extra not installed: one line says which to install."""
+
+    def __init__(self, feature: str, extra: str) -> None:
+        super().__init__(f"{feature} needs the {extra!r} extra: pip install 'litestar-userio[{extra}]'")
 
 
 class WriteConflict(InternalError):

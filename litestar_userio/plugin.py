@@ -28,6 +28,7 @@ from litestar_userio.errors import (
     oauth_refusal_handler,
 )
 from litestar_userio.exports.controller import build_export_controller
+from litestar_userio.extras import require_extras
 from litestar_userio.hooks.controller import build_hooks_controller
 from litestar_userio.imports.controller import build_import_controller
 from litestar_userio.openapi import ADMIN_SECURITY, document_admin_api
@@ -45,6 +46,7 @@ class UserIOPlugin(InitPluginProtocol, CLIPluginProtocol):
 
     def __init__(self, config: UserIOConfig | None = None) -> None:
         self._config = config or UserIOConfig()
+        require_extras(self._config)  # a missing client fails here, in one line, not at the first request
 
     @property
     def config(self) -> UserIOConfig:

@@ -405,3 +405,12 @@ def test_clients_and_custom_attributes_are_listed_as_declared(cli_env, tmp_path)
     assert clients == ["legacy\topaque\tlegacy", "web\tjwt\tWeb app"]
     assert attributes == ["plan\tenum\tfree, pro", "seats\tinteger\tminimum 1, maximum 500", "company\tstring\t"]
     assert unknown.returncode == 1 and f"no project '{pid}-none'" in unknown.stderr
+
+
+def test_commands_print_no_driver_chatter(cli_env):
+    migrated = userio(cli_env, "migrate")
+    listed = userio(cli_env, "project", "list")
+
+    for result in (migrated, listed):
+        assert "Running" not in result.stdout + result.stderr
+        assert "version" not in result.stdout + result.stderr

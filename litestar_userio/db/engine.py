@@ -19,11 +19,11 @@ import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from datetime import timedelta
+from importlib.util import find_spec
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import parse_qs, urlsplit
 
-import asyncpg
 from piccolo.apps.migrations.tables import Migration
 from piccolo.engine.base import Engine
 from piccolo.engine.postgres import PostgresEngine
@@ -34,6 +34,7 @@ from piccolo.table import Table
 
 from litestar_userio.db.tables import TABLES
 from litestar_userio.errors import DatabaseUnavailable, UserIOError, WriteConflict
+from litestar_userio.extras import require
 
 __all__ = ["DEFAULT_SCHEMA", "Database", "Dialect", "Row", "Tx", "driver_errors", "in_batches"]
 
@@ -59,7 +60,20 @@ _CONFLICT_SQLSTATES = {"23505", "40001", "40P01", "55P03"}
 _UNAVAILABLE_SQLSTATE_CLASSES = ("08", "53", "57")
 """connection_exception, insufficient_resources, operator_intervention (admin shutdown, terminated backend)."""
 _SQLITE_UNAVAILABLE = ("unable to open", "locked", "busy", "disk I/O")
-_DRIVER_ERRORS = (asyncpg.PostgresError, asyncpg.InterfaceError, asyncpg.InternalClientError, sqlite3.Error)
+
+
+def _postgres_client_errors() -> tuple[type[Exception], ...]:
+    """The PostgreSQL client's connection-gone errors, then the rest; none without the `postgres` extra."""
+    if find_spec("asyncpg") is None:
+        return ()
+    import asyncpg
+
+    return (asyncpg.InterfaceError, asyncpg.InternalClientError, asyncpg.PostgresError)
+
+
+_PG_ERRORS = _postgres_client_errors()
+_PG_CONNECTION_ERRORS = _PG_ERRORS[:2]
+_DRIVER_ERRORS: tuple[type[Exception], ...] = (*_PG_ERRORS, sqlite3.Error)
 
 
 def _translated(error: BaseException) -> UserIOError | None:
@@ -71,7 +85,7 @@ def _translated(error: BaseException) -> UserIOError | None:
         if sqlstate[:2] in _UNAVAILABLE_SQLSTATE_CLASSES:
             return DatabaseUnavailable()
         return None
-    if isinstance(error, asyncpg.InterfaceError | asyncpg.InternalClientError):
+    if isinstance(error, _PG_CONNECTION_ERRORS):
         return DatabaseUnavailable()  # the connection is closed or broken
     if isinstance(error, sqlite3.IntegrityError) and "UNIQUE" in str(error):
         return WriteConflict()
@@ -283,6 +297,21 @@ async def _reset_connection(connection: Any) -> None:
     """
 
 
+class _NoVersionBanner(logging.Filter):
+    """Piccolo logs "Running Sqlite version 3.4" at INFO each time an engine is made: every CLI command printed it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = str(record.msg)
+        return not (message.startswith("Running ") and " version " in message)
+
+
+def _quiet_piccolo() -> None:
+    """Drop Piccolo's version banner, once per process; its other messages (warnings) pass as before."""
+    logger = logging.getLogger("piccolo.engine.base")
+    if not any(isinstance(f, _NoVersionBanner) for f in logger.filters):
+        logger.addFilter(_NoVersionBanner())
+
+
 class Database:
     """The plugin's database, chosen by URL: `postgresql://...` or `sqlite:///path`."""
 
@@ -306,7 +335,9 @@ class Database:
         self._closed = False
         scheme = urlsplit(url).scheme
         self.engine: Engine[Any]
+        _quiet_piccolo()
         if scheme in {"postgres", "postgresql"}:
+            require("asyncpg", "postgres", "a PostgreSQL database_url")
             self.dialect: Dialect = "postgres"
             # Every connection, pooled or not (Piccolo's migration runner opens its own), sees our schema only.
             self.engine = PostgresEngine(config={"dsn": url, "server_settings": {"search_path": schema}})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from litestar_userio.config import UserIOConfig
+from litestar_userio.extras import require
 from litestar_userio.queue.base import JobQueue, Jobs
 
 __all__ = ["JobQueue", "Jobs", "build_queue"]
@@ -14,6 +15,7 @@ def build_queue(config: UserIOConfig, jobs: Jobs, *, run_jobs: bool = True) -> J
     `run_jobs=False` (CLI commands) gives an in-process queue that is never served: nothing runs, nothing connects.
     """
     if config.queue.redis_url and run_jobs:
+        require("arq", "redis", "QueueConfig.redis_url")
         from litestar_userio.queue.arq import ArqQueue
 
         return ArqQueue(config.queue.redis_url, config.queue.queue_name, config.queue.job_timeout)

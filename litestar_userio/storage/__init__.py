@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from litestar_userio.clock import Clock
 from litestar_userio.config import LocalStorageConfig, S3StorageConfig
+from litestar_userio.extras import require
 from litestar_userio.storage.base import (
     FileWriter,
     Storage,
@@ -48,6 +49,7 @@ def build_storage(config: LocalStorageConfig | S3StorageConfig, clock: Clock) ->
         ValueError: The configuration cannot work (part size under 5 MiB, secret too short, ...).
     """
     if isinstance(config, S3StorageConfig):
+        require("aiobotocore", "s3", "S3StorageConfig")
         from litestar_userio.storage.s3 import S3Storage
 
         return S3Storage(config)

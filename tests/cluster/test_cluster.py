@@ -193,7 +193,7 @@ async def test_import_and_export_survive_a_worker_host_cut_off(deployment: Deplo
     records = list(users(RECORDS, seed=11))
     bodies = split_requests(records)
     headers = {"Authorization": f"Bearer {deployment.token}", "Host": "localhost"}
-    db = await asyncpg.connect(deployment.database_url)
+    db = await asyncpg.connect(deployment.database_url, server_settings={"search_path": "userio"})
     async with httpx.AsyncClient(base_url=deployment.api, verify=deployment.tls, headers=headers, timeout=120) as api:
         started = time.monotonic()
         semaphore = asyncio.Semaphore(4)

@@ -5,9 +5,6 @@ PostgreSQL only: SQLite has no schemas (the plugin's database is its own file)."
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import AsyncIterator
-
 import asyncpg
 import pytest
 
@@ -17,22 +14,8 @@ from litestar_userio.db.migrate import migrate
 from litestar_userio.db.migrations import migration_ids
 from litestar_userio.db.tables import TABLES
 from litestar_userio.projects.service import ProjectService
-from tests.conftest import PG_SERVER
 
 OURS = {table._meta.tablename for table in TABLES}
-
-
-@pytest.fixture
-async def database_url(postgres_url) -> AsyncIterator[str]:
-    """An empty database of its own (the session's one is migrated already)."""
-    name = f"userio_schema_{uuid.uuid4().hex[:10]}"
-    admin = await asyncpg.connect(f"{PG_SERVER}/postgres")
-    await admin.execute(f"CREATE DATABASE {name}")
-    try:
-        yield f"{PG_SERVER}/{name}"
-    finally:
-        await admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-        await admin.close()
 
 
 async def tables_by_schema(conn: asyncpg.Connection) -> dict[str, set[str]]:
