@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import socket
 import sys
 from datetime import timedelta
 from pathlib import Path
@@ -25,9 +26,11 @@ ADA_REQUEST = (
 
 
 def main() -> None:
+    host, port = os.environ.get("HOST", "127.0.0.1"), int(os.environ.get("PORT", "8443"))
+    if not port_is_free(host, port):
+        sys.exit(f"port {port} on {host} is in use (another demo?): pick another, e.g. PORT={port + 1} make demo")
     state = home()
     state.mkdir(parents=True, exist_ok=True)
-    port = int(os.environ.get("PORT", "8443"))
     cert, key = ensure_certificate(state / "tls")
     key_path = asyncio.run(ensure_demo_project(userio_config()))
     token = sign_admin_token(key_path.read_text(), DEMO_PROJECT, ttl=timedelta(hours=12))
@@ -64,13 +67,24 @@ Admin console (prints a sign-in link):
     tune_gc()  # the app is loaded: docs/deployment.md, "Python's garbage collector"
     uvicorn.run(
         app,
-        host=os.environ.get("HOST", "127.0.0.1"),
+        host=host,
         port=port,
         ssl_certfile=str(cert),
         ssl_keyfile=str(key),
         log_level=os.environ.get("LOG_LEVEL", "info"),
         log_config=uvicorn_log_config(),
     )
+
+
+def port_is_free(host: str, port: int) -> bool:
+    """Whether the server could listen there: checked before the banner, which would otherwise promise a URL."""
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds: TIME_WAIT is not "in use"
+        try:
+            probe.bind((host, port))
+        except OSError:
+            return False
+    return True
 
 
 def write_private(path: Path, text: str) -> Path:

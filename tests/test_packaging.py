@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import zipfile
@@ -10,6 +11,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+WITHOUT_SOURCE_TREE = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+"""The venv's Python imports the installed wheel, not a checkout a developer's PYTHONPATH names."""
 
 MIGRATE = """
 import asyncio, sys
@@ -46,17 +49,59 @@ def wheel(tmp_path_factory) -> Path:
     return wheel
 
 
-@pytest.fixture(scope="module")
-def clean_venv(wheel, tmp_path_factory) -> Path:
+def _venv(wheel: Path, tmp_path_factory, extras: str = "") -> Path:
     venv = tmp_path_factory.mktemp("venv")
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     subprocess.run(
-        [str(venv / "bin" / "pip"), "install", "--quiet", "--no-compile", str(wheel)],
+        [str(venv / "bin" / "pip"), "install", "--quiet", "--no-compile", f"{wheel}{extras}"],
         check=True,
         capture_output=True,
         timeout=900,
     )
     return venv
+
+
+@pytest.fixture(scope="module")
+def clean_venv(wheel, tmp_path_factory) -> Path:
+    """The base install: the embedded default only."""
+    return _venv(wheel, tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def postgres_venv(wheel, tmp_path_factory) -> Path:
+    """The base install with the `postgres` extra."""
+    return _venv(wheel, tmp_path_factory, "[postgres]")
+
+
+SERVE_EMBEDDED = """
+import sys
+from pathlib import Path
+from litestar import Litestar
+from litestar.testing import TestClient
+from litestar_userio import ExportConfig, LocalStorageConfig, UserIOConfig, UserIOPlugin
+
+home = Path(sys.argv[1])
+config = UserIOConfig(
+    database_url=f"sqlite:///{home / 'userio.sqlite3'}",
+    migrate_on_startup=True,
+    exports=ExportConfig(storage=LocalStorageConfig(directory=home / "exports")),
+)
+with TestClient(Litestar(plugins=[UserIOPlugin(config)])) as client:
+    print(client.get("/_api/admin/users/import", headers={"Host": "nowhere.test"}).status_code)
+    print(client.get("/.well-known/jwks.json", headers={"Host": "nowhere.test"}).status_code)
+print(",".join(m for m in ("asyncpg", "arq", "redis", "aiobotocore") if m in sys.modules) or "none loaded")
+"""
+
+MISSING_EXTRA = """
+import sys
+from litestar_userio import UserIOConfig, UserIOPlugin, QueueConfig
+config = {"postgres": UserIOConfig(database_url="postgresql://localhost/x"),
+          "redis": UserIOConfig(queue=QueueConfig(redis_url="redis://localhost"))}[sys.argv[1]]
+try:
+    UserIOPlugin(config)
+except ImportError as missing:
+    print(missing)
+"""
 
 
 def test_wheel_contains_the_migrations(wheel):
@@ -83,17 +128,60 @@ def test_wheel_ships_the_built_console_and_the_hook_types(wheel):
 
     assert built and built <= names
     assert "litestar_userio/console/hooks.d.ts" in names
+    assert "litestar_userio/py.typed" in names
     assert not any(n.startswith("console/") or "node_modules" in n for n in names)
+
+
+@pytest.mark.slow
+def test_the_base_install_serves_the_embedded_default_without_the_production_clients(clean_venv, tmp_path):
+    result = subprocess.run(
+        [str(clean_venv / "bin" / "python"), "-c", SERVE_EMBEDDED, str(tmp_path)],
+        cwd=tmp_path,
+        env=WITHOUT_SOURCE_TREE,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    installed = subprocess.run(
+        [str(clean_venv / "bin" / "pip"), "list", "--format=freeze"], capture_output=True, text=True, check=True
+    ).stdout.lower()
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["403", "404", "none", "loaded"]
+    assert not {"asyncpg", "arq", "redis", "aiobotocore", "botocore"} & {
+        line.partition("==")[0] for line in installed.splitlines()
+    }
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("extra", ["postgres", "redis"])
+def test_a_backend_whose_extra_is_missing_is_named_in_one_line(clean_venv, tmp_path, extra):
+    result = subprocess.run(
+        [str(clean_venv / "bin" / "python"), "-c", MISSING_EXTRA, extra],
+        cwd=tmp_path,
+        env=WITHOUT_SOURCE_TREE,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines() == [
+        f"{'a PostgreSQL database_url' if extra == 'postgres' else 'QueueConfig.redis_url'} needs the {extra!r} extra:"
+        f" pip install 'litestar-userio[{extra}]'"
+    ]
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("engine", ["sqlite", "postgres"])
 def test_clean_venv_migrates_an_empty_database_from_the_wheel(clean_venv, engine, tmp_path, request):
     url = f"sqlite:///{tmp_path / 'empty.sqlite3'}" if engine == "sqlite" else _fresh_postgres(request)
+    venv = clean_venv if engine == "sqlite" else request.getfixturevalue("postgres_venv")
 
     result = subprocess.run(
-        [str(clean_venv / "bin" / "python"), "-c", MIGRATE, url],
+        [str(venv / "bin" / "python"), "-c", MIGRATE, url],
         cwd=tmp_path,
+        env=WITHOUT_SOURCE_TREE,
         capture_output=True,
         text=True,
         timeout=300,
@@ -101,8 +189,8 @@ def test_clean_venv_migrates_an_empty_database_from_the_wheel(clean_venv, engine
 
     assert result.returncode == 0, result.stderr
     package_file, folder, count = result.stdout.split()
-    assert str(clean_venv) in package_file
-    assert folder.startswith(str(clean_venv)) and folder.endswith("_migrations")
+    assert str(venv) in package_file
+    assert folder.startswith(str(venv)) and folder.endswith("_migrations")
     assert count == "0"
 
 
