@@ -84,12 +84,12 @@ async def test_a_projects_endless_hooks_never_fail_another_projects_tokens(world
 async def test_waiting_for_a_worker_is_bounded_apart_and_logged_as_no_worker(backend, make_env):
     from datetime import timedelta
 
-    from example_app.oauth import jwks, token
+    from example_app.oauth import token
     from tests.tokens.conftest import TokenWorld
 
     env = await make_env(
         backend,
-        route_handlers=[token, jwks],
+        route_handlers=[token],
         hooks={"tenant_share": 1, "queue_timeout": timedelta(milliseconds=300), "hook_timeout": timedelta(seconds=3)},
     )
     project = await env.make_project()

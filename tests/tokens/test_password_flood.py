@@ -10,7 +10,7 @@ import asyncio
 
 import httpx
 
-from example_app.oauth import jwks, token
+from example_app.oauth import token
 from litestar_userio.config import PasswordConfig
 from tests.helpers import HASH_2B, PASSWORD, import_one
 
@@ -29,7 +29,7 @@ async def sign_in(env, project, password: str) -> httpx.Response:
 
 
 async def make_world(backend, make_env):
-    env = await make_env(backend, route_handlers=[token, jwks], passwords=POOL)
+    env = await make_env(backend, route_handlers=[token], passwords=POOL)
     quiet, flooded = await env.make_project(), await env.make_project()
     for project, password_hash in ((quiet, HASH_2B), (flooded, COST_12)):
         await import_one(
