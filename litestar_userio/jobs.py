@@ -28,6 +28,7 @@ async def sweep(ctx: dict[str, Any]) -> None:
     await services.exports.requeue_stale()
     await services.imports.purge_expired()
     await services.exports.purge_expired()
+    await services.imports.observe_queue()
 
 
 async def recover(ctx: dict[str, Any]) -> None:

@@ -17,6 +17,7 @@ from litestar_userio.clock import Clock
 from litestar_userio.db.engine import Database
 from litestar_userio.errors import RefreshTokenInvalid
 from litestar_userio.ids import new_id
+from litestar_userio.observability import telemetry
 from litestar_userio.tokens.repository import RefreshTokenRepository
 
 __all__ = ["RefreshGrant", "RefreshTokenService"]
@@ -60,6 +61,7 @@ class RefreshTokenService:
                 created_at=now,
                 expires_at=now + self.lifetime,
             )
+        telemetry.token_issued("refresh")
         return token
 
     async def rotate(self, project_id: str, client_id: str, token: str) -> RefreshGrant:
@@ -96,4 +98,5 @@ class RefreshTokenService:
                 )
         if refusal is not None or row is None:
             raise RefreshTokenInvalid(refusal)
+        telemetry.token_issued("refresh")
         return RefreshGrant(row.user_id, row.scope, successor)
