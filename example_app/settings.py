@@ -13,6 +13,7 @@ from litestar_userio import (
     HookConfig,
     ImportConfig,
     LocalStorageConfig,
+    MetricsConfig,
     QueueConfig,
     S3StorageConfig,
     UserIOConfig,
@@ -122,4 +123,5 @@ def userio_config() -> UserIOConfig:
         hooks=HookConfig(secrets_key=hook_secrets_key(state)),
         migrate_on_startup=True,
         console=ConsoleConfig(public_url=f"https://localhost:{os.environ.get('PORT', '8443')}"),
+        metrics=MetricsConfig(worker_port=_count("USERIO_METRICS_PORT", 9464)),
     )
