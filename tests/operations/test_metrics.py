@@ -1,0 +1,80 @@
+"""Issue 30.1: the `userio_*` metrics count what happened, with bounded labels only (DECISIONS 15)."""
+
+from __future__ import annotations
+
+import httpx
+
+from tests.helpers import HASH_2B, PASSWORD, run_import
+from tests.operations.conftest import METRICS, delta, scrape
+
+ALLOW = "export default (e: any) => ({ is_allowed: true });"
+DENY = "export default (e: any) => ({ is_allowed: false, reason: 'no' });"
+
+
+async def test_import_records_are_counted_by_outcome_and_failure_reason(observed):
+    world = await observed()
+    before = await scrape(world.env)
+
+    result = await run_import(
+        world.project,
+        [
+            {"email": "grace@example.com"},
+            {"email": "alan@example.com"},
+            {"email": "not an email"},
+        ],
+    )
+    after = await scrape(world.env)
+
+    failed = [d for d in result["details"] if d["outcome"] == "failed"]
+    reason = failed[0]["errors"][0]["reason"]
+    assert delta(before, after, "userio_import_records_total", outcome="inserted", reason="") == 2
+    assert delta(before, after, "userio_import_records_total", outcome="failed", reason=reason) == 1
+    assert delta(before, after, "userio_import_chunk_seconds_count") == 1
+    assert delta(before, after, "userio_import_task_seconds_count") == 1
+
+
+async def test_sign_in_counts_password_checks_hook_runs_and_tokens(observed):
+    world = await observed()
+    await run_import(
+        world.project, [{"email": "ada@example.com", "password": {"type": "bcrypt", "password_hash": HASH_2B}}]
+    )
+    await world.put_hooks(("oidc.jwt.pre_create", ALLOW), ("oidc.id_token.pre_create", DENY))
+    before = await scrape(world.env)
+
+    wrong = await world.sign_in(password="wrong horse")
+    unknown = await world.sign_in(username="nobody@example.com")
+    refused = await world.sign_in()
+    after = await scrape(world.env)
+
+    assert (wrong.status_code, unknown.status_code, refused.status_code) == (400, 400, 403), refused.text
+    assert delta(before, after, "userio_password_checks_total", format="bcrypt", outcome="mismatch") == 1
+    assert delta(before, after, "userio_password_checks_total", format="none", outcome="mismatch") == 1
+    assert delta(before, after, "userio_password_checks_total", format="bcrypt", outcome="match") == 1
+    assert delta(before, after, "userio_hook_runs_total", event="oidc.jwt.pre_create", outcome="allowed") == 1
+    assert delta(before, after, "userio_hook_runs_total", event="oidc.id_token.pre_create", outcome="refused") == 1
+    assert delta(before, after, "userio_hook_seconds_count", event="oidc.jwt.pre_create") == 1
+    assert delta(before, after, "userio_tokens_issued_total", kind="access") == 1
+
+
+async def test_no_label_names_a_user_a_login_id_or_a_secret(observed):
+    world = await observed()
+    await run_import(
+        world.project, [{"email": "ada@example.com", "password": {"type": "bcrypt", "password_hash": HASH_2B}}]
+    )
+    await world.put_hooks(("oidc.jwt.pre_create", ALLOW))
+    await world.sign_in()
+    await world.sign_in(password="wrong horse")
+
+    samples = await scrape(world.env)
+
+    values = {value for _, labels in samples for _, value in labels}
+    assert values, "the scrape has labelled samples"
+    for forbidden in ("ada@example.com", "ada", PASSWORD, "wrong horse", world.project.host, HASH_2B):
+        assert not any(forbidden in value for value in values), forbidden
+
+
+async def test_metrics_are_off_unless_configured(env):
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=env.app), base_url="http://10.0.0.7") as client:
+        response = await client.get(METRICS)
+
+    assert response.status_code == 404
