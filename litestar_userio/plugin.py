@@ -25,6 +25,7 @@ from litestar_userio.exports.controller import build_export_controller
 from litestar_userio.hooks.controller import build_hooks_controller
 from litestar_userio.imports.controller import build_import_controller
 from litestar_userio.observability.controller import build_health_controller, build_metrics_controller
+from litestar_userio.observability.tracing import without_url
 from litestar_userio.openapi import ADMIN_SECURITY, document_admin_api
 from litestar_userio.services import Services
 from litestar_userio.storage import build_download_controller
@@ -82,7 +83,11 @@ class UserIOPlugin(InitPluginProtocol, CLIPluginProtocol):
 
             if not any(isinstance(plugin, OpenTelemetryPlugin) for plugin in app_config.plugins):  # the host's wins
                 probes = [path for path in (config.health_path, config.metrics and config.metrics.path) if path]
-                otel = OpenTelemetryConfig(tracer_provider=config.tracing.tracer_provider, exclude=probes)
+                otel = OpenTelemetryConfig(
+                    tracer_provider=config.tracing.tracer_provider,
+                    exclude=probes,
+                    server_request_hook_handler=without_url,
+                )
                 app_config.plugins.append(OpenTelemetryPlugin(otel))
 
     @asynccontextmanager

@@ -14,7 +14,7 @@ from typing import Any
 from opentelemetry import trace
 from opentelemetry.propagate import extract, inject
 
-__all__ = ["Tracing"]
+__all__ = ["Tracing", "without_url"]
 
 _SCOPE = "litestar_userio"
 
@@ -37,3 +37,9 @@ class Tracing:
         carrier: dict[str, str] = {}
         inject(carrier)
         return carrier or None
+
+
+def without_url(span: Any, scope: Any) -> None:
+    """Replace a request span's `http.url` by the path: a query string may carry a signature (download URLs)."""
+    if span is not None and span.is_recording():
+        span.set_attribute("http.url", scope.get("path", ""))
