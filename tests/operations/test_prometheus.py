@@ -170,7 +170,7 @@ async def test_prometheus_scrapes_the_app_and_two_workers_during_an_import(postg
     assert list(chunks.values()) == [RECORDS / 100]
     assert sorted(up.values()) == [1, 1, 1], up
     assert len([k for k in up if "job=userio-worker" in k]) == 2
-    assert list(queue.values())[0] >= 1, "the workers reported chunks waiting during the import"
+    assert max(queue.values()) >= 1, "the workers reported chunks waiting during the import"
 
 
 async def _ok(client: httpx.AsyncClient, url: str) -> bool:
