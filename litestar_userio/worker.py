@@ -152,7 +152,15 @@ def serve_metrics(config: UserIOConfig, port: int | None = None) -> Callable[[],
     telemetry.configure(metrics, config.tracing)
     from litestar_userio.observability.metrics import serve
 
-    return serve(port, metrics.worker_address)
+    try:
+        return serve(port, metrics.worker_address)
+    except OSError as exc:  # another worker of this host has the port: it runs, unscraped, rather than not at all
+        logger.warning(
+            "this worker serves no metrics: port %s is taken (%s); give each worker of a host its own --metrics-port",
+            port,
+            exc.strerror or exc,
+        )
+        return lambda: None
 
 
 async def run_worker(
