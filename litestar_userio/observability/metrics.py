@@ -100,17 +100,21 @@ class Metrics:
                 "userio_password_checks_pending", "Password checks running or waiting in this process", registry=r
             )
         self._i = i
-        self._records: Any = i["records"]
-        self._chunk: Any = i["chunk"]
-        self._hook_runs: Any = i["hook_runs"]
-        self._hook_seconds: Any = i["hook_seconds"]
-        self._hook_queue: Any = i["hook_queue"]
+        self._children: dict[tuple[str, ...], Any] = {}
+
+    def _child(self, name: str, *labels: str) -> Any:
+        """The labelled child, cached: prometheus-client's `labels()` validates and locks on every call."""
+        key = (name, *labels)
+        child = self._children.get(key)
+        if child is None:
+            child = self._children[key] = self._i[name].labels(*labels)
+        return child
 
     def import_chunk_done(self, outcomes: Iterable[tuple[str, str]], seconds: float) -> None:
         """Count a chunk's records by (outcome, reason): one increment per distinct pair, not per record."""
         for (outcome, reason), count in Tally(outcomes).items():
-            self._records.labels(outcome, reason).inc(count)
-        self._chunk.observe(seconds)
+            self._child("records", outcome, reason).inc(count)
+        self._i["chunk"].observe(seconds)
 
     def import_task_done(self, seconds: float) -> None:
         """Observe a completed task's duration."""
@@ -124,30 +128,30 @@ class Metrics:
     def queue_state(self, counts: Mapping[str, int], oldest_pending_seconds: float) -> None:
         """Set the queue gauges."""
         for state, count in counts.items():
-            self._i["queue"].labels(state).set(count)
+            self._child("queue", state).set(count)
         self._i["age"].set(oldest_pending_seconds)
 
     def requeued(self, kind: str, count: int) -> None:
         """Count work enqueued again."""
-        self._i["requeued"].labels(kind).inc(count)
+        self._child("requeued", kind).inc(count)
 
     def hook_run(self, event: str, outcome: str, seconds: float, queued_seconds: float) -> None:
         """Count and time a hook run."""
-        self._hook_runs.labels(event, outcome).inc()
-        self._hook_seconds.labels(event).observe(seconds)
-        self._hook_queue.observe(queued_seconds)
+        self._child("hook_runs", event, outcome).inc()
+        self._child("hook_seconds", event).observe(seconds)
+        self._i["hook_queue"].observe(queued_seconds)
 
     def hook_fetch(self, outcome: str) -> None:
         """Count a fetch call."""
-        self._i["fetch"].labels(outcome).inc()
+        self._child("fetch", outcome).inc()
 
     def password_checked(self, format_: str, outcome: str) -> None:
         """Count a password verification."""
-        self._i["passwords"].labels(format_, outcome).inc()
+        self._child("passwords", format_, outcome).inc()
 
     def token_issued(self, kind: str) -> None:
         """Count a token."""
-        self._i["tokens"].labels(kind).inc()
+        self._child("tokens", kind).inc()
 
     def watch(self, name: str, read: Callable[[], float]) -> None:
         """Read gauge `name` from `read` at scrape time (the last caller's function wins)."""
