@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -25,7 +26,6 @@ from litestar_userio.exports.controller import build_export_controller
 from litestar_userio.hooks.controller import build_hooks_controller
 from litestar_userio.imports.controller import build_import_controller
 from litestar_userio.observability.controller import build_health_controller, build_metrics_controller
-from litestar_userio.observability.tracing import without_url
 from litestar_userio.openapi import ADMIN_SECURITY, document_admin_api
 from litestar_userio.services import Services
 from litestar_userio.storage import build_download_controller
@@ -81,8 +81,11 @@ class UserIOPlugin(InitPluginProtocol, CLIPluginProtocol):
         if config.tracing is not None and config.tracing.request_spans:
             from litestar.plugins.opentelemetry import OpenTelemetryConfig, OpenTelemetryPlugin
 
+            from litestar_userio.observability.tracing import without_url  # the `tracing` extra
+
             if not any(isinstance(plugin, OpenTelemetryPlugin) for plugin in app_config.plugins):  # the host's wins
-                probes = [path for path in (config.health_path, config.metrics and config.metrics.path) if path]
+                paths = (config.health_path, config.metrics and config.metrics.path)
+                probes = ["^" + re.escape("/" + path.strip("/")) for path in paths if path]
                 otel = OpenTelemetryConfig(
                     tracer_provider=config.tracing.tracer_provider,
                     exclude=probes,
