@@ -22,7 +22,7 @@ from litestar_userio.config import PasswordConfig
 from litestar_userio.errors import PasswordVerificationBusy
 from litestar_userio.observability import telemetry
 
-__all__ = ["BCRYPT_MAX_BYTES", "PasswordVerifier", "bcrypt_cost"]
+__all__ = ["BCRYPT_MAX_BYTES", "PasswordVerifier", "bcrypt_cost", "hash_format"]
 
 logger = logging.getLogger("litestar_userio.users")
 
