@@ -78,3 +78,20 @@ async def test_metrics_are_off_unless_configured(env):
         response = await client.get(METRICS)
 
     assert response.status_code == 404
+
+
+async def test_a_hooks_fetch_calls_are_counted_by_outcome(observed):
+    world = await observed()
+    await run_import(
+        world.project, [{"email": "ada@example.com", "password": {"type": "bcrypt", "password_hash": HASH_2B}}]
+    )
+    fetching = "export default async (e: any) => { try { await fetch('https://not-allowed.example/'); } catch (_) {} return { is_allowed: true }; };"
+    await world.put_hooks(("oidc.jwt.pre_create", fetching))
+    before = await scrape(world.env)
+
+    signed_in = await world.sign_in()
+    after = await scrape(world.env)
+
+    assert signed_in.status_code == 200, signed_in.text
+    assert delta(before, after, "userio_hook_fetch_calls_total", outcome="refused") == 1
+    assert delta(before, after, "userio_hook_fetch_calls_total", outcome="ok") == 0
