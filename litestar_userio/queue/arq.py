@@ -6,8 +6,8 @@ again under a fresh job id. arq would also run the dead job again once its in-pr
 (`job_timeout` + 10 s); by then it finds the work done. The job functions are idempotent (import chunks commit
 their writes and their done-mark together).
 
-Every key this deployment writes carries the queue name: job ids and leases (the sweeper's
-included), so deployments sharing a Redis never meet.
+Every key this deployment writes carries the queue name: job ids and leases (the sweeper's included), so
+deployments sharing a Redis never meet.
 """
 
 from __future__ import annotations
