@@ -72,6 +72,11 @@ class Telemetry:
         if self.metrics is not None:
             self.metrics.import_chunk_done(outcomes, seconds)
 
+    def import_accepted(self, size: int) -> None:
+        """An import request of `size` bytes was stored as a task (202)."""
+        if self.metrics is not None:
+            self.metrics.import_accepted(size)
+
     def import_task_done(self, seconds: float) -> None:
         """An import task completed `seconds` after it was created."""
         if self.metrics is not None:

@@ -56,6 +56,9 @@ class Metrics:
                 buckets=_TASK_BUCKETS,
                 registry=r,
             )
+            i["import_bytes"] = Counter(
+                "userio_import_request_bytes", "Bytes of import requests stored as tasks (202)", registry=r
+            )
             i["export_bytes"] = Counter("userio_export_bytes", "Bytes of export files written", registry=r)
             i["queue"] = Gauge(
                 "userio_queue_jobs",
@@ -115,6 +118,10 @@ class Metrics:
         for (outcome, reason), count in Tally(outcomes).items():
             self._child("records", outcome, reason).inc(count)
         self._i["chunk"].observe(seconds)
+
+    def import_accepted(self, size: int) -> None:
+        """Count an accepted import request and its bytes."""
+        self._i["import_bytes"].inc(size)
 
     def import_task_done(self, seconds: float) -> None:
         """Observe a completed task's duration."""

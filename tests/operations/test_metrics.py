@@ -31,6 +31,7 @@ async def test_import_records_are_counted_by_outcome_and_failure_reason(observed
     assert delta(before, after, "userio_import_records_total", outcome="failed", reason=reason) == 1
     assert delta(before, after, "userio_import_chunk_seconds_count") == 1
     assert delta(before, after, "userio_import_task_seconds_count") == 1
+    assert delta(before, after, "userio_import_request_bytes_total") > 100
 
 
 async def test_sign_in_counts_password_checks_hook_runs_and_tokens(observed):
