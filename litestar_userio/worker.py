@@ -24,7 +24,7 @@ from redis.exceptions import RedisError
 from litestar_userio.config import UserIOConfig
 from litestar_userio.db.engine import Database
 from litestar_userio.errors import ServiceUnavailable, WriteConflict
-from litestar_userio.jobs import plugin_jobs
+from litestar_userio.jobs import observe_queue, plugin_jobs
 from litestar_userio.observability import telemetry
 from litestar_userio.queue.arq import ArqQueue
 from litestar_userio.queue.base import JobFunction
@@ -69,7 +69,7 @@ async def _sweep_forever(ctx: dict[str, Any], sweep: JobFunction, interval: time
             if await leases.acquire("sweep", owner, interval * 0.9):
                 await sweep(ctx)
             else:  # every worker reports the queue, so a scrape of any of them shows it
-                await ctx["userio"].imports.observe_queue()
+                await observe_queue(ctx)
         except Exception as exc:  # the next tick tries again
             logger.warning("sweep failed: %s", exc)
         await asyncio.sleep(interval.total_seconds())

@@ -241,6 +241,17 @@ class ExportService:
 
     # Housekeeping (the sweeper).
 
+    async def observe_queue(self) -> None:
+        """Report the exports waiting for a worker and running, and the oldest wait (metrics only)."""
+        if telemetry.metrics is None:
+            return
+        async with self.db.reader() as tx:
+            pending = await self.repository.pending(tx)
+        waiting = [task.enqueued_at for task in pending if task.enqueued_at is not None]
+        oldest = (self.clock.now() - min(waiting)).total_seconds() if waiting else 0.0
+        counts = {"pending": len(waiting), "running": len(pending) - len(waiting)}
+        telemetry.queue_state("export", counts, max(oldest, 0.0))
+
     async def requeue_stale(self, *, older_than: datetime | None = None) -> int:
         """Enqueue again the exports nobody is doing (lease lapsed, job lost; with `older_than`, all pending).
 

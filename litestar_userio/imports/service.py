@@ -465,7 +465,8 @@ class ImportService:
             pending = await self.repository.pending_chunks(tx)
         waiting = [chunk.enqueued_at for chunk in pending if chunk.enqueued_at is not None]
         oldest = (self.clock.now() - min(waiting)).total_seconds() if waiting else 0.0
-        telemetry.queue_state({"pending": len(waiting), "running": len(pending) - len(waiting)}, max(oldest, 0.0))
+        counts = {"pending": len(waiting), "running": len(pending) - len(waiting)}
+        telemetry.queue_state("import_chunk", counts, max(oldest, 0.0))
 
     async def purge_expired(self) -> int:
         """Delete tasks 24 hours (`result_ttl`) after completion; returns how many."""

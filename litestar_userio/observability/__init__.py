@@ -87,10 +87,10 @@ class Telemetry:
         if self.metrics is not None:
             self.metrics.export_done(seconds, size)
 
-    def queue_state(self, counts: Mapping[str, int], oldest_pending_seconds: float) -> None:
-        """Work by state (`pending`, `running`) and the age of the oldest pending, as one process last read them."""
+    def queue_state(self, kind: str, counts: Mapping[str, int], oldest_pending_seconds: float) -> None:
+        """Work of a `kind` by state (`pending`, `running`) and its oldest pending's age, as this process read them."""
         if self.metrics is not None:
-            self.metrics.queue_state(counts, oldest_pending_seconds)
+            self.metrics.queue_state(kind, counts, oldest_pending_seconds)
 
     def requeued(self, kind: str, count: int) -> None:
         """The sweeper enqueued `count` chunks or exports again (their worker died, or the queue lost them)."""

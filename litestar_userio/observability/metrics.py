@@ -62,12 +62,15 @@ class Metrics:
             i["export_bytes"] = Counter("userio_export_bytes", "Bytes of export files written", registry=r)
             i["queue"] = Gauge(
                 "userio_queue_jobs",
-                "Import chunks and exports by state, as this process last read them",
-                ["state"],
+                "Import chunks and exports (kind) by state, all projects, as this process last read them",
+                ["kind", "state"],
                 registry=r,
             )
             i["age"] = Gauge(
-                "userio_queue_oldest_pending_seconds", "Age of the oldest pending import chunk or export", registry=r
+                "userio_queue_oldest_pending_seconds",
+                "Age of the oldest pending import chunk or export",
+                ["kind"],
+                registry=r,
             )
             i["requeued"] = Counter(
                 "userio_queue_requeued",
@@ -132,11 +135,11 @@ class Metrics:
         self._i["export"].observe(seconds)
         self._i["export_bytes"].inc(size)
 
-    def queue_state(self, counts: Mapping[str, int], oldest_pending_seconds: float) -> None:
-        """Set the queue gauges."""
+    def queue_state(self, kind: str, counts: Mapping[str, int], oldest_pending_seconds: float) -> None:
+        """Set the queue gauges of `kind`."""
         for state, count in counts.items():
-            self._child("queue", state).set(count)
-        self._i["age"].set(oldest_pending_seconds)
+            self._child("queue", kind, state).set(count)
+        self._child("age", kind).set(oldest_pending_seconds)
 
     def requeued(self, kind: str, count: int) -> None:
         """Count work enqueued again."""

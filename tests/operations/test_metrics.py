@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import httpx
 
-from tests.helpers import HASH_2B, PASSWORD, run_import
+from litestar_userio.jobs import observe_queue
+from tests.helpers import HASH_2B, IMPORT, PASSWORD, run_import
 from tests.operations.conftest import METRICS, delta, scrape
 
 ALLOW = "export default (e: any) => ({ is_allowed: true });"
@@ -96,3 +97,22 @@ async def test_a_hooks_fetch_calls_are_counted_by_outcome(observed):
     assert signed_in.status_code == 200, signed_in.text
     assert delta(before, after, "userio_hook_fetch_calls_total", outcome="refused") == 1
     assert delta(before, after, "userio_hook_fetch_calls_total", outcome="ok") == 0
+
+
+async def test_the_queue_gauges_show_chunks_waiting_for_a_worker(observed):
+    world = await observed(imports={"chunk_size": 2})
+    world.env.hold_jobs()
+    key = ("userio_queue_jobs", (("kind", "import_chunk"), ("state", "pending")))
+
+    response = await world.project.post(
+        IMPORT, {"identifier": "email", "records": [{"email": f"u{i}@example.com"} for i in range(5)]}
+    )
+    await observe_queue({"userio": world.env.services})
+    waiting = await scrape(world.env)
+    await world.env.drain()
+    await observe_queue({"userio": world.env.services})
+    drained = await scrape(world.env)
+
+    assert response.status_code == 202
+    assert waiting[key] - drained[key] == 3
+    assert waiting[("userio_queue_oldest_pending_seconds", (("kind", "import_chunk"),))] >= 0

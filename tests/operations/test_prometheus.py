@@ -154,7 +154,9 @@ async def test_prometheus_scrapes_the_app_and_two_workers_during_an_import(postg
             up = await query("up")
             failed = await query('sum by (reason) (userio_import_records_total{outcome="failed"})')
             chunks = await query('sum(userio_import_chunk_seconds_count{job="userio-worker"})')
-            queue = await query('max(max_over_time(userio_queue_jobs{job="userio-worker",state="pending"}[5m]))')
+            queue = await query(
+                'max(max_over_time(userio_queue_jobs{job="userio-worker",kind="import_chunk",state="pending"}[5m]))'
+            )
     finally:
         for process, _ in running:
             process.send_signal(signal.SIGTERM)
