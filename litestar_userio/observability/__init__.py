@@ -12,7 +12,7 @@ span attributes carry ids of tasks and projects at most.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from litestar_userio.observability.metrics import Metrics
     from litestar_userio.observability.tracing import Tracing
 
-__all__ = ["Telemetry", "telemetry"]
+__all__ = ["Telemetry", "reasons", "telemetry"]
 
 _NO_SPAN: AbstractContextManager[None] = nullcontext()
 
@@ -121,7 +121,7 @@ class Telemetry:
         if self.metrics is not None:
             self.metrics.token_issued(kind)
 
-    def watch(self, name: str, read: Any) -> None:
+    def watch(self, name: str, read: Callable[[], float]) -> None:
         """A gauge read at scrape time (`read() -> float`), e.g. the password pool's waiting checks."""
         if self.metrics is not None:
             self.metrics.watch(name, read)
