@@ -369,7 +369,9 @@ class HookService:
                     test=test,
                     queue_timeout=remaining,
                     secrets=project.secrets,
-                    fetcher=FetchSession(self.fetch_client(), project.allowlist, self.fetch_limits),
+                    fetcher=FetchSession(
+                        self.fetch_client(), project.allowlist, self.fetch_limits, project.secrets.values()
+                    ),
                 )
                 run.duration_ms = round(outcome.duration_ms, 3)
                 run.console = mask_console(list(outcome.console), project.secrets)
