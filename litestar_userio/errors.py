@@ -357,9 +357,20 @@ class HookDisallowed(HookError):
     status_code = 403
     default_message = "disallowed by a hook"
 
+    MAX_TITLE = 200
+    """Characters of a hook's title kept (docs/limits.md): a token endpoint shows it to anonymous clients."""
+    MAX_REASON = 1000
+    """Characters of a hook's reason kept."""
+
     def __init__(self, title: str | None = None, reason: str | None = None) -> None:
+        title = _bounded(title, self.MAX_TITLE)
+        reason = _bounded(reason, self.MAX_REASON)
         info = {k: v for k, v in (("title", title), ("reason", reason)) if v is not None}
         super().__init__(reason or title or self.default_message, info=info or None)
+
+
+def _bounded(text: str | None, limit: int) -> str | None:
+    return text if text is None or len(text) <= limit else text[: limit - 1] + "\u2026"
 
 
 class HookInvalidResponse(HookError):
