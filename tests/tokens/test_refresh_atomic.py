@@ -86,3 +86,15 @@ async def test_a_refresh_that_finds_no_free_worker_can_be_retried(backend, make_
     assert "no_worker" in [r["error_kind"] for r in runs]
     assert retried.status_code == 200, retried.text
     assert (await refresh(world, retried.json()["refresh_token"])).status_code == 200
+
+
+async def test_two_concurrent_refreshes_with_one_token_are_a_reuse(world):
+    first = (await world.sign_in(scope="offline_access")).json()["refresh_token"]
+
+    answers = await asyncio.gather(refresh(world, first), refresh(world, first))
+
+    assert sorted(a.status_code for a in answers) == [200, 400]
+    (winner,) = [a for a in answers if a.status_code == 200]
+    (loser,) = [a for a in answers if a.status_code == 400]
+    assert loser.json()["error_description"].startswith("the refresh token was already used")
+    assert (await refresh(world, winner.json()["refresh_token"])).status_code == 400, "the sign-in is revoked"
