@@ -548,7 +548,8 @@ def _as_userio_error(request: Request[Any, Any, Any], exc: Exception) -> UserIOE
 def oauth_error_handler(_: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
     """A hook stopping issuance at a token endpoint, as an RFC 6749 error answer.
 
-    `access_denied` (403) when a hook disallowed it, with the hook's title and reason; `server_error` (500)
+    `access_denied` (403) when a hook disallowed it, with the hook's title and reason (secrets masked, length
+    bounded: the client may be anyone); `server_error` (500)
     for every other failure, whose cause goes to the log, not to the client.
     """
     if isinstance(exc, HookDisallowed):
