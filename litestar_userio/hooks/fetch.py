@@ -1,11 +1,13 @@
 """`fetch` for hooks, performed by the server on a hook's behalf, never from inside V8 (issue 14).
 
 Only origins on the project's allowlist (scheme, host and port exactly as listed; `http` only where an origin says
-so). Names are resolved here and refused when any address is not global (private, loopback, link-local, shared,
-multicast...); the connection then goes to the address that was checked, so a second DNS answer cannot point it
-elsewhere (DNS rebinding). An address literal is reached only through an allowlist entry naming that literal.
-Redirects are followed only to allowlisted origins, bodies are capped, calls per run are capped, and the runtime
-stops everything at the hook's deadline. A refusal reaches the hook as a `TypeError` naming the reason.
+so). The host is always the one httpx sends and dials (IDNA / UTS 46, numeric IPv4 forms read as addresses), for
+the allowlist as for the connection (issue 29). Names are resolved here and refused when any address is not global
+(private, loopback, link-local, shared, multicast...); the connection then goes to the address that was checked,
+so a second DNS answer cannot point it elsewhere (DNS rebinding). An address literal is dialled only when global or
+named by an entry that spells it. Redirects are followed only to allowlisted origins, dropping credentials and
+secret-bearing headers when the origin changes; bodies are capped, calls per run are capped, and the runtime stops
+everything at the hook's deadline. A refusal reaches the hook as a `TypeError` naming the reason.
 """
 
 from __future__ import annotations
@@ -94,7 +96,7 @@ class Origin:
         address = literal_address(host)
         if address is not None:
             host = str(address)
-            if entry and parts.hostname.lower() != host:
+            if entry and _standard_address(parts.hostname) != address:
                 raise ValueError(f"{text!r}: the host is the address {host}; an entry for it must spell the address")
         return cls(scheme, host.removesuffix("."), port if port is not None else _DEFAULT_PORTS[scheme])
 
@@ -128,6 +130,14 @@ def dialled_host(url: str) -> str:
         if _NUMBER.fullmatch(labels[-1]):  # the URL standard: such a host is an IPv4 address or nothing
             raise ValueError(f"{url!r}: the host {host!r} is not a valid IPv4 address")
     return host
+
+
+def _standard_address(host: str) -> IPAddress | None:
+    """The address `host` spells in the standard notation (dotted quad, RFC 4291), or None."""
+    try:
+        return ipaddress.ip_address(host)
+    except ValueError:
+        return None
 
 
 def literal_address(host: str) -> IPAddress | None:
@@ -336,7 +346,25 @@ class FetchClient:
         ]
         headers.append(("accept-encoding", "identity"))
         secret_values = [value for value in secrets if value]
-        _LISTED_LITERALS.set(frozenset(a for o in allowlist if (a := literal_address(o.host)) is not None))
+        listed = _LISTED_LITERALS.set(frozenset(a for o in allowlist if (a := literal_address(o.host)) is not None))
+        try:
+            return {
+                "i": request.get("i"),
+                **await self._follow(url, method, headers, content, allowlist, limits, secret_values),
+            }
+        finally:
+            _LISTED_LITERALS.reset(listed)
+
+    async def _follow(
+        self,
+        url: str,
+        method: str,
+        headers: list[tuple[str, str]],
+        content: bytes | None,
+        allowlist: frozenset[Origin],
+        limits: FetchLimits,
+        secret_values: list[str],
+    ) -> dict[str, Any]:
         first: Origin | None = None
         for hop in range(limits.max_redirects + 1):
             try:
@@ -369,7 +397,6 @@ class FetchClient:
                     if len(data) > limits.max_body_bytes:
                         raise FetchRefused(f"the response body is too large (over {limits.max_body_bytes} bytes)")
                 return {
-                    "i": request.get("i"),
                     "ok": True,
                     "status": response.status_code,
                     "statusText": response.reason_phrase,
