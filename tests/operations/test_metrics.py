@@ -7,6 +7,7 @@ import httpx
 from litestar_userio.jobs import observe_queue
 from tests.helpers import HASH_2B, IMPORT, PASSWORD, run_import
 from tests.operations.conftest import METRICS, delta, scrape
+from tests.tokens.test_refresh_grant import refresh
 
 ALLOW = "export default (e: any) => ({ is_allowed: true });"
 DENY = "export default (e: any) => ({ is_allowed: false, reason: 'no' });"
@@ -116,3 +117,20 @@ async def test_the_queue_gauges_show_chunks_waiting_for_a_worker(observed):
     assert response.status_code == 202
     assert waiting[key] - drained[key] == 3
     assert waiting[("userio_queue_oldest_pending_seconds", (("kind", "import_chunk"),))] >= 0
+
+
+async def test_refresh_tokens_are_counted_when_handed_out(observed):
+    world = await observed()
+    await run_import(
+        world.project, [{"email": "ada@example.com", "password": {"type": "bcrypt", "password_hash": HASH_2B}}]
+    )
+    before = await scrape(world.env)
+
+    signed_in = await world.sign_in(scope="openid offline_access")
+    refreshed = await refresh(world, signed_in.json()["refresh_token"])
+    reused = await refresh(world, signed_in.json()["refresh_token"])
+    after = await scrape(world.env)
+
+    assert (refreshed.status_code, reused.status_code) == (200, 400), refreshed.text
+    assert delta(before, after, "userio_tokens_issued_total", kind="refresh") == 2, "the reused token got none"
+    assert delta(before, after, "userio_tokens_issued_total", kind="access") == 2
