@@ -13,7 +13,7 @@ from typing import Any
 from litestar import Request, Response, post
 from litestar.di import NamedDependency
 
-from litestar_userio import EventContext, ProjectService, TokenService, UserService
+from litestar_userio import EventContext, ProjectService, RefreshGrant, TokenService, UserService
 
 
 def oauth_error(error: str, description: str, status_code: int = 400) -> Response[Any]:
@@ -49,7 +49,7 @@ async def token(
         return oauth_error("unsupported_grant_type", "grant_type must be password or refresh_token")
     if not client_id:
         return oauth_error("invalid_request", "client_id is required")
-    refresh_token: str | None = None
+    grant: RefreshGrant | None = None
     if grant_type == "password":
         username, password = form.get("username"), form.get("password")
         if not username or not password:
@@ -61,9 +61,9 @@ async def token(
         if not presented:
             return oauth_error("invalid_request", "refresh_token is required")
         await userio_tokens.application(project.id, client_id)  # an unknown client: invalid_client
-        grant = await userio_tokens.refresh_tokens.rotate(project.id, client_id, presented)
+        grant = await userio_tokens.refresh_tokens.check(project.id, client_id, presented)
         await userio_users.check_sign_in(project.id, grant.user_id, password=False)
-        user_id, scope, refresh_token = grant.user_id, grant.scope, grant.refresh_token
+        user_id, scope = grant.user_id, grant.scope
     context = EventContext(
         client_id=client_id,
         app_id=project.id,
@@ -77,7 +77,7 @@ async def token(
         user_id,
         issuer=str(request.base_url).rstrip("/"),
         scope=scope,
-        refresh_token=refresh_token,
+        refresh=grant,
         context=context,
     )
     return Response(body, headers={"Cache-Control": "no-store"})

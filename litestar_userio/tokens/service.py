@@ -20,9 +20,10 @@ from litestar_userio.db.engine import Database
 from litestar_userio.errors import ErrorObject, InvalidRequest, NotFound, UnknownClient
 from litestar_userio.hooks.events import EventContext
 from litestar_userio.hooks.service import HookRun, HookService, SavedHook
+from litestar_userio.observability import telemetry
 from litestar_userio.tokens.applications import ApplicationRecord, ApplicationService
 from litestar_userio.tokens.keys import SigningKeyStore
-from litestar_userio.tokens.refresh import RefreshTokenService
+from litestar_userio.tokens.refresh import RefreshGrant, RefreshTokenService
 from litestar_userio.users.model import UserState
 from litestar_userio.users.repository import UserRepository
 
@@ -151,6 +152,7 @@ class TokenService:
         """
         application = await self.application(project_id, client_id)
         if not application.issue_jwt_access_token:
+            telemetry.token_issued("access")
             return AccessToken(secrets.token_urlsafe(32), "Bearer", application.access_token_lifetime, False)
         user = await self.load_user(project_id, user_id)
         now = self.clock.now()
@@ -169,13 +171,15 @@ class TokenService:
         *,
         issuer: str,
         scope: str = "openid",
-        refresh_token: str | None = None,
+        refresh: RefreshGrant | None = None,
         context: EventContext | None = None,
     ) -> TokenResponse:
-        """Everything a token endpoint answers for a user `UserService.sign_in` let in (or a refresh let through).
+        """Everything a token endpoint answers for a user `UserService.sign_in` let in, or a checked refresh.
 
-        The access token; an ID token for `openid`; `refresh_token` when given (a rotated one), else a new one
-        for `offline_access`. The hooks run on each token, as in `issue_access_token` and `issue_id_token`.
+        The access token; an ID token for `openid`; then, with every token issued, the refresh token: `refresh`
+        (from `refresh_tokens.check`) rotated, else a new one for `offline_access`. A failure before (a hook that
+        threw) uses nothing up, so the client's retry works (issue 29). The hooks run on each token, as in
+        `issue_access_token` and `issue_id_token`.
         """
         scopes = scope.split()
         access = await self.issue_access_token(
@@ -184,7 +188,11 @@ class TokenService:
         id_token = None
         if "openid" in scopes:
             id_token = await self.issue_id_token(project_id, client_id, user_id, issuer=issuer, context=context)
-        if refresh_token is None and "offline_access" in scopes:
+        refresh_token = None
+        if refresh is not None:
+            await self.refresh_tokens.rotate(project_id, refresh)  # a concurrent use first: RefreshTokenInvalid
+            refresh_token = refresh.refresh_token
+        elif "offline_access" in scopes:
             refresh_token = await self.refresh_tokens.issue(project_id, client_id, user_id, scope)
         return TokenResponse(access.token, access.token_type, access.expires_in, scope, id_token, refresh_token)
 
@@ -254,4 +262,5 @@ class TokenService:
 
     async def _sign(self, project_id: str, claims: dict[str, Any], *, typ: str) -> str:
         key = await self.keys.active(project_id)
+        telemetry.token_issued("access" if typ == "at+jwt" else "id")
         return jwt.encode(claims, key.private_key, algorithm="RS256", headers={"kid": key.kid, "typ": typ})

@@ -16,11 +16,12 @@ from litestar_userio.errors import (
     UserDisabled,
     UserOutsideValidPeriod,
 )
+from litestar_userio.observability import telemetry
 from litestar_userio.projects.service import ProjectService
 from litestar_userio.tokens.applications import ApplicationService
 from litestar_userio.users.formats import LOGIN_ID_ATTRIBUTES
 from litestar_userio.users.login_id_rules import CASE_INSENSITIVE, LoginIDRules
-from litestar_userio.users.passwords import PasswordVerifier
+from litestar_userio.users.passwords import PasswordVerifier, hash_format
 from litestar_userio.users.repository import UserRepository
 
 __all__ = ["UserService"]
@@ -118,6 +119,7 @@ class UserService:
             found = await self.repository.find_password(tx, project_id, candidates)
         stored = found[1] if found is not None else None
         ok = await self.passwords.check(project_id, password, stored)
+        telemetry.password_checked(hash_format(stored), "match" if ok else "mismatch")
         if not ok or found is None:
             return None
         await self._refuse_disabled(project_id, found[0])
