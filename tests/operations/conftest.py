@@ -9,7 +9,7 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from example_app.oauth import jwks, token
+from example_app.oauth import token
 from litestar_userio import MetricsConfig
 from litestar_userio.observability import telemetry
 from tests.tokens.conftest import TokenWorld
@@ -22,7 +22,7 @@ async def observed(backend, make_env) -> AsyncIterator[Any]:
     """Factory: a `TokenWorld` on `backend` with metrics on (plus `**overrides`); telemetry off again afterwards."""
 
     async def factory(**overrides: Any) -> TokenWorld:
-        env = await make_env(backend, route_handlers=[token, jwks], metrics=MetricsConfig(), **overrides)
+        env = await make_env(backend, route_handlers=[token], metrics=MetricsConfig(), **overrides)
         project = await env.make_project()
         await env.services.tokens.applications.create(project.id, "jwt-app", issue_jwt_access_token=True)
         return TokenWorld(env, project, "")

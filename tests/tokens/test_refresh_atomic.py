@@ -9,7 +9,7 @@ from datetime import timedelta
 
 import pytest
 
-from example_app.oauth import jwks, token
+from example_app.oauth import token
 from tests.helpers import HASH_2B, import_one
 from tests.tokens.conftest import TokenWorld
 from tests.tokens.test_refresh_grant import refresh
@@ -59,7 +59,7 @@ async def test_a_first_sign_in_whose_tokens_were_never_delivered_stores_no_refre
 async def test_a_refresh_that_finds_no_free_worker_can_be_retried(backend, make_env):
     env = await make_env(
         backend,
-        route_handlers=[token, jwks],
+        route_handlers=[token],
         hooks={"tenant_share": 1, "queue_timeout": timedelta(milliseconds=200), "hook_timeout": timedelta(seconds=2)},
     )
     project = await env.make_project()
