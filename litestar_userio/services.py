@@ -90,7 +90,14 @@ class Services:
             queue=queue,
             storage=storage,
             projects=projects,
-            users=UserService(db, config.passwords, config.imports.max_bcrypt_cost, clock=clock, projects=projects),
+            users=UserService(
+                db,
+                config.passwords,
+                config.imports.max_bcrypt_cost,
+                clock=clock,
+                projects=projects,
+                hash_bounds=config.imports.hash_bounds,
+            ),
             imports=ImportService(
                 db,
                 queue,

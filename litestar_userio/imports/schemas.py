@@ -49,12 +49,24 @@ class ImportRequest(Struct, forbid_unknown_fields=True):
 
 
 class PasswordInput(Struct, forbid_unknown_fields=True):
-    """SPEC 2.3: `type` must be `bcrypt`."""
+    """SPEC 2.3 (`bcrypt`) and DECISIONS 12's other formats; the members beyond `password_hash` are theirs."""
 
     type: str
     password_hash: str
     expire_after: str | UnsetType = UNSET
     """RFC 3339 (ref): after it, the password signs in no more until it is changed."""
+    salt: str | UnsetType = UNSET
+    """`firebase_scrypt` (base64) and the weak digests (a string, used as its UTF-8 bytes)."""
+    salt_position: Literal["prefix", "suffix"] | UnsetType = UNSET
+    """Weak digests: the salt before or after the password (default `suffix`)."""
+    signer_key: str | UnsetType = UNSET
+    """`firebase_scrypt`, base64; else the project's `firebase_scrypt` setting's."""
+    salt_separator: str | UnsetType = UNSET
+    """`firebase_scrypt`, base64."""
+    rounds: int | UnsetType = UNSET
+    """`firebase_scrypt`."""
+    mem_cost: int | UnsetType = UNSET
+    """`firebase_scrypt`."""
 
 
 class TOTPInput(Struct, forbid_unknown_fields=True):

@@ -55,6 +55,7 @@ from litestar_userio.imports.schemas import (
 from litestar_userio.imports.screening import may_hold_nul, safe_decode, screen_record, storable_text
 from litestar_userio.imports.validation import ParsedRecord, parse_record, redact
 from litestar_userio.paging import PageCursor, encode_cursor
+from litestar_userio.passwords.formats import HashPolicy
 from litestar_userio.projects.service import ProjectRecord, ProjectService
 from litestar_userio.queue.base import JobQueue
 from litestar_userio.queue.leases import hold_lease
@@ -339,7 +340,8 @@ class ImportService:
         schema = await self.projects.custom_schema(project_id, tx)
         rules = project.settings.login_id_rules()
         with paused_gc():
-            parsed = [_parse(raw, schema, self.config.max_bcrypt_cost, identifier=task.identifier) for raw in records]
+            policy = project.settings.hash_policy(self.config.hash_bounds, self.config.max_bcrypt_cost)
+            parsed = [_parse(raw, schema, policy, identifier=task.identifier) for raw in records]
         applicable = [p.record for p in parsed if p.record is not None]  # a failed record touches no user
         owners: dict[LoginKey, str] = {}
         look_up = (
@@ -520,7 +522,7 @@ def _job_chunk(job_id: str) -> tuple[str, int] | None:
 
 
 def _parse(
-    raw: Raw, schema: dict[str, CustomAttributeSpec] | None, max_bcrypt_cost: int, *, identifier: str
+    raw: Raw, schema: dict[str, CustomAttributeSpec] | None, policy: HashPolicy, *, identifier: str
 ) -> ParsedRecord:
     """`parse_record`, unless the record holds a value no layer below can hold: then it fails, naming where.
 
@@ -531,12 +533,12 @@ def _parse(
     """
     if not may_hold_nul(raw):
         try:
-            return parse_record(raw, schema, max_bcrypt_cost, identifier=identifier)
+            return parse_record(raw, schema, policy, identifier=identifier)
         except msgspec.ValidationError:  # a number out of range (screening names each), or something else (below)
             pass
     if causes := screen_record(raw):
         return ParsedRecord(redact(safe_decode(raw)), None, ValidationFailed(causes), [])
-    return parse_record(raw, schema, max_bcrypt_cost, identifier=identifier)
+    return parse_record(raw, schema, policy, identifier=identifier)
 
 
 def _wanted(records: list[UserRecord], rules: LoginIDRules) -> dict[str, set[str]]:

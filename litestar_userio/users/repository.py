@@ -16,7 +16,7 @@ from typing import Any
 import msgspec
 
 from litestar_userio.db.engine import Row, Tx
-from litestar_userio.db.tables import Group, Role, User
+from litestar_userio.db.tables import Authenticator, Group, Role, User
 from litestar_userio.ids import new_id
 from litestar_userio.users.formats import LOGIN_ID_ATTRIBUTES
 from litestar_userio.users.model import AuthenticatorState, LoginID, UserState
@@ -149,6 +149,19 @@ class UserRepository:
             *args,
         )
         return (row["user_id"], row["password_hash"]) if row is not None else None
+
+    async def replace_password_hash(self, tx: Tx, project_id: str, user_id: str, old: str, new: str) -> None:
+        """Swap the user's primary password hash `old` for `new`; nothing when it is no longer `old`."""
+        a = Authenticator
+        await tx.run(
+            a.update({a.password_hash: new}).where(
+                (a.project_id == project_id)
+                & (a.user == user_id)
+                & (a.kind == "primary")
+                & (a.type == "password")
+                & (a.password_hash == old)
+            )
+        )
 
     async def find_owners(
         self, tx: Tx, project_id: str, login_ids: Mapping[str, Iterable[str]]

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from litestar_userio.clock import Clock, SystemClock
-from litestar_userio.config import PasswordConfig
+from litestar_userio.config import PasswordConfig, PasswordHashBounds
 from litestar_userio.db.engine import Database
 from litestar_userio.errors import PasswordExpired, UserOutsideValidPeriod
+from litestar_userio.passwords.formats import is_target
 from litestar_userio.projects.service import ProjectService
 from litestar_userio.users.formats import LOGIN_ID_ATTRIBUTES
-from litestar_userio.users.login_id_rules import CASE_INSENSITIVE, LoginIDRules
+from litestar_userio.users.login_id_rules import CASE_INSENSITIVE
 from litestar_userio.users.passwords import PasswordVerifier
 from litestar_userio.users.repository import UserRepository
 
@@ -26,9 +27,10 @@ class UserService:
         clock: Clock | None = None,
         *,
         projects: ProjectService | None = None,
+        hash_bounds: PasswordHashBounds | None = None,
     ) -> None:
         self.db = db
-        self.passwords = PasswordVerifier(config or PasswordConfig(), max_bcrypt_cost)
+        self.passwords = PasswordVerifier(config or PasswordConfig(), max_bcrypt_cost, hash_bounds)
         self.clock: Clock = clock or SystemClock()
         self.projects = projects or ProjectService(db, self.clock)
         """Where the project's login-id rules come from."""
@@ -74,20 +76,31 @@ class UserService:
         An unknown login id, or a user without a password, costs a bcrypt check too (a fixed hash of the
         configured typical cost), so timing does not tell which login ids exist. bcrypt compares only the first
         72 bytes, as the systems the hashes come from did. Checks run on a bounded pool shared fairly by projects;
-        `PasswordVerificationBusy` when too many of this project's checks already wait.
+        `PasswordVerificationBusy` when too many of this project's checks already wait. A good password whose hash
+        is not in the project's `password_algorithm` is re-hashed to it now (`_rehash`).
         """
-        rules = await self._login_id_rules(project_id)
+        project = await self.projects.get(project_id)
+        rules = project.settings.login_id_rules() if project is not None else CASE_INSENSITIVE
         candidates = {attribute: rules.normalize(attribute, login_id) for attribute in LOGIN_ID_ATTRIBUTES}
         async with self.db.reader() as tx:
             found = await self.repository.find_password(tx, project_id, candidates)
         stored = found[1] if found is not None else None
         ok = await self.passwords.check(project_id, password, stored)
-        return found[0] if ok and found is not None else None
+        if not ok or found is None or stored is None:
+            return None
+        if project is not None and not is_target(stored, project.settings.password_algorithm):
+            await self._rehash(project_id, found[0], password, stored, project.settings.password_algorithm)
+        return found[0]
 
-    async def _login_id_rules(self, project_id: str) -> LoginIDRules:
-        """The project's login-id case sensitivity: sign-in compares login ids as the import stored them."""
-        project = await self.projects.get(project_id)
-        return project.settings.login_id_rules() if project is not None else CASE_INSENSITIVE
+    async def _rehash(self, project_id: str, user_id: str, password: str, stored: str, algorithm: str) -> None:
+        """DECISIONS 12: the legacy hash is replaced by `algorithm`'s in the sign-in that proved the password.
+
+        The swap is conditional on the legacy hash still being there, so two first sign-ins at once store one
+        new hash, and a password changed meanwhile is not overwritten.
+        """
+        new = await self.passwords.hash(project_id, password, algorithm)
+        async with self.db.transaction() as tx:
+            await self.repository.replace_password_hash(tx, project_id, user_id, stored, new)
 
     def close(self) -> None:
         """Stop the bcrypt threads."""
