@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
+import base64
+import hashlib
+import threading
+
 import argon2
 import pytest
+from passlib import hash as passlib_hash
 
-from litestar_userio.config import PasswordHashBounds
+from litestar_userio.config import PasswordConfig, PasswordHashBounds
+from litestar_userio.passwords.firebase import FirebaseHashConfig, firebase_scrypt
 from litestar_userio.projects.settings import ProjectSettings
 from tests.helpers import HASH_2B, PASSWORD, authenticators, import_one, run_import
 
@@ -118,3 +125,234 @@ async def test_argon2_bounds_are_configured(backend, make_env):
 
     assert [d["outcome"] for d in body["details"]] == ["failed", "inserted"]
     assert body["details"][0]["errors"][0]["info"]["bound"] == "argon2_time_cost"
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+LEGACY_HASHES = {
+    "scrypt": lambda: passlib_hash.scrypt.using(rounds=4).hash(PASSWORD),
+    "pbkdf2-phc": lambda: (
+        "$pbkdf2-sha256$i=1000,l=32$"
+        + _b64(b"NaCl-salt").rstrip("=")
+        + "$"
+        + _b64(hashlib.pbkdf2_hmac("sha256", PASSWORD.encode(), b"NaCl-salt", 1000)).rstrip("=")
+    ),
+    "pbkdf2-passlib": lambda: passlib_hash.pbkdf2_sha512.using(rounds=1000).hash(PASSWORD),
+    "pbkdf2-django": lambda: (
+        "pbkdf2_sha256$1000$djangosalt$" + _b64(hashlib.pbkdf2_hmac("sha256", PASSWORD.encode(), b"djangosalt", 1000))
+    ),
+    "sha512_crypt": lambda: passlib_hash.sha512_crypt.using(rounds=1000).hash(PASSWORD),
+    "sha256_crypt": lambda: passlib_hash.sha256_crypt.using(rounds=1000).hash(PASSWORD),
+    "md5_crypt": lambda: passlib_hash.md5_crypt.hash(PASSWORD),
+    "phpass": lambda: passlib_hash.phpass.using(rounds=8).hash(PASSWORD),
+    "ldap-ssha": lambda: passlib_hash.ldap_salted_sha1.hash(PASSWORD),
+    "ldap-ssha512": lambda: passlib_hash.ldap_salted_sha512.hash(PASSWORD),
+    "ldap-sha": lambda: passlib_hash.ldap_sha1.hash(PASSWORD),
+}
+
+
+@pytest.mark.parametrize("name", list(LEGACY_HASHES))
+async def test_each_legacy_format_signs_in_and_is_re_hashed(project, name):
+    kind = name.split("-")[0]
+    legacy = LEGACY_HASHES[name]()
+    detail = await import_one(project, {"email": "a@example.com", "password": {"type": kind, "password_hash": legacy}})
+    users = project.env.services.users
+
+    assert detail["outcome"] == "inserted", detail
+    assert await users.verify_password(project.id, "a@example.com", PASSWORD + "x") is None
+    assert await users.verify_password(project.id, "a@example.com", PASSWORD) == detail["user_id"]
+    assert (await primary_hash(project, detail["user_id"])).startswith("$2b$10$")
+
+
+@pytest.mark.parametrize(
+    ("kind", "bad"),
+    [
+        ("scrypt", "$scrypt$ln=x$salt$hash"),
+        ("pbkdf2", "pbkdf2_md5$1$salt$hash"),
+        ("sha512_crypt", "$5$salt$hash"),
+        ("md5_crypt", "$1$"),
+        ("phpass", "$Q$8salt"),
+        ("ldap", "{CRYPT}abc"),
+        ("firebase_scrypt", "not base64!"),
+    ],
+)
+async def test_a_malformed_hash_names_the_format_expected(project, kind, bad):
+    record = {"type": kind, "password_hash": bad, "salt": "c2FsdA==", "signer_key": "a2V5", "salt_separator": "Bw=="}
+    if kind == "firebase_scrypt":
+        record |= {"rounds": 8, "mem_cost": 14}
+    detail = await import_one(project, {"email": "a@example.com", "password": record})
+
+    (error,) = detail["errors"]
+    assert error["reason"] == "InvalidPasswordHash"
+    assert error["message"].startswith(f"password.password_hash is not a {kind} ")
+    assert detail["record"]["password"] == {k: "REDACTED" if k != "type" else kind for k in record}
+
+
+@pytest.mark.parametrize(
+    ("kind", "legacy", "bound"),
+    [
+        ("scrypt", "$scrypt$ln=18,r=8,p=1$c2FsdA$aGFzaA", "scrypt_n"),
+        ("scrypt", "$scrypt$ln=10,r=65,p=1$c2FsdA$aGFzaA", "scrypt_rp"),
+        ("pbkdf2", "$pbkdf2-sha256$i=2000001$c2FsdA$aGFzaA", "pbkdf2_iterations"),
+        ("sha512_crypt", "$6$rounds=1000001$saltsalt$" + "a" * 86, "sha_crypt_rounds"),
+        ("phpass", "$P$J" + "saltsalt" + "a" * 22, "phpass_cost"),
+    ],
+)
+async def test_a_hash_above_its_bound_fails_naming_the_bound(project, kind, legacy, bound):
+    detail = await import_one(project, {"email": "a@example.com", "password": {"type": kind, "password_hash": legacy}})
+
+    (error,) = detail["errors"]
+    assert error["reason"] == "InvalidPasswordHash"
+    assert error["info"]["bound"] == bound and f"hash_bounds.{bound}" in error["message"]
+
+
+# Firebase's published vectors (github.com/firebase/scrypt README).
+FIREBASE_CONFIG = {
+    "signer_key": "jxspr8Ki0RYycVU8zykbdLGjFQ3McFUH0uiiTvC8pVMXAn210wjLNmdZJzxUECKbm0QsEmYUSDzZvpjeJ9WmXA==",
+    "salt_separator": "Bw==",
+    "rounds": 8,
+    "mem_cost": 14,
+}
+FIREBASE_USER = {
+    "password_hash": "lSrfV15cpx95/sZS2W9c9Kp6i/LVgQNDNC/qzrCnh1SAyZvqmZqAjTdn3aoItz+VHjoZilo78198JAdRuid5lQ==",
+    "salt": "42xEC+ixf3L2lw==",
+}
+FIREBASE_PASSWORD = "user1password"
+
+
+def test_firebase_scrypt_gives_firebases_published_hash():
+    hashed = firebase_scrypt(
+        FIREBASE_PASSWORD.encode(),
+        base64.b64decode(FIREBASE_USER["salt"]),
+        base64.b64decode(FIREBASE_CONFIG["salt_separator"]),
+        base64.b64decode(FIREBASE_CONFIG["signer_key"]),
+        8,
+        14,
+    )
+
+    assert base64.b64encode(hashed).decode() == FIREBASE_USER["password_hash"]
+
+
+async def test_firebase_users_sign_in_with_the_projects_hash_config(env):
+    project = await env.make_project(ProjectSettings(firebase_scrypt=FirebaseHashConfig(**FIREBASE_CONFIG)))
+    wrong_key = await env.make_project(
+        ProjectSettings(firebase_scrypt=FirebaseHashConfig(**{**FIREBASE_CONFIG, "signer_key": _b64(b"k" * 64)}))
+    )
+    record = {"email": "a@example.com", "password": {"type": "firebase_scrypt", **FIREBASE_USER}}
+    detail = await import_one(project, record)
+    other = await import_one(wrong_key, record)
+    users = env.services.users
+
+    assert detail["record"]["password"] == {"type": "firebase_scrypt", "password_hash": "REDACTED", "salt": "REDACTED"}
+    assert await users.verify_password(wrong_key.id, "a@example.com", FIREBASE_PASSWORD) is None
+    assert await users.verify_password(project.id, "a@example.com", "user1passwore") is None
+    assert await users.verify_password(project.id, "a@example.com", FIREBASE_PASSWORD) == detail["user_id"]
+    assert (await primary_hash(project, detail["user_id"])).startswith("$2b$")
+    assert other["outcome"] == "inserted"
+
+
+async def test_firebase_hash_config_in_the_record_and_missing_config(project):
+    inline = {"type": "firebase_scrypt", **FIREBASE_USER, **FIREBASE_CONFIG}
+    body = await run_import(
+        project,
+        [
+            {"email": "a@example.com", "password": inline},
+            {"email": "b@example.com", "password": {"type": "firebase_scrypt", **FIREBASE_USER}},
+        ],
+    )
+
+    ok, missing = body["details"]
+    assert ok["outcome"] == "inserted" and set(ok["record"]["password"].values()) == {"firebase_scrypt", "REDACTED"}
+    assert missing["errors"][0]["reason"] == "InvalidPasswordHash"
+    assert "without mem_cost, rounds, salt_separator, signer_key" in missing["errors"][0]["message"]
+    users = project.env.services.users
+    assert await users.verify_password(project.id, "a@example.com", FIREBASE_PASSWORD) == ok["user_id"]
+
+
+async def test_weak_digests_need_the_projects_opt_in(env):
+    strict = await env.make_project()
+    weak = await env.make_project(ProjectSettings(allow_weak_password_hashes=True))
+    records = [
+        {
+            "email": "a@example.com",
+            "password": {"type": "md5", "password_hash": hashlib.md5(PASSWORD.encode()).hexdigest()},
+        },
+        {
+            "email": "b@example.com",
+            "password": {
+                "type": "sha256",
+                "password_hash": _b64(hashlib.sha256(b"pepper" + PASSWORD.encode()).digest()),
+                "salt": "pepper",
+                "salt_position": "prefix",
+            },
+        },
+        {
+            "email": "c@example.com",
+            "password": {
+                "type": "sha1",
+                "password_hash": hashlib.sha1(PASSWORD.encode() + b"s").hexdigest(),
+                "salt": "s",
+            },
+        },
+    ]
+    refused = await run_import(strict, records)
+    accepted = await run_import(weak, records)
+    users = env.services.users
+
+    assert {d["errors"][0]["info"]["bound"] for d in refused["details"]} == {"allow_weak_password_hashes"}
+    assert [d["outcome"] for d in accepted["details"]] == ["inserted"] * 3
+    for detail, email in zip(accepted["details"], ["a@example.com", "b@example.com", "c@example.com"], strict=True):
+        assert await users.verify_password(weak.id, email, "wrong") is None
+        assert await users.verify_password(weak.id, email, PASSWORD) == detail["user_id"]
+        assert (await primary_hash(weak, detail["user_id"])).startswith("$2b$")
+
+
+async def test_a_flood_of_argon2_sign_ins_in_one_project_does_not_stall_another(backend, make_env):
+    env = await make_env(backend, passwords=PasswordConfig(threads=2, threads_per_project=1, max_memory=24 << 20))
+    busy, quiet = await env.make_project(), await env.make_project()
+    costly = argon2_hash(PASSWORD, time_cost=2, memory_cost=16 << 10)
+    await import_one(busy, {"email": "a@example.com", "password": {"type": "argon2", "password_hash": costly}})
+    detail = await import_one(
+        quiet, {"email": "a@example.com", "password": {"type": "argon2", "password_hash": argon2_hash(PASSWORD)}}
+    )
+    users = env.services.users
+
+    flood = [asyncio.create_task(users.verify_password(busy.id, "a@example.com", "wrong")) for _ in range(30)]
+    assert await users.verify_password(quiet.id, "a@example.com", PASSWORD) == detail["user_id"]
+    finished = sum(task.done() for task in flood)
+    outcomes = await asyncio.gather(*flood, return_exceptions=True)
+
+    assert finished < len(flood)
+    assert outcomes == [None] * len(flood)
+
+
+async def test_memory_hard_checks_wait_for_the_memory_budget(backend, make_env, monkeypatch):
+    """Four threads, but the budget holds one 8 MiB Argon2 check at a time: they never overlap."""
+    env = await make_env(backend, passwords=PasswordConfig(threads=4, threads_per_project=4, max_memory=12 << 20))
+    project = await env.make_project()
+    legacy = argon2_hash(PASSWORD, memory_cost=8 << 10)
+    await import_one(project, {"email": "a@example.com", "password": {"type": "argon2", "password_hash": legacy}})
+    running, most = 0, 0
+    lock = threading.Lock()
+    real_verify = argon2.low_level.verify_secret
+
+    def counting_verify(*args):
+        nonlocal running, most
+        with lock:
+            running += 1
+            most = max(most, running)
+        try:
+            return real_verify(*args)
+        finally:
+            with lock:
+                running -= 1
+
+    monkeypatch.setattr(argon2.low_level, "verify_secret", counting_verify)
+    users = env.services.users
+
+    outcomes = await asyncio.gather(*(users.verify_password(project.id, "a@example.com", "wrong") for _ in range(8)))
+
+    assert outcomes == [None] * 8
+    assert most == 1

@@ -324,7 +324,10 @@ def _handler_format(kind: str, handler: Any, expected: str, rounds_bound: str | 
         try:
             if not handler.identify(hashed):
                 raise ValueError(hashed)
-            rounds = getattr(handler.from_string(hashed), "rounds", None)
+            parsed = handler.from_string(hashed)
+            if not parsed.checksum:  # libpass reads `$1$` as a hash with no digest
+                raise ValueError(hashed)
+            rounds = getattr(parsed, "rounds", None)
         except (ValueError, TypeError, IndexError, KeyError):  # libpass's parsers raise any of them
             raise HashError(f"is not a {kind} hash: expected {expected}") from None
         work = 0.001
