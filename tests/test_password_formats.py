@@ -356,3 +356,52 @@ async def test_memory_hard_checks_wait_for_the_memory_budget(backend, make_env, 
 
     assert outcomes == [None] * 8
     assert most == 1
+
+
+async def test_the_migration_state_counts_users_per_format_and_first_sign_ins(project):
+    await run_import(
+        project,
+        [
+            {"email": "a@example.com", "password": {"type": "argon2", "password_hash": argon2_hash(PASSWORD)}},
+            {"email": "b@example.com", "password": {"type": "argon2", "password_hash": argon2_hash(PASSWORD)}},
+            {"email": "c@example.com", "password": {"type": "bcrypt", "password_hash": HASH_2B}},
+            {
+                "email": "d@example.com",
+                "password": {"type": "md5_crypt", "password_hash": LEGACY_HASHES["md5_crypt"]()},
+            },
+            {"email": "e@example.com"},
+        ],
+    )
+    before = (await project.get("/_api/admin/users/password-migration")).json()["result"]
+    users = project.env.services.users
+    signed_in = await users.verify_password(project.id, "a@example.com", PASSWORD)
+    assert signed_in is not None
+    await users.check_sign_in(project.id, signed_in)  # the host's sign-in: it records the sign-in
+
+    response = await project.get("/_api/admin/users/password-migration")
+
+    assert response.status_code == 200
+    assert before == {
+        "password_algorithm": "bcrypt",
+        "users": 5,
+        "never_signed_in": 5,
+        "without_password": 1,
+        "awaiting_rehash": 3,
+        "awaiting_rehash_never_signed_in": 3,
+        "formats": {
+            "argon2": {"users": 2, "never_signed_in": 2},
+            "bcrypt": {"users": 1, "never_signed_in": 1},
+            "md5_crypt": {"users": 1, "never_signed_in": 1},
+        },
+    }
+    assert response.json()["result"] == {
+        **before,
+        "never_signed_in": 4,
+        "awaiting_rehash": 2,
+        "awaiting_rehash_never_signed_in": 2,
+        "formats": {
+            "argon2": {"users": 1, "never_signed_in": 1},
+            "bcrypt": {"users": 2, "never_signed_in": 1},
+            "md5_crypt": {"users": 1, "never_signed_in": 1},
+        },
+    }

@@ -6,7 +6,8 @@ from litestar_userio.clock import Clock, SystemClock
 from litestar_userio.config import PasswordConfig, PasswordHashBounds
 from litestar_userio.db.engine import Database
 from litestar_userio.errors import PasswordExpired, UserOutsideValidPeriod
-from litestar_userio.passwords.formats import is_target
+from litestar_userio.passwords.formats import is_target, stored_format
+from litestar_userio.passwords.schemas import FormatCount, PasswordMigration
 from litestar_userio.projects.service import ProjectService
 from litestar_userio.users.formats import LOGIN_ID_ATTRIBUTES
 from litestar_userio.users.login_id_rules import CASE_INSENSITIVE
@@ -101,6 +102,28 @@ class UserService:
         new = await self.passwords.hash(project_id, password, algorithm)
         async with self.db.transaction() as tx:
             await self.repository.replace_password_hash(tx, project_id, user_id, stored, new)
+
+    async def password_migration(self, project_id: str) -> PasswordMigration:
+        """How far the project's users are from its `password_algorithm` (admin API, `userio password-migration`)."""
+        project = await self.projects.get(project_id)
+        algorithm = project.settings.password_algorithm if project is not None else "bcrypt"
+        async with self.db.reader() as tx:
+            heads = await self.repository.password_heads(tx, project_id)
+        state = PasswordMigration(algorithm, 0, 0, 0, 0, 0, {})
+        for head, users, never in heads:
+            state.users += users
+            state.never_signed_in += never
+            if head is None:
+                state.without_password += users
+                continue
+            count = state.formats.setdefault(stored_format(head), FormatCount(0, 0))
+            count.users += users
+            count.never_signed_in += never
+            if not is_target(head, algorithm):
+                state.awaiting_rehash += users
+                state.awaiting_rehash_never_signed_in += never
+        state.formats = dict(sorted(state.formats.items()))
+        return state
 
     def close(self) -> None:
         """Stop the bcrypt threads."""
