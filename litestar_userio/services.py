@@ -80,6 +80,14 @@ class Services:
         clock = config.clock
         storage = build_storage(config.exports.storage, clock) if config.exports.storage is not None else None
         projects = ProjectService(db, clock)
+        users = UserService(
+            db,
+            config.passwords,
+            config.imports.max_bcrypt_cost,
+            clock=clock,
+            projects=projects,
+            hash_bounds=config.imports.hash_bounds,
+        )
         hooks = HookService(db, config.hooks, clock)
         tokens = TokenService(
             db, SigningKeyStore(db, clock), ApplicationService(db, clock), hooks, config.tokens, clock
@@ -90,14 +98,7 @@ class Services:
             queue=queue,
             storage=storage,
             projects=projects,
-            users=UserService(
-                db,
-                config.passwords,
-                config.imports.max_bcrypt_cost,
-                clock=clock,
-                projects=projects,
-                hash_bounds=config.imports.hash_bounds,
-            ),
+            users=users,
             imports=ImportService(
                 db,
                 queue,
@@ -107,6 +108,7 @@ class Services:
                 clock,
                 repository=ImportRepository(),
                 users=UserRepository(),
+                passwords=users.passwords,
             ),
             exports=ExportService(db, queue, projects, storage, limiter, config.exports, config.queue, clock),
             admin=AdminAuthenticator(config.auth, projects, clock),

@@ -14,7 +14,7 @@ from passlib import hash as passlib_hash
 from litestar_userio.config import PasswordConfig, PasswordHashBounds
 from litestar_userio.passwords.firebase import FirebaseHashConfig, firebase_scrypt
 from litestar_userio.projects.settings import ProjectSettings
-from tests.helpers import HASH_2B, PASSWORD, authenticators, import_one, run_import
+from tests.helpers import HASH_2B, IMPORT, PASSWORD, authenticators, import_one, run_import
 
 _ARGON2_FAST = {"time_cost": 1, "memory_cost": 1024, "parallelism": 1}
 
@@ -405,3 +405,51 @@ async def test_the_migration_state_counts_users_per_format_and_first_sign_ins(pr
             "md5_crypt": {"users": 1, "never_signed_in": 1},
         },
     }
+
+
+async def test_the_dry_run_checks_known_pairs_per_record_and_keeps_no_plaintext(env):
+    project = await env.make_project(ProjectSettings(firebase_scrypt=FirebaseHashConfig(**FIREBASE_CONFIG)))
+    wrong_separator = {"type": "firebase_scrypt", **FIREBASE_USER, **FIREBASE_CONFIG, "salt_separator": "Cw=="}
+    records = [
+        {"email": "a@example.com", "password": {"type": "argon2", "password_hash": argon2_hash(PASSWORD)}},
+        {"email": "b@example.com", "password": {"type": "firebase_scrypt", **FIREBASE_USER}},
+        {"email": "c@example.com", "password": wrong_separator},
+        {"email": "d@example.com"},
+        {"email": "e@example.com", "password": {"type": "bcrypt", "password_hash": HASH_2B}},
+    ]
+    checks = [
+        {"index": 0, "password": PASSWORD},
+        {"index": 1, "password": FIREBASE_PASSWORD},
+        {"index": 2, "password": FIREBASE_PASSWORD},
+        {"index": 3, "password": "plaintext-3"},
+        {"index": 4, "password": "plaintext-4"},
+    ]
+
+    body = await run_import(project, records, dry_run=True, password_checks=checks)
+
+    assert [d.get("password_check") for d in body["details"]] == [
+        "verified",
+        "verified",
+        "mismatch",
+        "unsupported",
+        "mismatch",
+    ]
+    assert [d["outcome"] for d in body["details"]] == ["inserted"] * 5
+    stored = await project.fetch("SELECT records, result FROM userio_import_chunk")
+    for secret in (PASSWORD, FIREBASE_PASSWORD, "plaintext-3", "plaintext-4"):
+        assert secret not in str(body) and secret not in str(stored)
+    assert await env.services.users.verify_password(project.id, "a@example.com", PASSWORD) is None  # nothing written
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"password_checks": [{"index": 0, "password": "x"}]}, "password_checks needs dry_run = true"),
+        ({"dry_run": True, "password_checks": [{"index": 1, "password": "x"}]}, "password_checks[0].index 1 names no"),
+    ],
+)
+async def test_password_checks_are_refused_outside_a_dry_run_or_past_the_records(project, options, message):
+    response = await project.post(IMPORT, {"identifier": "email", "records": [{"email": "a@example.com"}], **options})
+
+    assert response.status_code == 400
+    assert message in response.json()["error"]

@@ -29,6 +29,7 @@ from litestar_userio.passwords.formats import (
     BCRYPT_MAX_BYTES,
     HashError,
     HashPolicy,
+    LegacyHash,
     hash_password,
     load_stored,
     parse_password,
@@ -95,6 +96,14 @@ class PasswordVerifier:
         try:
             return await self._run(project_id, lambda: verify(candidate), legacy.work, legacy.memory)
         except ValueError:  # a hash the library cannot read after all
+            return False
+
+    async def verify(self, project_id: str, legacy: LegacyHash, password: str) -> bool:
+        """Whether `password` matches a parsed hash (a dry run's known pair), on the pool like a sign-in."""
+        candidate = password.encode()
+        try:
+            return await self._run(project_id, lambda: legacy.verify(candidate), legacy.work, legacy.memory)
+        except ValueError:
             return False
 
     async def hash(self, project_id: str, password: str, algorithm: str) -> str:
