@@ -42,6 +42,7 @@ __all__ = [
 ]
 
 REDACTED = "REDACTED"
+_DEFAULT_BOUNDS = PasswordHashBounds()
 
 
 _BCRYPT = re.compile(r"\$2[aby]\$(0[4-9]|[12][0-9]|3[01])\$[./A-Za-z0-9]{53}")
@@ -283,7 +284,7 @@ def parse_record(
     reports them. A record that decodes has every format cause collected by `_format_causes`. `passwords` is the
     project's hash policy (an int: the bcrypt maximum, with the default bounds of the other formats).
     """
-    policy = passwords if isinstance(passwords, HashPolicy) else HashPolicy(PasswordHashBounds(), passwords)
+    policy = passwords if isinstance(passwords, HashPolicy) else HashPolicy(_DEFAULT_BOUNDS, passwords)
     decoded = msgspec.json.decode(raw)
     echo = redact(decoded)
     try:
