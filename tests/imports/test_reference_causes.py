@@ -228,5 +228,5 @@ async def test_cause_messages_name_the_field_and_what_is_expected(project):
         "/password": "password is missing password_hash (e.g. $2b$10$N9qo8uLOickgx2ZMRZoMyeIjZAgcfl7p92ldGxad68LJZdL17lhWy)"
         " and type (e.g. bcrypt)",
         "/password/unknown": "password.unknown is not an accepted key; expected one of expire_after, mem_cost,"
-            " password_hash, rounds, salt, salt_position, salt_separator, signer_key, type",
+        " password_hash, rounds, salt, salt_position, salt_separator, signer_key, type",
     }
