@@ -14,7 +14,6 @@ from litestar_userio.jobs import plugin_jobs
 from litestar_userio.projects.service import ProjectService
 from litestar_userio.queue import build_queue
 from litestar_userio.queue.base import JobQueue
-from litestar_userio.ratelimit import RateLimiter
 from litestar_userio.storage import Storage, build_storage
 from litestar_userio.tokens.applications import ApplicationService
 from litestar_userio.tokens.keys import SigningKeyStore
@@ -76,7 +75,6 @@ class Services:
         if queue is None:
             queue = build_queue(config, plugin_jobs(), run_jobs=run_jobs)
         await queue.start()
-        limiter: RateLimiter = queue.limiter
         clock = config.clock
         storage = build_storage(config.exports.storage, clock) if config.exports.storage is not None else None
         projects = ProjectService(db, clock)
@@ -110,7 +108,7 @@ class Services:
                 users=UserRepository(),
                 passwords=users.passwords,
             ),
-            exports=ExportService(db, queue, projects, storage, limiter, config.exports, config.queue, clock),
+            exports=ExportService(db, queue, projects, storage, config.exports, config.queue, clock),
             admin=AdminAuthenticator(config.auth, projects, clock),
             hooks=hooks,
             tokens=tokens,

@@ -37,7 +37,7 @@ from litestar_userio.paging import PageCursor, encode_cursor
 from litestar_userio.projects.service import ProjectRecord, ProjectService
 from litestar_userio.queue.base import JobQueue
 from litestar_userio.queue.leases import hold_lease
-from litestar_userio.ratelimit import RateLimiter
+from litestar_userio.ratelimit import DatabaseRateLimiter
 from litestar_userio.storage.base import Storage
 from litestar_userio.users.repository import UserRepository
 
@@ -63,24 +63,25 @@ class ExportService:
         queue: JobQueue,
         projects: ProjectService,
         storage: Storage | None,
-        limiter: RateLimiter,
         config: ExportConfig,
         queue_config: QueueConfig,
         clock: Clock,
         *,
         repository: ExportRepository | None = None,
         users: UserRepository | None = None,
+        limiter: DatabaseRateLimiter | None = None,
     ) -> None:
         self.db = db
         self.queue = queue
         self.projects = projects
         self.storage = storage
-        self.limiter = limiter
         self.config = config
         self.queue_config = queue_config
         self.clock = clock
         self.repository = repository or ExportRepository()
         self.users = users or UserRepository()
+        self.limiter = limiter or DatabaseRateLimiter()
+        """The `UserExport` bucket, in the database whatever the queue: taken in the admission's transaction."""
 
     def _require_enabled(self, project: ProjectRecord) -> Storage:
         if self.storage is None or not project.settings.export_enabled:
@@ -98,13 +99,19 @@ class ExportService:
         if project.settings.export_rate_period_seconds:
             period = timedelta(seconds=project.settings.export_rate_period_seconds)
         task_id = new_task_id("userexport_")
-        now = self.clock.now()
         echo = msgspec.to_builtins(request)
         async with self.db.transaction() as tx:
             # Serializes initiates of one project, so the two checks below cannot both pass twice.
             await self.repository.lock_admission(tx, project.id)
-            if await self.repository.pending_count(tx, project.id) >= self.config.max_pending_per_project:
+            admission = await self.repository.admission(tx, project.id)
+            if admission.pending >= self.config.max_pending_per_project:
                 raise MaximumConcurrentJobLimitExceeded()
+            # Stamped once admitted, not before the lock: an initiate that waited while the previous export
+            # completed was stamped before its `completed_at`, and the pair looked concurrent (issue 32). Never
+            # before that `completed_at` either, should the worker that stamped it run ahead of this clock.
+            now = self.clock.now()
+            if admission.last_completed_at is not None:
+                now = max(now, admission.last_completed_at)
             retry_after = await self.limiter.take(tx, project.id, RATE_LIMIT_BUCKET, limit, period, now)
             if retry_after is not None:
                 raise RateLimited(RATE_LIMIT_BUCKET, retry_after)
@@ -289,7 +296,6 @@ class ExportService:
             purged.append(task_id)
         async with self.db.transaction() as tx:
             await self.repository.delete(tx, purged)
-            await self.limiter.purge(tx, now - self.config.rate_limit.period)
         return len(purged)
 
     # The project's tasks (beyond SPEC: the console's list).

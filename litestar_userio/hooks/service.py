@@ -3,7 +3,8 @@
 Several hooks on one event run in order, each seeing the previous one's payload (DECISIONS 5). A failure stops
 issuance (fail closed, no retries) unless that hook opted in to `on_error: "continue"`; the whole chain shares one
 time budget per token. Hooks get the project's secrets as `ctx.secrets` and `fetch` to its allowlisted origins;
-production runs go to the run log.
+production runs go to the run log. Everything a hook's run gives back (its answer, console, error) has the
+secrets masked (`SecretMask`) before anything else reads it.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from litestar_userio.hooks.fetch import FetchClient, FetchLimits, FetchSession, 
 from litestar_userio.hooks.repository import HookRepository, HookRow, RunRow, VersionRow
 from litestar_userio.hooks.runlog import RunLog
 from litestar_userio.hooks.runtime import HookRuntime, HookSource, RuntimeLimits
-from litestar_userio.hooks.secrets import SECRET_NAME, SecretBox, mask, mask_console
+from litestar_userio.hooks.secrets import SECRET_NAME, SecretBox, SecretMask, mask_console
 from litestar_userio.hooks.syntax import v8_syntax_problem
 from litestar_userio.users.model import UserState
 
@@ -348,6 +349,7 @@ class HookService:
         project_id = context.app_id
         project = await self._project(project_id)
         protected = dict(payload)
+        masker = SecretMask(project.secrets.values())
         total = self.config.total_timeout.total_seconds()
         deadline = time.monotonic() + total
         for index, hook in enumerate(chain):
@@ -369,19 +371,23 @@ class HookService:
                     test=test,
                     queue_timeout=remaining,
                     secrets=project.secrets,
-                    fetcher=FetchSession(self.fetch_client(), project.allowlist, self.fetch_limits),
+                    fetcher=FetchSession(
+                        self.fetch_client(), project.allowlist, self.fetch_limits, project.secrets.values()
+                    ),
                 )
                 run.duration_ms = round(outcome.duration_ms, 3)
                 run.console = mask_console(list(outcome.console), project.secrets)
                 if not outcome.ok:
                     runtime_kind = outcome.error_kind
-                    message = mask(outcome.error_message or "", project.secrets.values())
+                    message = masker.text(outcome.error_message or "")
                     if outcome.error_kind == "timeout":
                         raise HookTimeout(f"hook {index} did not answer in time")
                     if outcome.error_kind == "no_worker":
                         raise HookWorkerUnavailable(f"hook {index} did not run: {message}")
                     raise HookInvalidResponse(f"hook {index} failed: {message}")
-                result.payload = apply_response(event_type, outcome.response, result.payload, protected)
+                # Masked before anything reads it: a refusal's title and reason, claims (their names too).
+                response = masker.value(outcome.response)
+                result.payload = apply_response(event_type, response, result.payload, protected)
                 if not test:
                     self._log(project_id, event_type, index, started_at, run, "allowed", None, before, result.payload)
             except HookError as error:
