@@ -416,6 +416,7 @@ async def test_the_dry_run_checks_known_pairs_per_record_and_keeps_no_plaintext(
         {"email": "c@example.com", "password": wrong_separator},
         {"email": "d@example.com"},
         {"email": "e@example.com", "password": {"type": "bcrypt", "password_hash": HASH_2B}},
+        {"email": "f@example.com", "password": {"type": "argon2", "password_hash": "$argon2id$bad"}},
     ]
     checks = [
         {"index": 0, "password": PASSWORD},
@@ -423,6 +424,7 @@ async def test_the_dry_run_checks_known_pairs_per_record_and_keeps_no_plaintext(
         {"index": 2, "password": FIREBASE_PASSWORD},
         {"index": 3, "password": "plaintext-3"},
         {"index": 4, "password": "plaintext-4"},
+        {"index": 5, "password": "plaintext-5"},
     ]
 
     body = await run_import(project, records, dry_run=True, password_checks=checks)
@@ -433,10 +435,11 @@ async def test_the_dry_run_checks_known_pairs_per_record_and_keeps_no_plaintext(
         "mismatch",
         "unsupported",
         "mismatch",
+        "unsupported",
     ]
-    assert [d["outcome"] for d in body["details"]] == ["inserted"] * 5
+    assert [d["outcome"] for d in body["details"]] == ["inserted"] * 5 + ["failed"]
     stored = await project.fetch("SELECT records, result FROM userio_import_chunk")
-    for secret in (PASSWORD, FIREBASE_PASSWORD, "plaintext-3", "plaintext-4"):
+    for secret in (PASSWORD, FIREBASE_PASSWORD, "plaintext-3", "plaintext-4", "plaintext-5"):
         assert secret not in str(body) and secret not in str(stored)
     assert await env.services.users.verify_password(project.id, "a@example.com", PASSWORD) is None  # nothing written
 
@@ -453,3 +456,15 @@ async def test_password_checks_are_refused_outside_a_dry_run_or_past_the_records
 
     assert response.status_code == 400
     assert message in response.json()["error"]
+
+
+async def test_a_second_factor_password_may_be_a_legacy_format(project):
+    legacy = argon2_hash(PASSWORD)
+    detail = await import_one(
+        project, {"email": "a@example.com", "mfa": {"password": {"type": "argon2", "password_hash": legacy}}}
+    )
+
+    assert detail["outcome"] == "inserted"
+    ((kind, type_, value),) = await authenticators(project, detail["user_id"])
+    assert (kind, type_) == ("secondary", "password") and legacy in value
+    assert await project.env.services.users.verify_password(project.id, "a@example.com", PASSWORD) is None

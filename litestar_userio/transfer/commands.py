@@ -259,9 +259,14 @@ def import_command(
         _fail("--resume REPORT continues REPORT itself: leave out --report")
     path = None if file == "-" else Path(file)
     if check_passwords is not None:
-        from litestar_userio.transfer.passwords import check_passwords as run_checks
+        from litestar_userio.transfer.client import TransferError
+        from litestar_userio.transfer.password_checks import check_passwords as run_checks
 
-        raise click.exceptions.Exit(run_checks(connection, path, source, identifier, check_passwords))
+        try:
+            code = run_checks(connection, path, source, identifier, check_passwords)
+        except TransferError as exc:
+            _fail(exc.message, exc.exit_code)
+        raise click.exceptions.Exit(code)
     if path is None and sys.stdin.isatty():  # else the run would wait for input without a word
         click.echo("reading records from the terminal, one JSON object a line; end with Ctrl-D", err=True)
     settings = ImportSettings(
