@@ -10,7 +10,7 @@ from litestar_userio.passwords.formats import is_target, stored_format
 from litestar_userio.passwords.schemas import FormatCount, PasswordMigration
 from litestar_userio.projects.service import ProjectService
 from litestar_userio.users.formats import LOGIN_ID_ATTRIBUTES
-from litestar_userio.users.login_id_rules import CASE_INSENSITIVE
+from litestar_userio.users.login_id_rules import CASE_INSENSITIVE, LoginIDRules
 from litestar_userio.users.passwords import PasswordVerifier
 from litestar_userio.users.repository import UserRepository
 
@@ -80,28 +80,34 @@ class UserService:
         `PasswordVerificationBusy` when too many of this project's checks already wait. A good password whose hash
         is not in the project's `password_algorithm` is re-hashed to it now (`_rehash`).
         """
-        project = await self.projects.get(project_id)
-        rules = project.settings.login_id_rules() if project is not None else CASE_INSENSITIVE
+        rules = await self._login_id_rules(project_id)
         candidates = {attribute: rules.normalize(attribute, login_id) for attribute in LOGIN_ID_ATTRIBUTES}
         async with self.db.reader() as tx:
             found = await self.repository.find_password(tx, project_id, candidates)
         stored = found[1] if found is not None else None
         ok = await self.passwords.check(project_id, password, stored)
-        if not ok or found is None or stored is None:
-            return None
-        if project is not None and not is_target(stored, project.settings.password_algorithm):
-            await self._rehash(project_id, found[0], password, stored, project.settings.password_algorithm)
-        return found[0]
+        if ok and found is not None and stored is not None:
+            await self._rehash(project_id, found[0], password, stored)
+        return found[0] if ok and found is not None else None
 
-    async def _rehash(self, project_id: str, user_id: str, password: str, stored: str, algorithm: str) -> None:
-        """DECISIONS 12: the legacy hash is replaced by `algorithm`'s in the sign-in that proved the password.
+    async def _rehash(self, project_id: str, user_id: str, password: str, stored: str) -> None:
+        """DECISIONS 12: a hash not in the project's `password_algorithm` is replaced in the sign-in that proved it.
 
         The swap is conditional on the legacy hash still being there, so two first sign-ins at once store one
         new hash, and a password changed meanwhile is not overwritten.
         """
+        project = await self.projects.get(project_id)
+        algorithm = project.settings.password_algorithm if project is not None else "bcrypt"
+        if is_target(stored, algorithm):
+            return
         new = await self.passwords.hash(project_id, password, algorithm)
         async with self.db.transaction() as tx:
             await self.repository.replace_password_hash(tx, project_id, user_id, stored, new)
+
+    async def _login_id_rules(self, project_id: str) -> LoginIDRules:
+        """The project's login-id case sensitivity: sign-in compares login ids as the import stored them."""
+        project = await self.projects.get(project_id)
+        return project.settings.login_id_rules() if project is not None else CASE_INSENSITIVE
 
     async def password_migration(self, project_id: str) -> PasswordMigration:
         """How far the project's users are from its `password_algorithm` (admin API, `userio password-migration`)."""
