@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from litestar_userio.auth.admin import AdminAuthenticator
 from litestar_userio.config import UserIOConfig
 from litestar_userio.db.engine import Database
@@ -11,6 +13,7 @@ from litestar_userio.hooks.service import HookService
 from litestar_userio.imports.repository import ImportRepository
 from litestar_userio.imports.service import ImportService
 from litestar_userio.jobs import plugin_jobs
+from litestar_userio.observability import telemetry
 from litestar_userio.projects.service import ProjectService
 from litestar_userio.queue import build_queue
 from litestar_userio.queue.base import JobQueue
@@ -22,6 +25,9 @@ from litestar_userio.users.repository import UserRepository
 from litestar_userio.users.service import UserService
 
 __all__ = ["Services"]
+
+_READY_TIMEOUT = 3.0
+"""Seconds a readiness check may take; a probe's own timeout is usually a few seconds."""
 
 
 class Services:
@@ -64,6 +70,7 @@ class Services:
         Without `queue`, a Redis URL in the config selects arq (enqueue only: workers run the jobs), else the
         in-process runner runs them here. `run_jobs=False` builds an in-process queue that runs nothing (CLI).
         """
+        telemetry.configure(config.metrics, config.tracing)
         db = Database(
             config.database_url,
             pool_size=config.db_pool_size,
@@ -113,9 +120,21 @@ class Services:
             hooks=hooks,
             tokens=tokens,
         )
+        telemetry.watch("pending_checks", services.users.passwords.pending)
         if run_jobs:
             await queue.serve({"userio": services})
         return services
+
+    async def ready(self, *, hooks: bool = True) -> bool:
+        """Readiness (DECISIONS 15): the database answers, the queue takes jobs, the V8 pool runs a trivial hook.
+
+        `hooks=False` leaves the pool out. All within a few seconds, whatever hangs.
+        """
+        try:
+            async with asyncio.timeout(_READY_TIMEOUT):
+                return await self.db.ready() and await self.queue.ready() and (not hooks or await self.hooks.ready())
+        except TimeoutError:
+            return False
 
     async def close(self) -> None:
         """Stop the queue and the hook workers, close the storage and the database."""

@@ -33,6 +33,7 @@ from litestar_userio.exports.repository import ExportRepository, ExportTaskRow
 from litestar_userio.exports.schemas import ExportProgress, ExportRequest, ExportTask, ExportTaskList
 from litestar_userio.ids import new_task_id
 from litestar_userio.imports.service import paused_gc
+from litestar_userio.observability import telemetry
 from litestar_userio.paging import PageCursor, encode_cursor
 from litestar_userio.projects.service import ProjectRecord, ProjectService
 from litestar_userio.queue.base import JobQueue
@@ -121,7 +122,9 @@ class ExportService:
 
     async def _enqueue(self, task_id: str, job_key: str, *, first: bool = False) -> None:
         try:
-            await self.queue.enqueue(EXPORT_JOB, task_id, job_id=f"userio:export:{job_key}", first=first)
+            await self.queue.enqueue(
+                EXPORT_JOB, task_id, telemetry.carrier(), job_id=f"userio:export:{job_key}", first=first
+            )
         except Exception:  # the task is stored: the sweeper enqueues it once the queue is back
             logger.warning("could not enqueue export %s; the sweeper will retry", task_id, exc_info=True)
 
@@ -224,6 +227,7 @@ class ExportService:
             await self.repository.complete(
                 tx, task_id, now, now + self.config.result_ttl, stored.key, stored.size, stored.sha256, count
             )
+        telemetry.export_done(time.perf_counter() - started, stored.size)
 
     async def _progress(self, task_id: str, processed: int) -> None:
         async with self.db.transaction() as tx:
@@ -236,6 +240,17 @@ class ExportService:
             await self.repository.fail(tx, task_id, now, now + self.config.result_ttl, error.to_object())
 
     # Housekeeping (the sweeper).
+
+    async def observe_queue(self) -> None:
+        """Report the exports waiting for a worker and running, and the oldest wait (metrics only)."""
+        if telemetry.metrics is None:
+            return
+        async with self.db.reader() as tx:
+            pending = await self.repository.pending(tx)
+        waiting = [task.enqueued_at for task in pending if task.enqueued_at is not None]
+        oldest = (self.clock.now() - min(waiting)).total_seconds() if waiting else 0.0
+        counts = {"pending": len(waiting), "running": len(pending) - len(waiting)}
+        telemetry.queue_state("export", counts, max(oldest, 0.0))
 
     async def requeue_stale(self, *, older_than: datetime | None = None) -> int:
         """Enqueue again the exports nobody is doing (lease lapsed, job lost; with `older_than`, all pending).
@@ -275,6 +290,7 @@ class ExportService:
         stamp = int(now.timestamp() * 1000)
         for task_id, attempts in enqueued:
             await self._enqueue(task_id, f"{task_id}:{attempts}-{stamp}", first=task_id in taken_over)
+        telemetry.requeued("export", len(enqueued))
         return len(enqueued)
 
     async def purge_expired(self) -> int:

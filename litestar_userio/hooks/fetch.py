@@ -28,6 +28,8 @@ from urllib.parse import urljoin, urlsplit
 import httpcore
 import httpx
 
+from litestar_userio.observability import telemetry
+
 __all__ = [
     "FetchClient",
     "FetchLimits",
@@ -433,7 +435,10 @@ class FetchSession:
 
     async def __call__(self, requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Perform a batch of the run's requests at once; each answer is a response or a refusal."""
-        return list(await asyncio.gather(*(self._one(request) for request in requests)))
+        with telemetry.span("userio.hook.fetch", {"userio.fetch.calls": len(requests)}):
+            answers = list(await asyncio.gather(*(self._one(request) for request in requests)))
+        telemetry.hook_fetches(answers)
+        return answers
 
     async def _one(self, request: dict[str, Any]) -> dict[str, Any]:
         self.calls += 1

@@ -10,6 +10,7 @@ secrets masked (`SecretMask`) before anything else reads it.
 from __future__ import annotations
 
 import builtins
+import functools
 import hashlib
 import logging
 import time
@@ -44,6 +45,7 @@ from litestar_userio.hooks.runlog import RunLog
 from litestar_userio.hooks.runtime import HookRuntime, HookSource, RuntimeLimits
 from litestar_userio.hooks.secrets import SECRET_NAME, SecretBox, SecretMask, mask_console
 from litestar_userio.hooks.syntax import v8_syntax_problem
+from litestar_userio.observability import telemetry
 from litestar_userio.users.model import UserState
 
 __all__ = ["ChainResult", "HookRun", "HookService", "HookSpec", "SavedHook"]
@@ -130,6 +132,13 @@ def _error_kind(error: HookError, runtime_kind: str | None) -> str:
     return "invalid_response"
 
 
+@functools.cache
+def _probe_hook() -> HookSource:
+    """The readiness probe's hook, compiled on first use."""
+    compiled = compile_hook("export default () => ({})")
+    return HookSource(hashlib.sha256(compiled.javascript.encode()).hexdigest(), compiled.javascript)
+
+
 class HookService:
     """Stores, compiles and runs hooks; the V8 workers start on the first run, not before."""
 
@@ -167,6 +176,14 @@ class HookService:
         if self._fetch_client is not None:
             await self._fetch_client.close()
             self._fetch_client = None
+
+    async def ready(self) -> bool:
+        """Whether the V8 pool runs a trivial hook within a second (readiness probe; it starts the pool if idle)."""
+        if not self._started:
+            await self.runtime.start()
+            self._started = True
+        outcome = await self.runtime.run(_probe_hook(), "{}", timeout=1.0, queue_timeout=1.0)
+        return outcome.ok
 
     def fetch_client(self) -> FetchClient:
         """The process's pooled client for hooks' fetches, made on first use (loading CA certificates takes a while)."""
@@ -359,22 +376,27 @@ class HookService:
             started_at = self.clock.now()
             before = result.payload
             runtime_kind: str | None = None
+            queued_ms = 0.0
             try:
                 if remaining <= 0:
                     raise HookTimeout("the hooks of this token ran out of their total time")
                 event = build_event(event_type, user, result.payload, context, self.clock.now(), seq=index + 1)
-                outcome = await self.runtime.run(
-                    hook.runnable(),
-                    msgspec.json.encode(event).decode(),
-                    timeout=min(remaining, self.config.hook_timeout.total_seconds()),
-                    tenant=project_id,
-                    test=test,
-                    queue_timeout=remaining,
-                    secrets=project.secrets,
-                    fetcher=FetchSession(
-                        self.fetch_client(), project.allowlist, self.fetch_limits, project.secrets.values()
-                    ),
-                )
+                with telemetry.span(
+                    "userio.hook.run", {"userio.project_id": project_id, "userio.hook.event": event_type}
+                ):
+                    outcome = await self.runtime.run(
+                        hook.runnable(),
+                        msgspec.json.encode(event).decode(),
+                        timeout=min(remaining, self.config.hook_timeout.total_seconds()),
+                        tenant=project_id,
+                        test=test,
+                        queue_timeout=remaining,
+                        secrets=project.secrets,
+                        fetcher=FetchSession(
+                            self.fetch_client(), project.allowlist, self.fetch_limits, project.secrets.values()
+                        ),
+                    )
+                queued_ms = outcome.queued_ms
                 run.duration_ms = round(outcome.duration_ms, 3)
                 run.console = mask_console(list(outcome.console), project.secrets)
                 if not outcome.ok:
@@ -388,10 +410,14 @@ class HookService:
                 # Masked before anything reads it: a refusal's title and reason, claims (their names too).
                 response = masker.value(outcome.response)
                 result.payload = apply_response(event_type, response, result.payload, protected)
+                telemetry.hook_run(event_type, "allowed", run.duration_ms / 1000, queued_ms / 1000)
                 if not test:
                     self._log(project_id, event_type, index, started_at, run, "allowed", None, before, result.payload)
             except HookError as error:
                 refused = isinstance(error, HookDisallowed)
+                telemetry.hook_run(
+                    event_type, "refused" if refused else "error", run.duration_ms / 1000, queued_ms / 1000
+                )
                 run.error = msgspec.to_builtins(error.to_object())
                 if not test:
                     kind = None if refused else _error_kind(error, runtime_kind)

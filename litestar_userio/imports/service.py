@@ -54,6 +54,7 @@ from litestar_userio.imports.schemas import (
 )
 from litestar_userio.imports.screening import may_hold_nul, safe_decode, screen_record, storable_text
 from litestar_userio.imports.validation import ParsedRecord, parse_record, redact
+from litestar_userio.observability import reasons, telemetry
 from litestar_userio.paging import PageCursor, encode_cursor
 from litestar_userio.passwords.formats import HashError, HashPolicy, parse_password
 from litestar_userio.projects.service import ProjectRecord, ProjectService
@@ -222,7 +223,9 @@ class ImportService:
 
     async def _enqueue(self, task_id: str, seq: int, job_key: str, *, first: bool = False) -> None:
         try:
-            await self.queue.enqueue(IMPORT_CHUNK_JOB, task_id, seq, job_id=f"userio:import:{job_key}", first=first)
+            await self.queue.enqueue(
+                IMPORT_CHUNK_JOB, task_id, seq, telemetry.carrier(), job_id=f"userio:import:{job_key}", first=first
+            )
         except Exception:  # the task is stored: the sweeper enqueues it once the queue is back
             logger.warning(
                 "could not enqueue chunk %s of import %s; the sweeper will retry", seq, task_id, exc_info=True
@@ -321,6 +324,7 @@ class ImportService:
 
         `optimistic`: see `_apply`.
         """
+        started = time.perf_counter()
         async with self.db.transaction() as tx:
             chunk = await self.repository.lock_pending_chunk(tx, task_id, seq)
             if chunk is None:
@@ -345,6 +349,7 @@ class ImportService:
             progress = await self.repository.record_outcomes(tx, chunk, task_id, details)
             if progress is not None and progress.processed >= progress.total:
                 await self._complete(tx, task_id)
+        telemetry.import_chunk_done(reasons(details), time.perf_counter() - started)
 
     async def _apply_one_by_one(
         self, tx: Tx, task: TaskSettings, task_id: str, indices: list[int], records: list[Raw]
@@ -446,7 +451,9 @@ class ImportService:
     async def _complete(self, tx: Tx, task_id: str) -> None:
         """The last chunk is done: the task is completed and expires `result_ttl` later."""
         now = self.clock.now()
-        await self.repository.complete_task(tx, task_id, now, now + self.config.result_ttl)
+        created_at = await self.repository.complete_task(tx, task_id, now, now + self.config.result_ttl)
+        if created_at is not None:  # counted before the commit: a rare rollback counts a task twice
+            telemetry.import_task_done((now - created_at).total_seconds())
 
     # Housekeeping (the sweeper).
 
@@ -489,7 +496,19 @@ class ImportService:
         ahead = {(chunk.task_id, chunk.seq) for chunk in taken_over}
         for task_id, seq, attempts in enqueued:
             await self._enqueue(task_id, seq, f"{task_id}:{seq}:{attempts}-{stamp}", first=(task_id, seq) in ahead)
+        telemetry.requeued("import_chunk", len(enqueued))
         return len(enqueued)
+
+    async def observe_queue(self) -> None:
+        """Report the chunks waiting for a worker and running, and the oldest wait (metrics only)."""
+        if telemetry.metrics is None:
+            return
+        async with self.db.reader() as tx:
+            pending = await self.repository.pending_chunks(tx)
+        waiting = [chunk.enqueued_at for chunk in pending if chunk.enqueued_at is not None]
+        oldest = (self.clock.now() - min(waiting)).total_seconds() if waiting else 0.0
+        counts = {"pending": len(waiting), "running": len(pending) - len(waiting)}
+        telemetry.queue_state("import_chunk", counts, max(oldest, 0.0))
 
     async def purge_expired(self) -> int:
         """Delete tasks 24 hours (`result_ttl`) after completion; returns how many."""

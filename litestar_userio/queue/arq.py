@@ -113,6 +113,13 @@ class ArqQueue:
     async def serve(self, ctx: dict[str, Any]) -> None:
         """Nothing: arq workers (`litestar userio worker`) run the jobs."""
 
+    async def ready(self) -> bool:
+        """Redis answers a PING."""
+        try:
+            return bool(await self.pool.ping())
+        except (OSError, RedisError):
+            return False
+
     async def close(self) -> None:
         """Close the Redis pool."""
         if self._pool is not None:

@@ -59,6 +59,10 @@ class JobQueue(Protocol):
         """Connect (arq); nothing for the in-process runner."""
         ...
 
+    async def ready(self) -> bool:
+        """Whether jobs can be enqueued now (readiness probe): Redis answers, or always for the in-process runner."""
+        ...
+
     async def serve(self, ctx: dict[str, Any]) -> None:
         """Begin running jobs in this process with `ctx` (in-process runner); nothing for arq (workers run them)."""
         ...

@@ -103,6 +103,10 @@ class InProcessQueue:
     async def start(self) -> None:
         """Nothing to connect to."""
 
+    async def ready(self) -> bool:
+        """Always: the jobs run in this process."""
+        return True
+
     async def serve(self, ctx: dict[str, Any]) -> None:
         """Run jobs here with `ctx`: first recover the work a previous process left pending, then sweep periodically."""
         self.ctx.update(ctx)

@@ -21,6 +21,7 @@ from litestar_userio.clock import Clock
 from litestar_userio.db.engine import Database
 from litestar_userio.errors import RefreshTokenInvalid
 from litestar_userio.ids import new_id
+from litestar_userio.observability import telemetry
 from litestar_userio.tokens.repository import RefreshTokenRepository
 
 __all__ = ["RefreshGrant", "RefreshTokenService"]
@@ -70,6 +71,7 @@ class RefreshTokenService:
                 created_at=now,
                 expires_at=now + self.lifetime,
             )
+        telemetry.token_issued("refresh")
         return token
 
     async def check(self, project_id: str, client_id: str, token: str) -> RefreshGrant:
@@ -86,6 +88,7 @@ class RefreshTokenService:
         (its family is revoked, `RefreshTokenInvalid`), exactly as if the two had come one after the other.
         """
         await self._use(project_id, grant.client_id, grant.token_hash, grant.refresh_token)
+        telemetry.token_issued("refresh")
 
     async def _use(self, project_id: str, client_id: str, token_hash: str, successor: str | None) -> RefreshGrant:
         """Check the token; with a `successor`, also use it up and store the successor."""

@@ -24,6 +24,7 @@ import bcrypt
 
 from litestar_userio.config import PasswordConfig, PasswordHashBounds
 from litestar_userio.errors import PasswordVerificationBusy
+from litestar_userio.observability import telemetry
 from litestar_userio.passwords.formats import (
     ARGON2ID_MEMORY,
     BCRYPT_MAX_BYTES,
@@ -36,7 +37,7 @@ from litestar_userio.passwords.formats import (
     stored_format,
 )
 
-__all__ = ["BCRYPT_MAX_BYTES", "PasswordVerifier", "bcrypt_cost"]
+__all__ = ["BCRYPT_MAX_BYTES", "PasswordVerifier", "bcrypt_cost", "hash_format"]
 
 logger = logging.getLogger("litestar_userio.users")
 
@@ -94,7 +95,7 @@ class PasswordVerifier:
             return False
         verify = legacy.verify
         try:
-            return await self._run(project_id, lambda: verify(candidate), legacy.work, legacy.memory)
+            return await self._run(project_id, lambda: verify(candidate), legacy.work, legacy.memory, label=legacy.type)
         except ValueError:  # a hash the library cannot read after all
             return False
 
@@ -118,9 +119,19 @@ class PasswordVerifier:
             project_id, lambda: hash_password(encoded, algorithm, self.config.bcrypt_cost), work, memory, admit=True
         )
 
-    async def _run(self, project_id: str, call: Callable[[], T], work: float, memory: int, *, admit: bool = False) -> T:
+    async def _run(
+        self,
+        project_id: str,
+        call: Callable[[], T],
+        work: float,
+        memory: int,
+        *,
+        admit: bool = False,
+        label: str = "none",
+    ) -> T:
         pending_work = self._work.get(project_id, 0.0)
         if not admit and pending_work and pending_work + work > self.config.max_pending_per_project:
+            telemetry.password_checked(label, "busy")
             raise PasswordVerificationBusy()
         self._pending[project_id] += 1
         self._work[project_id] = pending_work + work
@@ -198,6 +209,15 @@ class PasswordVerifier:
     def close(self) -> None:
         """Stop the threads once the checks under way are done."""
         self._executor.shutdown(wait=False, cancel_futures=True)
+
+    def pending(self) -> int:
+        """Checks running or waiting in this process (a metric)."""
+        return sum(self._pending.values())
+
+
+def hash_format(password_hash: str | None) -> str:
+    """The stored hash's format as a metric label: its `password.type` (`bcrypt`, `argon2`, ...) or `none`."""
+    return "none" if password_hash is None else stored_format(password_hash)
 
 
 def _call_soon(loop: asyncio.AbstractEventLoop, callback: Callable[..., object], *args: object) -> None:

@@ -6,12 +6,13 @@ from litestar_userio.clock import Clock, SystemClock
 from litestar_userio.config import PasswordConfig, PasswordHashBounds
 from litestar_userio.db.engine import Database
 from litestar_userio.errors import PasswordExpired, UserOutsideValidPeriod
+from litestar_userio.observability import telemetry
 from litestar_userio.passwords.formats import is_target, stored_format
 from litestar_userio.passwords.schemas import FormatCount, PasswordMigration
 from litestar_userio.projects.service import ProjectService
 from litestar_userio.users.formats import LOGIN_ID_ATTRIBUTES
 from litestar_userio.users.login_id_rules import CASE_INSENSITIVE, LoginIDRules
-from litestar_userio.users.passwords import PasswordVerifier
+from litestar_userio.users.passwords import PasswordVerifier, hash_format
 from litestar_userio.users.repository import UserRepository
 
 __all__ = ["UserService"]
@@ -86,6 +87,7 @@ class UserService:
             found = await self.repository.find_password(tx, project_id, candidates)
         stored = found[1] if found is not None else None
         ok = await self.passwords.check(project_id, password, stored)
+        telemetry.password_checked(hash_format(stored), "match" if ok else "mismatch")
         if ok and found is not None and stored is not None:
             await self._rehash(project_id, found[0], password, stored)
         return found[0] if ok and found is not None else None

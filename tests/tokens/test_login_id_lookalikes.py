@@ -52,7 +52,9 @@ async def test_a_lookalike_username_fails_its_record_with_the_character_named(wo
     assert causes[0]["details"]["error"] == "contains U+200B ZERO WIDTH SPACE, a character that cannot be seen or typed"
     assert "invisible (default-ignorable)" in causes[0]["message"]
     assert causes[1]["details"]["error"].startswith("contains U+2060 WORD JOINER")
-    rows = await project.fetch("SELECT original_value FROM userio_identity WHERE login_id_key = 'username'")
+    rows = await project.fetch(
+        "SELECT original_value FROM userio_identity WHERE login_id_key = 'username' AND project_id = $1", project.id
+    )
     assert sorted(r["original_value"] for r in rows) == ["alice"]
 
 
