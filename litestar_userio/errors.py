@@ -44,6 +44,7 @@ __all__ = [
     "InvalidBcryptHash",
     "InvalidCredentials",
     "InvalidJWTMutations",
+    "InvalidPasswordHash",
     "InvalidRequest",
     "InvalidTOTPSecret",
     "MaximumConcurrentJobLimitExceeded",
@@ -180,6 +181,13 @@ class InvalidBcryptHash(Invalid):
 
     reason = "InvalidBcryptHash"
     default_message = "invalid bcrypt hash"
+
+
+class InvalidPasswordHash(Invalid):
+    """A password object of another format than bcrypt is malformed, refused, or above a cost bound (DECISIONS 12)."""
+
+    reason = "InvalidPasswordHash"
+    default_message = "invalid password hash"
 
 
 class InvalidTOTPSecret(Invalid):

@@ -86,8 +86,17 @@ class Services:
         clock = config.clock
         storage = build_storage(config.exports.storage, clock) if config.exports.storage is not None else None
         projects = ProjectService(db, clock)
-        hooks = HookService(db, config.hooks, clock)
         applications = ApplicationService(db, clock)
+        users = UserService(
+            db,
+            config.passwords,
+            config.imports.max_bcrypt_cost,
+            clock=clock,
+            projects=projects,
+            hash_bounds=config.imports.hash_bounds,
+            applications=applications,
+        )
+        hooks = HookService(db, config.hooks, clock)
         tokens = TokenService(db, SigningKeyStore(db, clock), applications, hooks, config.tokens, clock)
         services = cls(
             config=config,
@@ -95,14 +104,7 @@ class Services:
             queue=queue,
             storage=storage,
             projects=projects,
-            users=UserService(
-                db,
-                config.passwords,
-                config.imports.max_bcrypt_cost,
-                clock=clock,
-                projects=projects,
-                applications=applications,
-            ),
+            users=users,
             imports=ImportService(
                 db,
                 queue,
@@ -112,6 +114,7 @@ class Services:
                 clock,
                 repository=ImportRepository(),
                 users=UserRepository(),
+                passwords=users.passwords,
             ),
             exports=ExportService(db, queue, projects, storage, config.exports, config.queue, clock),
             admin=AdminAuthenticator(config.auth, projects, clock),
