@@ -109,3 +109,20 @@ async def test_host_routes_with_colliding_names_answer_beside_the_plugin(backend
     assert (ours.status_code, ours.json()) == (200, {"service": "litestar_userio.users.service"})
     # the plugin's own routes (one takes our `UserService`) still resolve their names: refused, not a 500
     assert (admin.status_code, passwords.status_code) == (403, 403)
+
+
+def test_every_plugin_handler_resolves_its_names_in_the_plugin(tmp_path):
+    """No handler of the plugin takes a host's class for one of its own (the host's names are in the app namespace).
+
+    A guard answers 403 before the parameters are resolved, so a request alone cannot show a borrowed name.
+    """
+    app = host_app("sqlite:///" + str(tmp_path / "userio.sqlite3"), tmp_path)
+    borrowed = [
+        (handler.handler_name, name, repr(field.annotation))
+        for route in app.routes
+        for handler in getattr(route, "route_handlers", [])
+        if handler.fn.__module__.startswith("litestar_userio")
+        for name, field in handler.parsed_fn_signature.parameters.items()
+        if __name__ in repr(field.annotation)
+    ]
+    assert borrowed == []
