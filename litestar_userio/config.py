@@ -237,6 +237,8 @@ class PasswordConfig:
     dummy_hash_cost: int = 10
     """Cost of the fixed hash checked for unknown login ids (so timing does not tell which exist): set it to
     the cost most of the project's hashes have (10 is Go's, Auth0's and bcrypt.js's default)."""
+    hash_cost: int = 12
+    """bcrypt cost of a password the plugin hashes itself (the admin API's set password, `UserAdminService`)."""
 
 
 @dataclass
@@ -269,6 +271,8 @@ class DependencyKeys:
     """`ProjectService`: projects, their domains, keys and settings (`by_host` finds a request's project)."""
     users: str = "userio_users"
     """`UserService`: `verify_password`, `check_sign_in`."""
+    user_admin: str = "userio_user_admin"
+    """`UserAdminService`: create, read, search, update, set password, disable, enable, delete one user."""
     tokens: str = "userio_tokens"
     """`TokenService`: issuing tokens (hooks run there), signing keys, applications, refresh tokens."""
     admin: str = "userio_admin"

@@ -21,12 +21,14 @@ from litestar_userio.dependencies import (
     provide_storage,
 )
 from litestar_userio.errors import HookError, PasswordVerificationBusy, oauth_busy_handler, oauth_error_handler
+from litestar_userio.events import app_emitter
 from litestar_userio.exports.controller import build_export_controller
 from litestar_userio.hooks.controller import build_hooks_controller
 from litestar_userio.imports.controller import build_import_controller
 from litestar_userio.openapi import ADMIN_SECURITY, document_admin_api
 from litestar_userio.services import Services
 from litestar_userio.storage import build_download_controller
+from litestar_userio.users.controller import build_users_controller
 
 __all__ = ["UserIOPlugin"]
 
@@ -51,6 +53,7 @@ class UserIOPlugin(InitPluginProtocol, CLIPluginProtocol):
             build_export_controller(self._config),
             build_hooks_controller(self._config),
             build_directory_controller(self._config),
+            build_users_controller(self._config),
         ]
         app_config.route_handlers.append(Router("/", route_handlers=admin_api, security=ADMIN_SECURITY))
         document_admin_api(app_config)
@@ -71,6 +74,7 @@ class UserIOPlugin(InitPluginProtocol, CLIPluginProtocol):
     @asynccontextmanager
     async def _lifespan(self, app: Litestar) -> AsyncIterator[None]:
         services = await Services.start(self._config)
+        services.bind_events(app_emitter(app))
         app.state[SERVICES_STATE_KEY] = services
         try:
             yield

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from litestar_userio.auth.admin import AdminAuthenticator
 from litestar_userio.config import UserIOConfig
 from litestar_userio.db.engine import Database
@@ -19,6 +21,7 @@ from litestar_userio.storage import Storage, build_storage
 from litestar_userio.tokens.applications import ApplicationService
 from litestar_userio.tokens.keys import SigningKeyStore
 from litestar_userio.tokens.service import TokenService
+from litestar_userio.users.admin import UserAdminService
 from litestar_userio.users.repository import UserRepository
 from litestar_userio.users.service import UserService
 
@@ -45,6 +48,7 @@ class Services:
         admin: AdminAuthenticator,
         hooks: HookService,
         tokens: TokenService,
+        user_admin: UserAdminService,
     ) -> None:
         self.config = config
         self.db = db
@@ -57,6 +61,7 @@ class Services:
         self.admin = admin
         self.hooks = hooks
         self.tokens = tokens
+        self.user_admin = user_admin
 
     @classmethod
     async def start(cls, config: UserIOConfig, *, queue: JobQueue | None = None, run_jobs: bool = True) -> Services:
@@ -84,13 +89,14 @@ class Services:
         tokens = TokenService(
             db, SigningKeyStore(db, clock), ApplicationService(db, clock), hooks, config.tokens, clock
         )
+        users = UserService(db, config.passwords, config.imports.max_bcrypt_cost, clock=clock, projects=projects)
         services = cls(
             config=config,
             db=db,
             queue=queue,
             storage=storage,
             projects=projects,
-            users=UserService(db, config.passwords, config.imports.max_bcrypt_cost, clock=clock, projects=projects),
+            users=users,
             imports=ImportService(
                 db,
                 queue,
@@ -105,10 +111,18 @@ class Services:
             admin=AdminAuthenticator(config.auth, projects, clock),
             hooks=hooks,
             tokens=tokens,
+            user_admin=UserAdminService(
+                db, projects, users.passwords, clock, max_bcrypt_cost=config.imports.max_bcrypt_cost
+            ),
         )
         if run_jobs:
             await queue.serve({"userio": services})
         return services
+
+    def bind_events(self, emit: Callable[..., None]) -> None:
+        """Emit the plugin's events (`events.EVENTS`) through `emit`: the app's, in a web process."""
+        self.user_admin.emit = emit
+        self.imports.emit = emit
 
     async def close(self) -> None:
         """Stop the queue and the hook workers, close the storage and the database."""

@@ -72,6 +72,14 @@ class PasswordVerifier:
         except ValueError:  # not a bcrypt hash bcrypt can read
             return False
 
+    async def hash(self, password: str) -> str:
+        """A new bcrypt hash of `password` at `PasswordConfig.hash_cost`, on the pool's threads (first 72 bytes)."""
+        salt = bcrypt.gensalt(rounds=self.config.hash_cost)
+        hashed = await asyncio.wrap_future(
+            self._executor.submit(bcrypt.hashpw, password.encode()[:BCRYPT_MAX_BYTES], salt)
+        )
+        return hashed.decode()
+
     async def _run(self, project_id: str, candidate: bytes, hashed: bytes) -> bool:
         cost = bcrypt_cost(hashed[:7].decode("ascii", "replace"))
         work = 2.0 ** ((cost if cost is not None else _REFERENCE_COST) - _REFERENCE_COST)
