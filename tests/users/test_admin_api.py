@@ -131,9 +131,10 @@ async def test_create_reports_the_imports_causes(project):
 
 
 async def test_bad_bodies_get_the_export_envelope(project):
-    assert error_of(await call(project, "POST", USERS, content=b"{}", headers={"Content-Type": "text/plain"}))[
-        "reason"
-    ] == "UnsupportedMediaType"
+    assert (
+        error_of(await call(project, "POST", USERS, content=b"{}", headers={"Content-Type": "text/plain"}))["reason"]
+        == "UnsupportedMediaType"
+    )
     duplicate = await call(
         project, "POST", USERS, content=b'{"email": "a@x.com", "email": "b@x.com"}',
         headers={"Content-Type": "application/json"},
@@ -408,3 +409,15 @@ async def test_the_python_service_is_the_host_handlers_way_in(project, env):
 async def test_a_failed_import_record_carries_the_code(project):
     detail = await import_one(project, {"email": "bad"})
     assert detail["errors"][0]["code"] == 400
+
+
+async def test_a_user_outside_its_valid_period_is_reported_disabled(project, env):
+    detail = await import_one(project, {"email": "ada@example.com", "account_valid_until": "2026-06-01T13:00:00Z"})
+    path = f"{USERS}/{detail['user_id']}"
+    assert (await call(project, "GET", path)).json()["result"]["disabled"] is False
+    env.clock.advance(timedelta(hours=1))  # account_valid_until is exclusive
+    assert (await call(project, "GET", path)).json()["result"]["disabled"] is True
+    [line] = await exported(project)
+    assert (line["disabled"], line["account_valid_until"]) == (True, "2026-06-01T13:00:00Z")
+    listed = (await call(project, "GET", USERS, params={"disabled": "true"})).json()["result"]["items"]
+    assert [item["sub"] for item in listed] == [detail["user_id"]]
