@@ -442,7 +442,7 @@ async def test_hook_editor_completes_marks_errors_saves_and_tests_against_an_imp
 
     await page.locator("#test-user").fill("user00001@")
     await page.locator("#test-user-match option").first.wait_for(state="attached")
-    assert await page.locator("#test-user-match option").first.inner_text() == "user00001@example.com (email)"
+    assert await page.locator("#test-user-match option").first.inner_text() == "user00001@example.com"
     await page.locator("#test-client").select_option("demo-app")
     await page.locator("#run-test").click()
     added = page.locator("#test-diff tr.added")
