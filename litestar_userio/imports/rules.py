@@ -30,7 +30,7 @@ from litestar_userio.imports.validation import STANDARD_STRING_ATTRIBUTES, Parse
 from litestar_userio.users.custom_attributes import CustomAttributeSpec
 from litestar_userio.users.formats import LOGIN_ID_ATTRIBUTES
 from litestar_userio.users.login_id_rules import CASE_INSENSITIVE, LoginIDRules
-from litestar_userio.users.model import AuthenticatorState, LoginID, UserState
+from litestar_userio.users.model import AuthenticatorState, LoginID, UserState, disabled_state
 
 __all__ = ["ImportWorld", "utc_timestamp"]
 
@@ -152,10 +152,13 @@ class ImportWorld:
         if disabled and user.disabled:
             return "invalid account status transition: disabled -> disabled"
         if not disabled and not user.disabled:
-            outside = (user.account_valid_from is not None and self.now < user.account_valid_from) or (
-                user.account_valid_until is not None and self.now >= user.account_valid_until
+            state = disabled_state(
+                self.now,
+                disabled=False,
+                account_valid_from=user.account_valid_from,
+                account_valid_until=user.account_valid_until,
             )
-            return f"invalid account status transition: {'outside_valid_period' if outside else 'normal'} -> normal"
+            return f"invalid account status transition: {state or 'normal'} -> normal"
         return None
 
     def _check_keys(self, record: UserRecord) -> None:

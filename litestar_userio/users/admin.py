@@ -286,6 +286,7 @@ class UserAdminService:
                         "the temporary disable window must lie inside the account valid period",
                         info={"cause": {"kind": "TemporarilyDisabledOutsideValidPeriod"}},
                     )
+                user.disabled = False  # disabled only inside the window
             else:
                 user.disabled = True
             user.temporarily_disabled_from, user.temporarily_disabled_until = window
