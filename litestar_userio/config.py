@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from litestar_userio.clock import Clock, SystemClock
 
@@ -17,11 +17,13 @@ __all__ = [
     "HookConfig",
     "ImportConfig",
     "LocalStorageConfig",
+    "MetricsConfig",
     "PasswordConfig",
     "QueueConfig",
     "RateLimit",
     "S3StorageConfig",
     "TokenConfig",
+    "TracingConfig",
     "UserIOConfig",
 ]
 
@@ -254,6 +256,36 @@ class ConsoleConfig:
 
 
 @dataclass
+class MetricsConfig:
+    """Prometheus metrics (`userio_*`, DECISIONS 15; `docs/operations.md`); off unless `UserIOConfig.metrics` is set.
+
+    Needs the `metrics` extra (`prometheus-client`). The counters are process-wide, like the client's own registry.
+    """
+
+    path: str = "/metrics"
+    """Where the web process serves them (no admin JWT, `Host` or HTTPS rule: keep it on the internal network)."""
+    worker_port: int | None = 9464
+    """Port on which each arq worker serves them (`litestar userio worker --metrics-port` overrides it, e.g. for
+    several workers on one host); None: workers serve none."""
+    worker_address: str = "0.0.0.0"  # a scrape comes from another host
+    """Address the worker's metrics server listens on."""
+
+
+@dataclass
+class TracingConfig:
+    """OpenTelemetry traces (admin requests, import chunks, exports, hook runs and fetches); off unless set.
+
+    Needs the `tracing` extra (`opentelemetry-api`, `-sdk`, `-instrumentation-asgi`). Spans go to the tracer provider
+    the host installs (`opentelemetry.trace.set_tracer_provider`) unless one is given here.
+    """
+
+    tracer_provider: Any = None
+    """An `opentelemetry.sdk.trace.TracerProvider`; None: the process's global provider."""
+    request_spans: bool = True
+    """A span per HTTP request through Litestar's OpenTelemetry middleware (the host may add it itself instead)."""
+
+
+@dataclass
 class DependencyKeys:
     """The names under which the plugin provides its services to the host's handlers (Litestar DI).
 
@@ -317,5 +349,12 @@ class UserIOConfig:
     """Time source; tests pass a controllable one instead of sleeping."""
     console: ConsoleConfig | None = None
     """The admin console; None (the default) serves nothing."""
+    metrics: MetricsConfig | None = None
+    """Prometheus metrics; None (the default) collects and serves none."""
+    tracing: TracingConfig | None = None
+    """OpenTelemetry spans; None (the default) makes none."""
+    health_path: str | None = "/_userio/health"
+    """Liveness (`/live`) and readiness (`/ready`) probes under this path, without admin JWT, `Host` or HTTPS rule
+    (DECISIONS 15); None serves none."""
     dependency_keys: DependencyKeys = field(default_factory=DependencyKeys)
     """DI keys of the services for the host's handlers."""

@@ -376,9 +376,20 @@ class HookDisallowed(HookError):
     status_code = 403
     default_message = "disallowed by a hook"
 
+    MAX_TITLE = 200
+    """Characters of a hook's title kept (docs/limits.md): a token endpoint shows it to anonymous clients."""
+    MAX_REASON = 1000
+    """Characters of a hook's reason kept."""
+
     def __init__(self, title: str | None = None, reason: str | None = None) -> None:
+        title = _bounded(title, self.MAX_TITLE)
+        reason = _bounded(reason, self.MAX_REASON)
         info = {k: v for k, v in (("title", title), ("reason", reason)) if v is not None}
         super().__init__(reason or title or self.default_message, info=info or None)
+
+
+def _bounded(text: str | None, limit: int) -> str | None:
+    return text if text is None or len(text) <= limit else text[: limit - 1] + "\u2026"
 
 
 class HookInvalidResponse(HookError):
@@ -556,7 +567,8 @@ def _as_userio_error(request: Request[Any, Any, Any], exc: Exception) -> UserIOE
 def oauth_error_handler(_: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
     """A hook stopping issuance at a token endpoint, as an RFC 6749 error answer.
 
-    `access_denied` (403) when a hook disallowed it, with the hook's title and reason; `server_error` (500)
+    `access_denied` (403) when a hook disallowed it, with the hook's title and reason (secrets masked, length
+    bounded: the client may be anyone); `server_error` (500)
     for every other failure, whose cause goes to the log, not to the client.
     """
     if isinstance(exc, HookDisallowed):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 
 from litestar_userio.auth.admin import AdminAuthenticator
@@ -13,10 +14,10 @@ from litestar_userio.hooks.service import HookService
 from litestar_userio.imports.repository import ImportRepository
 from litestar_userio.imports.service import ImportService
 from litestar_userio.jobs import plugin_jobs
+from litestar_userio.observability import telemetry
 from litestar_userio.projects.service import ProjectService
 from litestar_userio.queue import build_queue
 from litestar_userio.queue.base import JobQueue
-from litestar_userio.ratelimit import RateLimiter
 from litestar_userio.storage import Storage, build_storage
 from litestar_userio.tokens.applications import ApplicationService
 from litestar_userio.tokens.keys import SigningKeyStore
@@ -26,6 +27,9 @@ from litestar_userio.users.repository import UserRepository
 from litestar_userio.users.service import UserService
 
 __all__ = ["Services"]
+
+_READY_TIMEOUT = 3.0
+"""Seconds a readiness check may take; a probe's own timeout is usually a few seconds."""
 
 
 class Services:
@@ -70,6 +74,7 @@ class Services:
         Without `queue`, a Redis URL in the config selects arq (enqueue only: workers run the jobs), else the
         in-process runner runs them here. `run_jobs=False` builds an in-process queue that runs nothing (CLI).
         """
+        telemetry.configure(config.metrics, config.tracing)
         db = Database(
             config.database_url,
             pool_size=config.db_pool_size,
@@ -81,7 +86,6 @@ class Services:
         if queue is None:
             queue = build_queue(config, plugin_jobs(), run_jobs=run_jobs)
         await queue.start()
-        limiter: RateLimiter = queue.limiter
         clock = config.clock
         storage = build_storage(config.exports.storage, clock) if config.exports.storage is not None else None
         projects = ProjectService(db, clock)
@@ -107,7 +111,7 @@ class Services:
                 repository=ImportRepository(),
                 users=UserRepository(),
             ),
-            exports=ExportService(db, queue, projects, storage, limiter, config.exports, config.queue, clock),
+            exports=ExportService(db, queue, projects, storage, config.exports, config.queue, clock),
             admin=AdminAuthenticator(config.auth, projects, clock),
             hooks=hooks,
             tokens=tokens,
@@ -115,6 +119,7 @@ class Services:
                 db, projects, users.passwords, clock, max_bcrypt_cost=config.imports.max_bcrypt_cost
             ),
         )
+        telemetry.watch("pending_checks", services.users.passwords.pending)
         if run_jobs:
             await queue.serve({"userio": services})
         return services
@@ -123,6 +128,17 @@ class Services:
         """Emit the plugin's events (`events.EVENTS`) through `emit`: the app's, in a web process."""
         self.user_admin.emit = emit
         self.imports.emit = emit
+
+    async def ready(self, *, hooks: bool = True) -> bool:
+        """Readiness (DECISIONS 15): the database answers, the queue takes jobs, the V8 pool runs a trivial hook.
+
+        `hooks=False` leaves the pool out. All within a few seconds, whatever hangs.
+        """
+        try:
+            async with asyncio.timeout(_READY_TIMEOUT):
+                return await self.db.ready() and await self.queue.ready() and (not hooks or await self.hooks.ready())
+        except TimeoutError:
+            return False
 
     async def close(self) -> None:
         """Stop the queue and the hook workers, close the storage and the database."""

@@ -251,7 +251,7 @@ class ExportTask(Table, tablename="userio_export_task"):
 
 
 class RateLimitEvent(Table, tablename="userio_rate_limit_event"):
-    """One use of a rate-limit bucket (the embedded default keeps buckets here, arq deployments in Redis)."""
+    """One use of a rate-limit bucket (every deployment keeps its buckets here, whatever its queue)."""
 
     id = Serial(primary_key=True)
     project = ForeignKey(Project, db_column_name="project_id", on_delete=OnDelete.cascade, null=False)

@@ -89,21 +89,25 @@ def build_document(user: Row, issuer: str, now: datetime) -> dict[str, Any]:
     document["roles"] = [] if roles is None else _decode_json(roles)
     document["groups"] = [] if groups is None else _decode_json(groups)
     window_from, window_until = user["temporarily_disabled_from"], user["temporarily_disabled_until"]
-    document["disabled"] = (
-        disabled_state(
-            now,
-            disabled=bool(user["is_disabled"]),
-            temporarily_disabled_from=window_from,
-            temporarily_disabled_until=window_until,
-            account_valid_from=user["account_valid_from"],
-            account_valid_until=user["account_valid_until"],
+    valid_from, valid_until = user["account_valid_from"], user["account_valid_until"]
+    if window_from is None and window_until is None and valid_from is None and valid_until is None:
+        document["disabled"] = bool(user["is_disabled"])  # most users: no bound to weigh, the flag is the state
+    else:
+        document["disabled"] = (
+            disabled_state(
+                now,
+                disabled=bool(user["is_disabled"]),
+                temporarily_disabled_from=window_from,
+                temporarily_disabled_until=window_until,
+                account_valid_from=valid_from,
+                account_valid_until=valid_until,
+            )
+            is not None
         )
-        is not None
-    )
-    if user["account_valid_from"] is not None:  # as the reference: present only when set
-        document["account_valid_from"] = _timestamp(user["account_valid_from"])
-    if user["account_valid_until"] is not None:
-        document["account_valid_until"] = _timestamp(user["account_valid_until"])
+    if valid_from is not None:  # as the reference: present only when set
+        document["account_valid_from"] = _timestamp(valid_from)
+    if valid_until is not None:
+        document["account_valid_until"] = _timestamp(valid_until)
     if window_from is not None:
         document["temporarily_disabled_from"] = _timestamp(window_from)
     if window_until is not None:

@@ -27,6 +27,7 @@ from litestar_userio.imports.schemas import (
 )
 from litestar_userio.imports.service import ImportService
 from litestar_userio.jsonbody import find_duplicate_key
+from litestar_userio.observability import telemetry
 from litestar_userio.openapi import ImportErrorBody, body_examples, error_responses
 from litestar_userio.paging import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, decode_cursor
 from litestar_userio.projects.service import ProjectRecord
@@ -177,6 +178,7 @@ def build_import_controller(config: UserIOConfig) -> type[Controller]:
                 idempotency_key=key,
                 request_sha256=hashlib.sha256(await request.body()).hexdigest() if key is not None else None,
             )
+            telemetry.import_accepted(len(await request.body()))  # the body Litestar already read (cached)
             return Response(created, status_code=202, headers={"Location": f"{self.path}/{created.id}"})
 
         @get(

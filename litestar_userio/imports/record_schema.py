@@ -16,7 +16,13 @@ from typing import Any
 from jsonschema import Draft202012Validator, FormatChecker
 
 from litestar_userio.ids import USER_ID_PATTERN
-from litestar_userio.users.formats import ATTRIBUTE_FORMATS, KEY_PATTERN, STANDARD_STRING_ATTRIBUTES
+from litestar_userio.users.formats import (
+    ATTRIBUTE_FORMATS,
+    KEY_PATTERN,
+    STANDARD_STRING_ATTRIBUTES,
+    describe_invisible,
+    invisible_character,
+)
 
 __all__ = ["FORMAT_CHECKS", "KEY_PATTERN", "format_error", "is_rfc3339", "record_validator"]
 
@@ -57,6 +63,8 @@ def format_error(format_name: str, value: str) -> str:
     """The `error` detail of a format cause (the reference's text where it has one)."""
     if format_name == "email" and value == "":
         return "invalid email address: mail: no address"
+    if format_name in {"email", "username"} and (char := invisible_character(value)) is not None:
+        return f"contains {describe_invisible(char)}, a character that cannot be seen or typed"
     return _FORMAT_ERRORS.get(format_name, f"not a valid {format_name}")
 
 

@@ -54,6 +54,7 @@ from litestar_userio.imports.schemas import (
 )
 from litestar_userio.imports.screening import may_hold_nul, safe_decode, screen_record, storable_text
 from litestar_userio.imports.validation import ParsedRecord, parse_record, redact
+from litestar_userio.observability import reasons, telemetry
 from litestar_userio.paging import PageCursor, encode_cursor
 from litestar_userio.projects.service import ProjectRecord, ProjectService
 from litestar_userio.queue.base import JobQueue
@@ -190,7 +191,9 @@ class ImportService:
 
     async def _enqueue(self, task_id: str, seq: int, job_key: str, *, first: bool = False) -> None:
         try:
-            await self.queue.enqueue(IMPORT_CHUNK_JOB, task_id, seq, job_id=f"userio:import:{job_key}", first=first)
+            await self.queue.enqueue(
+                IMPORT_CHUNK_JOB, task_id, seq, telemetry.carrier(), job_id=f"userio:import:{job_key}", first=first
+            )
         except Exception:  # the task is stored: the sweeper enqueues it once the queue is back
             logger.warning(
                 "could not enqueue chunk %s of import %s; the sweeper will retry", seq, task_id, exc_info=True
@@ -296,6 +299,7 @@ class ImportService:
 
         `optimistic`: see `_apply`. (project id, task id) when this chunk completed the task.
         """
+        started = time.perf_counter()
         async with self.db.transaction() as tx:
             chunk = await self.repository.lock_pending_chunk(tx, task_id, seq)
             if chunk is None:
@@ -312,10 +316,12 @@ class ImportService:
             else:
                 details = await self._apply(tx, task, indices, records, optimistic=optimistic)
             progress = await self.repository.record_outcomes(tx, chunk, task_id, details)
+            completed: tuple[str, str] | None = None
             if progress is not None and progress.processed >= progress.total:
                 await self._complete(tx, task_id)
-                return task.project_id, task_id
-        return None
+                completed = task.project_id, task_id
+        telemetry.import_chunk_done(reasons(details), time.perf_counter() - started)
+        return completed
 
     async def _emit_completed(self, completed: tuple[str, str]) -> None:
         """`userio.import.completed` with the task's id, project and summary, after the last chunk committed."""
@@ -434,7 +440,9 @@ class ImportService:
     async def _complete(self, tx: Tx, task_id: str) -> None:
         """The last chunk is done: the task is completed and expires `result_ttl` later."""
         now = self.clock.now()
-        await self.repository.complete_task(tx, task_id, now, now + self.config.result_ttl)
+        created_at = await self.repository.complete_task(tx, task_id, now, now + self.config.result_ttl)
+        if created_at is not None:  # counted before the commit: a rare rollback counts a task twice
+            telemetry.import_task_done((now - created_at).total_seconds())
 
     # Housekeeping (the sweeper).
 
@@ -477,7 +485,19 @@ class ImportService:
         ahead = {(chunk.task_id, chunk.seq) for chunk in taken_over}
         for task_id, seq, attempts in enqueued:
             await self._enqueue(task_id, seq, f"{task_id}:{seq}:{attempts}-{stamp}", first=(task_id, seq) in ahead)
+        telemetry.requeued("import_chunk", len(enqueued))
         return len(enqueued)
+
+    async def observe_queue(self) -> None:
+        """Report the chunks waiting for a worker and running, and the oldest wait (metrics only)."""
+        if telemetry.metrics is None:
+            return
+        async with self.db.reader() as tx:
+            pending = await self.repository.pending_chunks(tx)
+        waiting = [chunk.enqueued_at for chunk in pending if chunk.enqueued_at is not None]
+        oldest = (self.clock.now() - min(waiting)).total_seconds() if waiting else 0.0
+        counts = {"pending": len(waiting), "running": len(pending) - len(waiting)}
+        telemetry.queue_state("import_chunk", counts, max(oldest, 0.0))
 
     async def purge_expired(self) -> int:
         """Delete tasks 24 hours (`result_ttl`) after completion; returns how many."""

@@ -20,8 +20,9 @@ import bcrypt
 
 from litestar_userio.config import PasswordConfig
 from litestar_userio.errors import PasswordVerificationBusy
+from litestar_userio.observability import telemetry
 
-__all__ = ["BCRYPT_MAX_BYTES", "PasswordVerifier", "bcrypt_cost"]
+__all__ = ["BCRYPT_MAX_BYTES", "PasswordVerifier", "bcrypt_cost", "hash_format"]
 
 logger = logging.getLogger("litestar_userio.users")
 
@@ -85,6 +86,7 @@ class PasswordVerifier:
         work = 2.0 ** ((cost if cost is not None else _REFERENCE_COST) - _REFERENCE_COST)
         pending_work = self._work.get(project_id, 0.0)
         if pending_work and pending_work + work > self.config.max_pending_per_project:
+            telemetry.password_checked("bcrypt", "busy")
             raise PasswordVerificationBusy()
         self._pending[project_id] += 1
         self._work[project_id] = pending_work + work
@@ -126,6 +128,17 @@ class PasswordVerifier:
     def close(self) -> None:
         """Stop the threads once the checks under way are done."""
         self._executor.shutdown(wait=False, cancel_futures=True)
+
+    def pending(self) -> int:
+        """Checks running or waiting in this process (a metric)."""
+        return sum(self._pending.values())
+
+
+def hash_format(password_hash: str | None) -> str:
+    """The stored hash's format as a metric label: `bcrypt`, `none` (no user or no password) or `other`."""
+    if password_hash is None:
+        return "none"
+    return "bcrypt" if bcrypt_cost(password_hash) is not None else "other"
 
 
 def _call_soon(loop: asyncio.AbstractEventLoop, callback: Callable[..., object], *args: object) -> None:

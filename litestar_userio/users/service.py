@@ -6,10 +6,11 @@ from litestar_userio.clock import Clock, SystemClock
 from litestar_userio.config import PasswordConfig
 from litestar_userio.db.engine import Database
 from litestar_userio.errors import PasswordExpired, UserOutsideValidPeriod
+from litestar_userio.observability import telemetry
 from litestar_userio.projects.service import ProjectService
 from litestar_userio.users.formats import LOGIN_ID_ATTRIBUTES
 from litestar_userio.users.login_id_rules import CASE_INSENSITIVE, LoginIDRules
-from litestar_userio.users.passwords import PasswordVerifier
+from litestar_userio.users.passwords import PasswordVerifier, hash_format
 from litestar_userio.users.repository import UserRepository
 
 __all__ = ["UserService"]
@@ -82,6 +83,7 @@ class UserService:
             found = await self.repository.find_password(tx, project_id, candidates)
         stored = found[1] if found is not None else None
         ok = await self.passwords.check(project_id, password, stored)
+        telemetry.password_checked(hash_format(stored), "match" if ok else "mismatch")
         return found[0] if ok and found is not None else None
 
     async def _login_id_rules(self, project_id: str) -> LoginIDRules:
