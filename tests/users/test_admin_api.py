@@ -290,7 +290,7 @@ async def test_disable_revokes_refresh_tokens_and_enable_clears_it(project, env)
     response = await call(project, "POST", f"{USERS}/{user['sub']}/disable", {"reason": "fraud"})
     assert response.status_code == 200 and response.json()["result"]["disabled"] is True
     with pytest.raises(RefreshTokenInvalid):
-        await refresh.rotate(project.id, "app", token)
+        await refresh.check(project.id, "app", token)
     enabled = await call(project, "POST", f"{USERS}/{user['sub']}/enable")
     assert enabled.status_code == 200 and enabled.json()["result"]["disabled"] is False
     assert (await exported(project))[0]["disabled"] is False
@@ -348,7 +348,7 @@ async def test_delete_removes_the_user_and_everything_of_it(project, env):
     assert (await call(project, "GET", f"{USERS}/{user['sub']}")).status_code == 404
     assert await exported(project) == []
     with pytest.raises(RefreshTokenInvalid):
-        await env.services.tokens.refresh_tokens.rotate(project.id, "app", token)
+        await env.services.tokens.refresh_tokens.check(project.id, "app", token)
     assert (await call(project, "POST", USERS, {"email": "ada@example.com"})).status_code == 201  # id free again
 
 
