@@ -351,6 +351,8 @@ class UserAdminService:
                     if user_id is not None and not await self.users.in_project(tx, project.id, user_id):
                         raise UserNotFound()
                     loaded = await self.users.load(tx, [user_id] if user_id is not None else [])
+                    if user_id is not None and user_id not in loaded.users:
+                        raise UserNotFound()  # deleted meanwhile, before this change took its lock
                     wanted = _login_ids(record, rules) if record is not None else {}
                     owners = await self.users.find_owners(tx, project.id, wanted) if wanted else {}
                     keys = _keys(record, loaded.users.values())
@@ -411,11 +413,6 @@ class UserAdminService:
             self.emit(event_id, document)
         except Exception:
             logger.exception("could not emit %s", event_id)
-
-
-async def _call(apply: Callable[[Tx, ImportWorld], Awaitable[str]], tx: Tx, world: ImportWorld) -> str:
-    result: str = await apply(tx, world)
-    return result
 
 
 def _json_object(record: bytes) -> dict[str, Any]:

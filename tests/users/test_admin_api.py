@@ -130,6 +130,17 @@ async def test_create_reports_the_imports_causes(project):
     assert (error_of(unknown)["reason"], error_of(unknown)["info"]) == ("RoleUnknownKeys", {"keys": ["nope"]})
 
 
+async def test_create_and_patch_refuse_a_lookalike_login_id_as_the_import_does(project):
+    response = await call(project, "POST", USERS, {"preferred_username": "ali\u200bce"})
+    assert response.status_code == 400
+    cause = error_of(response)["info"]["causes"][0]
+    assert cause["location"] == "/preferred_username" and "U+200B ZERO WIDTH SPACE" in cause["details"]["error"]
+    user = await create(project)
+    patched = await call(project, "PATCH", f"{USERS}/{user['sub']}", {"email": "a\u2060da@example.com"})
+    assert patched.status_code == 400 and error_of(patched)["info"]["causes"][0]["location"] == "/email"
+    assert await identities(project, user["sub"]) == {"email": "ada@example.com"}
+
+
 async def test_bad_bodies_get_the_export_envelope(project):
     assert (
         error_of(await call(project, "POST", USERS, content=b"{}", headers={"Content-Type": "text/plain"}))["reason"]
