@@ -42,7 +42,7 @@ from litestar_userio.users.model import AuthenticatorState, UserState, is_disabl
 from litestar_userio.users.passwords import PasswordVerifier
 from litestar_userio.users.repository import UserRepository
 
-__all__ = ["USER_EVENTS", "UserAdminService", "UserPage"]
+__all__ = ["USER_EVENTS", "UserAdminService", "UserPage", "without_secrets"]
 
 logger = logging.getLogger("litestar_userio.users")
 
@@ -410,9 +410,21 @@ class UserAdminService:
     def _emit(self, event_id: str, document: dict[str, Any]) -> None:
         """Emit after the commit; a listener's failure is the host's, never the change's."""
         try:
-            self.emit(event_id, document)
+            self.emit(event_id, without_secrets(document))
         except Exception:
             logger.exception("could not emit %s", event_id)
+
+
+def without_secrets(document: dict[str, Any]) -> dict[str, Any]:
+    """The exported record an event carries: each TOTP's `secret` and `uri` left out (never a secret in an event).
+
+    The admin API answers the export's record whole (the admin JWT reads the export too); a listener does not.
+    """
+    mfa = document.get("mfa")
+    if not isinstance(mfa, dict) or not mfa.get("totps"):
+        return document
+    totps = [{k: v for k, v in totp.items() if k not in ("secret", "uri")} for totp in mfa["totps"]]
+    return {**document, "mfa": {**mfa, "totps": totps}}
 
 
 def _json_object(record: bytes) -> dict[str, Any]:

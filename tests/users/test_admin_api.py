@@ -23,6 +23,7 @@ from tests.helpers import HASH_2B, PASSWORD, authenticators, identities, import_
 USERS = "/_api/admin/users"
 NOW = datetime(2026, 6, 1, 12, 0, 0, tzinfo=UTC)
 EVENTS: list[tuple[str, Any]] = []
+TOTP_SECRET = "JBSWY3DPEHPK3PXP"
 
 
 def _recorder(event_id: str) -> Any:
@@ -365,7 +366,9 @@ async def test_delete_removes_the_user_and_everything_of_it(project, env):
 
 async def test_each_change_emits_its_event_with_the_exported_record(project, env):
     async with env.app.event_emitter:
-        user = await create(project, password={"type": "bcrypt", "password_hash": HASH_2B})
+        user = await create(
+            project, password={"type": "bcrypt", "password_hash": HASH_2B}, mfa={"totp": {"secret": TOTP_SECRET}}
+        )
         path = f"{USERS}/{user['sub']}"
         patched = (await call(project, "PATCH", path, {"name": "Ada"})).json()["result"]
         await call(project, "PUT", f"{path}/password", {"password": "secret words"})
@@ -373,6 +376,11 @@ async def test_each_change_emits_its_event_with_the_exported_record(project, env
         enabled = (await call(project, "POST", f"{path}/enable")).json()["result"]
         await call(project, "DELETE", path)
     received = dict(EVENTS)
+    assert user["mfa"]["totps"][0]["secret"] == TOTP_SECRET  # the admin API answers the export's record whole
+    assert [received[e]["mfa"]["totps"] for e in received] == [[{}]] * len(received)  # an event carries no secret
+    user, patched, disabled, enabled = (
+        {**u, "mfa": {**u["mfa"], "totps": [{}]}} for u in (user, patched, disabled, enabled)
+    )
     assert [e for e, _ in EVENTS if e.startswith("userio.user.")] == [
         "userio.user.created",
         "userio.user.updated",
@@ -386,7 +394,7 @@ async def test_each_change_emits_its_event_with_the_exported_record(project, env
     assert received["userio.user.disabled"] == disabled
     assert received["userio.user.enabled"] == enabled
     assert received["userio.user.deleted"] == enabled
-    assert "secret words" not in repr(EVENTS) and "$2b$" not in repr(EVENTS)
+    assert "secret words" not in repr(EVENTS) and "$2b$" not in repr(EVENTS) and TOTP_SECRET not in repr(EVENTS)
 
 
 async def test_an_import_emits_one_completion_event_and_none_per_record(project, env):
