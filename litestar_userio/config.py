@@ -19,6 +19,7 @@ __all__ = [
     "LocalStorageConfig",
     "MetricsConfig",
     "PasswordConfig",
+    "PasswordHashBounds",
     "QueueConfig",
     "RateLimit",
     "S3StorageConfig",
@@ -36,6 +37,37 @@ class AuthConfig:
     """Accept plain-HTTP requests. For tests only: SPEC 1 says both APIs accept only HTTPS."""
     leeway: timedelta = timedelta(minutes=5)
     """Clock skew tolerated on `exp`, `nbf` and `iat` (the reference's value)."""
+
+
+@dataclass
+class PasswordHashBounds:
+    """The costliest legacy hash accepted, per format (DECISIONS 12).
+
+    On import a hash above a bound fails its record (`InvalidPasswordHash`, naming the bound); at sign-in it is never
+    run. Each bound caps the time or memory one attempt may take; there is no minimum (weak hashes are re-hashed at
+    the first good sign-in).
+    """
+
+    argon2_memory_kib: int = 262_144
+    """Argon2 `m`, KiB: one verification holds this much memory for its whole run (256 MiB)."""
+    argon2_time_cost: int = 16
+    """Argon2 `t`, passes over the memory."""
+    argon2_parallelism: int = 8
+    """Argon2 `p`, lanes (threads of one verification)."""
+    scrypt_n: int = 2**17
+    """scrypt `N` (memory and time: 128 * N * r bytes; 2^17 with r = 8 is 128 MiB)."""
+    scrypt_rp: int = 64
+    """scrypt `r * p`."""
+    firebase_mem_cost: int = 15
+    """Firebase's `mem_cost` (log2 of scrypt's N)."""
+    firebase_rounds: int = 16
+    """Firebase's `rounds` (scrypt's r)."""
+    pbkdf2_iterations: int = 2_000_000
+    """PBKDF2 iterations (SHA-256: about 0.7 s of a core here at the bound)."""
+    sha_crypt_rounds: int = 1_000_000
+    """crypt(3) `$5$` / `$6$` `rounds=`."""
+    phpass_cost: int = 18
+    """phpass log2 of the MD5 iterations."""
 
 
 @dataclass
@@ -61,6 +93,8 @@ class ImportConfig:
     """Highest bcrypt cost accepted in `password` and `mfa.password` (a record above it fails with
     `InvalidBcryptHash`), and verified at sign-in: each step doubles the work, and at cost 20 one wrong password
     pins a thread for over a minute. The reference accepts up to 31."""
+    hash_bounds: PasswordHashBounds = field(default_factory=PasswordHashBounds)
+    """The same limit for every other password format, in import and at sign-in."""
 
     def __post_init__(self) -> None:
         if self.chunks_at_once < 1:  # no turn would ever come: every chunk would wait until its job timed out
@@ -236,11 +270,15 @@ class PasswordConfig:
     """Work of one project's checks running or waiting, in checks of cost 10 (a cost-12 check counts 4, a cost-4
     check 1/64); an attempt beyond it is refused with `PasswordVerificationBusy` (429). One check is always
     admitted when none is pending."""
+    max_memory: int = 1024 * 1024 * 1024
+    """Bytes that memory-hard checks (Argon2, scrypt, Firebase's scrypt) running at once may hold in all; a check
+    waits for its share (its project's slot held). A single check above it runs alone."""
+    bcrypt_cost: int = 10
+    """Cost of the bcrypt hash a legacy password is re-hashed to at its first good sign-in (project setting
+    `password_algorithm` = `bcrypt`, the default)."""
     dummy_hash_cost: int = 10
     """Cost of the fixed hash checked for unknown login ids (so timing does not tell which exist): set it to
     the cost most of the project's hashes have (10 is Go's, Auth0's and bcrypt.js's default)."""
-    hash_cost: int = 12
-    """bcrypt cost of a password the plugin hashes itself (the admin API's set password, `UserAdminService`)."""
 
 
 @dataclass

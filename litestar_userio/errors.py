@@ -43,6 +43,7 @@ __all__ = [
     "InvalidAccountStatusTransition",
     "InvalidBcryptHash",
     "InvalidJWTMutations",
+    "InvalidPasswordHash",
     "InvalidRequest",
     "InvalidTOTPSecret",
     "MaximumConcurrentJobLimitExceeded",
@@ -175,6 +176,13 @@ class InvalidBcryptHash(Invalid):
 
     reason = "InvalidBcryptHash"
     default_message = "invalid bcrypt hash"
+
+
+class InvalidPasswordHash(Invalid):
+    """A password object of another format than bcrypt is malformed, refused, or above a cost bound (DECISIONS 12)."""
+
+    reason = "InvalidPasswordHash"
+    default_message = "invalid password hash"
 
 
 class InvalidTOTPSecret(Invalid):

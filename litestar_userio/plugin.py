@@ -31,6 +31,7 @@ from litestar_userio.openapi import ADMIN_SECURITY, document_admin_api
 from litestar_userio.services import Services
 from litestar_userio.storage import build_download_controller
 from litestar_userio.users.controller import build_users_controller
+from litestar_userio.users.password_controller import build_password_migration_controller
 
 __all__ = ["UserIOPlugin"]
 
@@ -56,6 +57,7 @@ class UserIOPlugin(InitPluginProtocol, CLIPluginProtocol):
             build_hooks_controller(self._config),
             build_directory_controller(self._config),
             build_users_controller(self._config),
+            build_password_migration_controller(self._config),
         ]
         app_config.route_handlers.append(Router("/", route_handlers=admin_api, security=ADMIN_SECURITY))
         document_admin_api(app_config)

@@ -89,6 +89,14 @@ class Services:
         clock = config.clock
         storage = build_storage(config.exports.storage, clock) if config.exports.storage is not None else None
         projects = ProjectService(db, clock)
+        users = UserService(
+            db,
+            config.passwords,
+            config.imports.max_bcrypt_cost,
+            clock=clock,
+            projects=projects,
+            hash_bounds=config.imports.hash_bounds,
+        )
         hooks = HookService(db, config.hooks, clock)
         tokens = TokenService(
             db, SigningKeyStore(db, clock), ApplicationService(db, clock), hooks, config.tokens, clock
@@ -110,14 +118,13 @@ class Services:
                 clock,
                 repository=ImportRepository(),
                 users=UserRepository(),
+                passwords=users.passwords,
             ),
             exports=ExportService(db, queue, projects, storage, config.exports, config.queue, clock),
             admin=AdminAuthenticator(config.auth, projects, clock),
             hooks=hooks,
             tokens=tokens,
-            user_admin=UserAdminService(
-                db, projects, users.passwords, clock, max_bcrypt_cost=config.imports.max_bcrypt_cost
-            ),
+            user_admin=UserAdminService(db, projects, users.passwords, clock, imports=config.imports),
         )
         telemetry.watch("pending_checks", services.users.passwords.pending)
         if run_jobs:

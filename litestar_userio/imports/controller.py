@@ -102,6 +102,11 @@ def parse_import_request(content_type: str, body: bytes) -> ImportRequest:
     for index, record in enumerate(request.records):
         if bytes(memoryview(record)[:1]) != b"{":
             raise InvalidRequest(f"invalid request body: records[{index}] must be an object")
+    for index, check in enumerate(request.password_checks or ()):
+        if not request.dry_run:
+            raise InvalidRequest("invalid request body: password_checks needs dry_run = true (nothing is applied)")
+        if check.index >= len(request.records):
+            raise InvalidRequest(f"invalid request body: password_checks[{index}].index {check.index} names no record")
     return request
 
 

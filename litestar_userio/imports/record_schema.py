@@ -16,6 +16,7 @@ from typing import Any
 from jsonschema import Draft202012Validator, FormatChecker
 
 from litestar_userio.ids import USER_ID_PATTERN
+from litestar_userio.passwords.formats import PASSWORD_TYPES
 from litestar_userio.users.formats import (
     ATTRIBUTE_FORMATS,
     KEY_PATTERN,
@@ -101,9 +102,15 @@ def _password() -> dict[str, Any]:
         "additionalProperties": False,
         "required": ["type", "password_hash"],
         "properties": {
-            "type": {"type": "string", "enum": ["bcrypt"]},
+            "type": {"type": "string", "enum": list(PASSWORD_TYPES)},
             "password_hash": _MIN_LENGTH,
             "expire_after": {"type": "string", "format": "date-time"},
+            "salt": {"type": "string"},
+            "salt_position": {"type": "string", "enum": ["prefix", "suffix"]},
+            "signer_key": {"type": "string"},
+            "salt_separator": {"type": "string"},
+            "rounds": {"type": "integer"},
+            "mem_cost": {"type": "integer"},
         },
     }
 

@@ -56,12 +56,14 @@ from litestar_userio.imports.screening import may_hold_nul, safe_decode, screen_
 from litestar_userio.imports.validation import ParsedRecord, parse_record, redact
 from litestar_userio.observability import reasons, telemetry
 from litestar_userio.paging import PageCursor, encode_cursor
+from litestar_userio.passwords.formats import HashError, HashPolicy, parse_password
 from litestar_userio.projects.service import ProjectRecord, ProjectService
 from litestar_userio.queue.base import JobQueue
 from litestar_userio.queue.leases import hold_lease
 from litestar_userio.retry import Backoff, retrying
 from litestar_userio.users.custom_attributes import CustomAttributeSpec
 from litestar_userio.users.login_id_rules import LoginIDRules
+from litestar_userio.users.passwords import PasswordVerifier
 from litestar_userio.users.repository import UserRepository
 
 __all__ = ["IMPORT_CHUNK_JOB", "ImportService"]
@@ -96,8 +98,11 @@ class ImportService:
         *,
         repository: ImportRepository,
         users: UserRepository,
+        passwords: PasswordVerifier | None = None,
     ) -> None:
         self.db = db
+        self.passwords = passwords
+        """Where a dry run's `password_checks` run (the sign-in pool, with its per-project share)."""
         self.queue = queue
         self.projects = projects
         self.config = config
@@ -134,6 +139,9 @@ class ImportService:
                 return existing
         task_id = new_task_id("task_")
         now = self.clock.now()
+        records = request.records
+        if request.password_checks:
+            records = await self._check_passwords(project, request)
         try:
             async with self.db.transaction() as tx:
                 chunks = await self._plan(tx, project, request.records)
@@ -145,7 +153,7 @@ class ImportService:
                     identifier=request.identifier,
                     upsert=request.upsert,
                     dry_run=request.dry_run,
-                    records=request.records,
+                    records=records,
                     chunks=chunks,
                     idempotency_key=idempotency_key,
                     request_sha256=request_sha256,
@@ -161,6 +169,33 @@ class ImportService:
         for seq in range(len(chunks)):
             await self._enqueue(task_id, seq, f"{task_id}:{seq}:0")
         return ImportTaskCreated(id=task_id, created_at=now, status="pending")
+
+    async def _check_passwords(self, project: ProjectRecord, request: ImportRequest) -> list[Raw]:
+        """DECISIONS 12's dry run: verify the known pairs now; the records carry only the outcome to the job.
+
+        A checked record is stored wrapped (`_CHECKED`), so its detail tells the outcome; the plaintexts go nowhere.
+        """
+        policy = project.settings.hash_policy(self.config.hash_bounds, self.config.max_bcrypt_cost)
+        outcomes: dict[int, str] = {}
+        for check in request.password_checks or ():
+            outcome = "unsupported"
+            password = _password_object(request.records[check.index])
+            if password is not None and self.passwords is not None:
+                try:
+                    legacy = parse_password(password, policy)
+                except HashError:
+                    pass
+                else:
+                    verified = await self.passwords.verify(project.id, legacy, check.password)
+                    outcome = "verified" if verified else "mismatch"
+            if outcomes.get(check.index) != "mismatch":  # two pairs for one record: both must verify
+                outcomes[check.index] = outcome
+        return [
+            Raw(b'{"' + _CHECKED + b'":"' + outcomes[i].encode() + b'","record":' + bytes(raw) + b"}")
+            if i in outcomes
+            else raw
+            for i, raw in enumerate(request.records)
+        ]
 
     async def _plan(self, tx: Tx, project: ProjectRecord, records: list[Raw]) -> list[list[int]]:
         """The task's chunks: interacting records together (`plan_chunks`).
@@ -308,6 +343,9 @@ class ImportService:
             if task is None:
                 return None
             indices, records = chunk.indices, chunk.records
+            checked: dict[int, str] = {}
+            if task.dry_run:
+                records = [_unwrap_checked(index, raw, checked) for index, raw in zip(indices, records, strict=True)]
             if mode == "give_up":
                 error = InternalError("this record could not be processed; it was not applied")
                 details = [_refused_detail(i, raw, error) for i, raw in zip(indices, records, strict=True)]
@@ -315,6 +353,9 @@ class ImportService:
                 details = await self._apply_one_by_one(tx, task, task_id, indices, records)
             else:
                 details = await self._apply(tx, task, indices, records, optimistic=optimistic)
+            for detail in details:
+                if detail.index in checked:
+                    detail.password_check = checked[detail.index]  # type: ignore[assignment]
             progress = await self.repository.record_outcomes(tx, chunk, task_id, details)
             completed: tuple[str, str] | None = None
             if progress is not None and progress.processed >= progress.total:
@@ -372,7 +413,8 @@ class ImportService:
         schema = await self.projects.custom_schema(project_id, tx)
         rules = project.settings.login_id_rules()
         with paused_gc():
-            parsed = [_parse(raw, schema, self.config.max_bcrypt_cost, identifier=task.identifier) for raw in records]
+            policy = project.settings.hash_policy(self.config.hash_bounds, self.config.max_bcrypt_cost)
+            parsed = [_parse(raw, schema, policy, identifier=task.identifier) for raw in records]
         applicable = [p.record for p in parsed if p.record is not None]  # a failed record touches no user
         owners: dict[LoginKey, str] = {}
         look_up = (
@@ -574,7 +616,7 @@ def _job_chunk(job_id: str) -> tuple[str, int] | None:
 
 
 def _parse(
-    raw: Raw, schema: dict[str, CustomAttributeSpec] | None, max_bcrypt_cost: int, *, identifier: str
+    raw: Raw, schema: dict[str, CustomAttributeSpec] | None, policy: HashPolicy, *, identifier: str
 ) -> ParsedRecord:
     """`parse_record`, unless the record holds a value no layer below can hold: then it fails, naming where.
 
@@ -585,12 +627,12 @@ def _parse(
     """
     if not may_hold_nul(raw):
         try:
-            return parse_record(raw, schema, max_bcrypt_cost, identifier=identifier)
+            return parse_record(raw, schema, policy, identifier=identifier)
         except msgspec.ValidationError:  # a number out of range (screening names each), or something else (below)
             pass
     if causes := screen_record(raw):
         return ParsedRecord(redact(safe_decode(raw)), None, ValidationFailed(causes), [])
-    return parse_record(raw, schema, max_bcrypt_cost, identifier=identifier)
+    return parse_record(raw, schema, policy, identifier=identifier)
 
 
 def _wanted(records: list[UserRecord], rules: LoginIDRules) -> dict[str, set[str]]:
@@ -615,6 +657,38 @@ def _planning_keys(raw: Raw, rules: LoginIDRules) -> list[LoginKey]:
         return [(attribute, value) for attribute, value in login_keys(raw, rules) if storable_text(value)]
     except Exception:
         return []
+
+
+_CHECKED = b"$userio_password_check"
+"""The member that wraps a dry run's checked record with its outcome. A record sent in that very shape is read
+as a checked one: in a dry run, which writes nothing, that only misleads its own sender."""
+_CHECK_OUTCOMES = frozenset({"verified", "mismatch", "unsupported"})
+
+
+def _password_object(raw: Raw) -> dict[str, object] | None:
+    """The record's `password` object, or None when it has none (or the record is not JSON)."""
+    try:
+        record = msgspec.json.decode(raw)
+    except msgspec.DecodeError:
+        return None
+    password = record.get("password") if isinstance(record, dict) else None
+    return password if isinstance(password, dict) else None
+
+
+def _unwrap_checked(index: int, raw: Raw, checked: dict[int, str]) -> Raw:
+    """A dry run's record as submitted, its password check's outcome noted in `checked`."""
+    if bytes(memoryview(raw)[: len(_CHECKED) + 2]) != b'{"' + _CHECKED:
+        return raw
+    try:
+        wrapper = msgspec.json.decode(raw, type=dict[str, Raw])
+        outcome = msgspec.json.decode(wrapper[_CHECKED.decode()])
+        record = wrapper["record"]
+    except (msgspec.DecodeError, msgspec.ValidationError, KeyError):
+        return raw
+    if set(wrapper) != {_CHECKED.decode(), "record"} or outcome not in _CHECK_OUTCOMES:
+        return raw
+    checked[index] = outcome
+    return record
 
 
 def _refused_detail(index: int, raw: Raw, error: UserIOError) -> ImportDetail:

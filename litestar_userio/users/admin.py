@@ -19,6 +19,7 @@ from typing import Any
 import msgspec
 
 from litestar_userio.clock import Clock
+from litestar_userio.config import ImportConfig
 from litestar_userio.db.engine import Database, Row, Tx
 from litestar_userio.errors import (
     Cause,
@@ -85,7 +86,7 @@ class UserAdminService:
         passwords: PasswordVerifier,
         clock: Clock,
         *,
-        max_bcrypt_cost: int,
+        imports: ImportConfig,
         users: UserRepository | None = None,
         refresh_tokens: RefreshTokenRepository | None = None,
     ) -> None:
@@ -93,7 +94,8 @@ class UserAdminService:
         self.projects = projects
         self.passwords = passwords
         self.clock = clock
-        self.max_bcrypt_cost = max_bcrypt_cost
+        self.imports = imports
+        """The import's password bounds: a record here passes the checks it would pass in an import."""
         self.users = users or UserRepository()
         self.refresh_tokens = refresh_tokens or RefreshTokenRepository()
         self.emit: Emit = _no_events
@@ -173,7 +175,7 @@ class UserAdminService:
         record fails as it would in an import (`ValidationFailed`, `InvariantViolated`, `DuplicatedUserID`, ...).
         """
         identifier = _identifier(record)
-        parsed = await self._parse(project.id, record, identifier)
+        parsed = await self._parse(project, record, identifier)
         warnings = list(parsed.warnings)
 
         async def apply(tx: Tx, world: ImportWorld) -> str:
@@ -192,7 +194,7 @@ class UserAdminService:
         decoded = _json_object(record)
         if "sub" in decoded:
             raise ValidationFailed([Cause("", "additionalProperties", {"actual": ["sub"]})], "sub cannot be updated")
-        parsed = await self._parse(project.id, record, None)
+        parsed = await self._parse(project, record, None)
         warnings = list(parsed.warnings)
 
         async def apply(tx: Tx, world: ImportWorld) -> str:
@@ -223,10 +225,13 @@ class UserAdminService:
                 "give either password or password_hash",
             )
         if password is not None:
-            new = PasswordInput(type="bcrypt", password_hash=await self.passwords.hash(password))
+            algorithm = project.settings.password_algorithm
+            new = PasswordInput(
+                type=algorithm, password_hash=await self.passwords.hash(project.id, password, algorithm)
+            )
         else:
             # The import's own checks of a password object (type, well-formed hash, cost bound).
-            parsed = await self._parse(project.id, msgspec.json.encode({"password": password_hash}), None)
+            parsed = await self._parse(project, msgspec.json.encode({"password": password_hash}), None)
             assert parsed.record is not None and isinstance(parsed.record.password, PasswordInput)
             new = parsed.record.password
 
@@ -393,10 +398,11 @@ class UserAdminService:
             raise UserNotFound()
         return build_document(row, project_id, self.clock.now())
 
-    async def _parse(self, project_id: str, record: bytes, identifier: str | None) -> ParsedRecord:
-        """The import's validation of one record; its error is raised as the admin API's error."""
-        schema = await self.projects.custom_schema(project_id)
-        parsed = parse_record(record, schema or None, self.max_bcrypt_cost, identifier=identifier)
+    async def _parse(self, project: ProjectRecord, record: bytes, identifier: str | None) -> ParsedRecord:
+        """The import's validation of one record (the project's password formats and bounds); its error raised."""
+        schema = await self.projects.custom_schema(project.id)
+        policy = project.settings.hash_policy(self.imports.hash_bounds, self.imports.max_bcrypt_cost)
+        parsed = parse_record(record, schema or None, policy, identifier=identifier)
         if parsed.error is not None:
             raise parsed.error
         return parsed

@@ -16,7 +16,7 @@ from typing import Any
 import msgspec
 
 from litestar_userio.db.engine import Row, Tx
-from litestar_userio.db.tables import Group, Role, User
+from litestar_userio.db.tables import Authenticator, Group, Role, User
 from litestar_userio.ids import new_id
 from litestar_userio.users.formats import LOGIN_ID_ATTRIBUTES
 from litestar_userio.users.model import AuthenticatorState, LoginID, UserState
@@ -152,6 +152,39 @@ class UserRepository:
             *args,
         )
         return (row["user_id"], row["password_hash"]) if row is not None else None
+
+    async def replace_password_hash(self, tx: Tx, project_id: str, user_id: str, old: str, new: str) -> None:
+        """Swap the user's primary password hash `old` for `new`; nothing when it is no longer `old`."""
+        a = Authenticator
+        await tx.run(
+            a.update({a.password_hash: new}).where(
+                (a.project_id == project_id)
+                & (a.user == user_id)
+                & (a.kind == "primary")
+                & (a.type == "password")
+                & (a.password_hash == old)
+            )
+        )
+
+    async def password_heads(self, tx: Tx, project_id: str) -> list[tuple[str | None, int, int]]:
+        """(head of the primary password hash or None, users, of them never signed in), per head, one scan.
+
+        The head is what tells the format without the secret (`passwords.formats.stored_format`): bcrypt is stored
+        verbatim, every other format as JSON with `type` first; 44 characters of an argon2 one tell the variant.
+        A GROUP BY over a CASE, which Piccolo's builder does not express.
+        """
+        rows = await tx.fetch(
+            "SELECT CASE WHEN a.password_hash IS NULL THEN NULL"
+            " WHEN a.password_hash NOT LIKE '{%' THEN 'bcrypt'"
+            ' WHEN a.password_hash LIKE \'{"type":"argon2"%\' THEN substr(a.password_hash, 1, 44)'
+            " ELSE substr(a.password_hash, 1, 26) END AS head,"
+            " COUNT(*) AS users, SUM(CASE WHEN u.last_login_at IS NULL THEN 1 ELSE 0 END) AS never"
+            " FROM userio_user u LEFT JOIN userio_authenticator a"
+            " ON a.user_id = u.id AND a.kind = 'primary' AND a.type = 'password'"
+            " WHERE u.project_id = $1 GROUP BY 1",
+            project_id,
+        )
+        return [(row["head"], int(row["users"]), int(row["never"] or 0)) for row in rows]
 
     async def find_owners(
         self, tx: Tx, project_id: str, login_ids: Mapping[str, Iterable[str]]

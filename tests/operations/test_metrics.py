@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argon2
 import httpx
 
 from litestar_userio.jobs import observe_queue
@@ -134,3 +135,23 @@ async def test_refresh_tokens_are_counted_when_handed_out(observed):
     assert (refreshed.status_code, reused.status_code) == (200, 400), refreshed.text
     assert delta(before, after, "userio_tokens_issued_total", kind="refresh") == 2, "the reused token got none"
     assert delta(before, after, "userio_tokens_issued_total", kind="access") == 2
+
+
+async def test_password_checks_are_labelled_by_the_stored_hash_type(observed):
+    """Issue 28: every import format has its own bounded label; the re-hash makes the next check bcrypt."""
+    world = await observed()
+    legacy = argon2.PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1).hash(PASSWORD)
+    await run_import(
+        world.project, [{"email": "ada@example.com", "password": {"type": "argon2", "password_hash": legacy}}]
+    )
+    users = world.env.services.users
+    before = await scrape(world.env)
+
+    assert await users.verify_password(world.project.id, "ada@example.com", "wrong horse") is None
+    assert await users.verify_password(world.project.id, "ada@example.com", PASSWORD) is not None
+    assert await users.verify_password(world.project.id, "ada@example.com", PASSWORD) is not None
+    after = await scrape(world.env)
+
+    assert delta(before, after, "userio_password_checks_total", format="argon2", outcome="mismatch") == 1
+    assert delta(before, after, "userio_password_checks_total", format="argon2", outcome="match") == 1
+    assert delta(before, after, "userio_password_checks_total", format="bcrypt", outcome="match") == 1

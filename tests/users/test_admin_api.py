@@ -54,7 +54,7 @@ async def env(backend, make_env):
     return await make_env(
         backend,
         clock=FrozenClock(NOW),
-        passwords=PasswordConfig(hash_cost=4),
+        passwords=PasswordConfig(bcrypt_cost=4),
         listeners=LISTENERS,
     )
 

@@ -22,7 +22,7 @@ async def sign_up(data: dict[str, str], userio_user_admin: NamedDependency[UserA
 
 
 async def test_a_host_sign_up_creates_a_user_who_signs_in(backend, make_env):
-    env = await make_env(backend, route_handlers=[sign_up], passwords=PasswordConfig(hash_cost=4))
+    env = await make_env(backend, route_handlers=[sign_up], passwords=PasswordConfig(bcrypt_cost=4))
     project = await env.make_project()
 
     response = await env.client.post(
