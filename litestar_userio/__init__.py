@@ -64,6 +64,7 @@ if TYPE_CHECKING:
     from litestar_userio.tokens.refresh import RefreshGrant, RefreshTokenService
     from litestar_userio.tokens.repository import ApplicationRecord
     from litestar_userio.tokens.service import AccessToken, TokenResponse, TokenService
+    from litestar_userio.users.admin import UserAdminService, UserPage
     from litestar_userio.users.model import UserState
     from litestar_userio.users.service import UserService
 
@@ -113,8 +114,10 @@ __all__ = [
     "UserDisabled",
     "UserIOConfig",
     "UserIOError",
+    "UserAdminService",
     "UserIOPlugin",
     "UserOutsideValidPeriod",
+    "UserPage",
     "UserService",
     "UserState",
     "UserTemporarilyDisabled",
@@ -144,6 +147,7 @@ _MODULES = {
         "litestar_userio.plugin": ["UserIOPlugin"],
         "litestar_userio.services": ["Services"],
         "litestar_userio.users.service": ["UserService"],
+        "litestar_userio.users.admin": ["UserAdminService", "UserPage"],
         "litestar_userio.users.model": ["UserState"],
         "litestar_userio.tokens.service": ["AccessToken", "TokenResponse", "TokenService"],
         "litestar_userio.tokens.applications": ["ApplicationService"],

@@ -343,6 +343,8 @@ class DependencyKeys:
     """`ProjectService`: projects, their domains, keys and settings (`by_host` finds a request's project)."""
     users: str = "userio_users"
     """`UserService`: `verify_password`, `check_sign_in`."""
+    user_admin: str = "userio_user_admin"
+    """`UserAdminService`: create, read, search, update, set password, disable, enable, delete one user."""
     tokens: str = "userio_tokens"
     """`TokenService`: issuing tokens (hooks run there), signing keys, applications, refresh tokens."""
     admin: str = "userio_admin"

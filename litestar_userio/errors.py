@@ -23,6 +23,7 @@ __all__ = [
     "DatabaseUnavailable",
     "DuplicateKeyFound",
     "DuplicatedIdentity",
+    "DuplicatedUserID",
     "ErrorObject",
     "ExtraNotInstalled",
     "Forbidden",
@@ -66,6 +67,7 @@ __all__ = [
     "UserExportDisabled",
     "UserExportNonUniqueFieldNames",
     "UserIOError",
+    "UserNotFound",
     "UserOutsideValidPeriod",
     "UserTemporarilyDisabled",
     "ValidationFailed",
@@ -198,10 +200,20 @@ class InvalidTOTPSecret(Invalid):
 
 
 class DuplicatedIdentity(Invalid):
-    """A login id of the record belongs to another user."""
+    """A login id of the record belongs to another user (ref: `InvariantViolated`, cause `DuplicatedIdentity`)."""
 
-    reason = "DuplicatedIdentity"
+    reason = "InvariantViolated"
     default_message = "identity already exists"
+
+    def __init__(self, message: str | None = None) -> None:
+        super().__init__(message, info={"cause": {"kind": "DuplicatedIdentity"}})
+
+
+class DuplicatedUserID(Invalid):
+    """A record's `sub` is the id of a user already stored, in this project or another (DECISIONS 11)."""
+
+    reason = "DuplicatedUserID"
+    default_message = "this user id is already taken"
 
 
 class IdempotencyKeyReused(Invalid):
@@ -256,6 +268,13 @@ class TaskNotFound(NotFound):
 
     reason = "TaskNotFound"
     default_message = "task not found"
+
+
+class UserNotFound(NotFound):
+    """No user of this project has that id (ref name)."""
+
+    reason = "UserNotFound"
+    default_message = "user not found"
 
 
 class RoleUnknownKeys(NotFound):

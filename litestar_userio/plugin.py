@@ -28,6 +28,7 @@ from litestar_userio.errors import (
     oauth_error_handler,
     oauth_refusal_handler,
 )
+from litestar_userio.events import app_emitter
 from litestar_userio.exports.controller import build_export_controller
 from litestar_userio.extras import require_extras
 from litestar_userio.hooks.controller import build_hooks_controller
@@ -37,6 +38,7 @@ from litestar_userio.openapi import ADMIN_SECURITY, document_admin_api
 from litestar_userio.services import Services
 from litestar_userio.storage import build_download_controller
 from litestar_userio.tokens.controller import build_jwks_controller
+from litestar_userio.users.controller import build_users_controller
 from litestar_userio.users.password_controller import build_password_migration_controller
 
 __all__ = ["UserIOPlugin"]
@@ -63,6 +65,7 @@ class UserIOPlugin(InitPluginProtocol, CLIPluginProtocol):
             build_export_controller(self._config),
             build_hooks_controller(self._config),
             build_directory_controller(self._config),
+            build_users_controller(self._config),
             build_password_migration_controller(self._config),
         ]
         app_config.route_handlers.append(Router("/", route_handlers=admin_api, security=ADMIN_SECURITY))
@@ -109,6 +112,7 @@ class UserIOPlugin(InitPluginProtocol, CLIPluginProtocol):
     @asynccontextmanager
     async def _lifespan(self, app: Litestar) -> AsyncIterator[None]:
         services = await Services.start(self._config)
+        services.bind_events(app_emitter(app))
         app.state[SERVICES_STATE_KEY] = services
         try:
             yield

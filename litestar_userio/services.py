@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 from litestar_userio.auth.admin import AdminAuthenticator
 from litestar_userio.config import UserIOConfig
@@ -21,6 +22,7 @@ from litestar_userio.storage import Storage, build_storage
 from litestar_userio.tokens.applications import ApplicationService
 from litestar_userio.tokens.keys import SigningKeyStore
 from litestar_userio.tokens.service import TokenService
+from litestar_userio.users.admin import UserAdminService
 from litestar_userio.users.repository import UserRepository
 from litestar_userio.users.service import UserService
 
@@ -50,6 +52,7 @@ class Services:
         admin: AdminAuthenticator,
         hooks: HookService,
         tokens: TokenService,
+        user_admin: UserAdminService,
     ) -> None:
         self.config = config
         self.db = db
@@ -62,6 +65,7 @@ class Services:
         self.admin = admin
         self.hooks = hooks
         self.tokens = tokens
+        self.user_admin = user_admin
 
     @classmethod
     async def start(cls, config: UserIOConfig, *, queue: JobQueue | None = None, run_jobs: bool = True) -> Services:
@@ -120,11 +124,17 @@ class Services:
             admin=AdminAuthenticator(config.auth, projects, clock),
             hooks=hooks,
             tokens=tokens,
+            user_admin=UserAdminService(db, projects, users.passwords, clock, imports=config.imports),
         )
         telemetry.watch("pending_checks", services.users.passwords.pending)
         if run_jobs:
             await queue.serve({"userio": services})
         return services
+
+    def bind_events(self, emit: Callable[..., None]) -> None:
+        """Emit the plugin's events (`events.EVENTS`) through `emit`: the app's, in a web process."""
+        self.user_admin.emit = emit
+        self.imports.emit = emit
 
     async def ready(self, *, hooks: bool = True) -> bool:
         """Readiness (DECISIONS 15): the database answers, the queue takes jobs, the V8 pool runs a trivial hook.

@@ -81,7 +81,8 @@ class AdminAPIKey(Table, tablename="userio_admin_api_key"):
 class User(Table, tablename="userio_user"):
     """A user; attributes are JSON as in the reference, login ids live in `Identity`."""
 
-    id = Varchar(length=36, primary_key=True)
+    id = Varchar(length=128, primary_key=True)
+    """Generated, or the id the user had in the old system (an import record's `sub`, DECISIONS 11)."""
     project = ForeignKey(Project, db_column_name="project_id", on_delete=OnDelete.cascade, null=False)
     """On PostgreSQL this and the import's other bulk references (login ids, authenticators, memberships) are not
     checked row by row; statement triggers cascade the deletes (migration 2026-11-24 says why)."""
@@ -95,6 +96,12 @@ class User(Table, tablename="userio_user"):
     """Sign-in is refused before it (ref)."""
     account_valid_until = Timestamptz(null=True, default=None)
     """Sign-in is refused from it on (ref)."""
+    temporarily_disabled_from = Timestamptz(null=True, default=None)
+    """With `temporarily_disabled_until`, a window in which the user is disabled (ref); both or neither."""
+    temporarily_disabled_until = Timestamptz(null=True, default=None)
+    """The end of the temporary disable window (exclusive)."""
+    disable_reason = Text(null=True, default=None)
+    """The admin's free text of the last disable; never shown to the user signing in."""
 
 
 class Identity(Table, tablename="userio_identity"):

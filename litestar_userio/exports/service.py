@@ -185,6 +185,7 @@ class ExportService:
             schema = await self.projects.custom_schema(project.id)
             columns = columns_for(check_request(request), schema)
         escape_formulas = request.csv is not msgspec.UNSET and request.csv.escape_formulas is True
+        now = self.clock.now()  # `disabled` of every user as of the export's start (DECISIONS 11)
         writer = await storage.open_writer(key, content_type=CONTENT_TYPES[request.format], filename=filename)
         count = 0
         started = time.perf_counter()
@@ -196,7 +197,7 @@ class ExportService:
                 async for page in self.users.export_pages(snapshot, project.id, self.config.page_size):
                     for start in range(0, len(page), _SLICE):
                         with paused_gc():
-                            documents = [build_document(user, project.id) for user in page[start : start + _SLICE]]
+                            documents = [build_document(user, project.id, now) for user in page[start : start + _SLICE]]
                             data = (
                                 csv_rows(documents, columns, escape_formulas=escape_formulas)
                                 if columns

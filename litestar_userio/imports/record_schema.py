@@ -15,6 +15,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator, FormatChecker
 
+from litestar_userio.ids import USER_ID_PATTERN
 from litestar_userio.passwords.formats import PASSWORD_TYPES
 from litestar_userio.users.formats import (
     ATTRIBUTE_FORMATS,
@@ -114,10 +115,11 @@ def _password() -> dict[str, Any]:
     }
 
 
-def _schema(identifier: str) -> dict[str, Any]:
+def _schema(identifier: str | None) -> dict[str, Any]:
     standard = STANDARD_STRING_ATTRIBUTES
     keys = {"type": "array", "items": {"type": "string", "pattern": f"^{KEY_PATTERN}\\Z"}}
     properties: dict[str, Any] = {
+        "sub": {"type": "string", "pattern": USER_ID_PATTERN},
         "disabled": {"type": "boolean"},
         "account_valid_from": {"type": "string", "format": "date-time"},
         "account_valid_until": {"type": "string", "format": "date-time"},
@@ -157,10 +159,11 @@ def _schema(identifier: str) -> dict[str, Any]:
         if login_id == identifier:
             schema["type"] = "string"
         properties[login_id] = schema
-    return {"type": "object", "additionalProperties": False, "required": [identifier], "properties": properties}
+    required = [identifier] if identifier is not None else []
+    return {"type": "object", "additionalProperties": False, "required": required, "properties": properties}
 
 
 @cache
-def record_validator(identifier: str) -> Draft202012Validator:
+def record_validator(identifier: str | None) -> Draft202012Validator:
     """The validator of a record of an import whose identifier is `identifier`."""
     return Draft202012Validator(_schema(identifier), format_checker=_checker())

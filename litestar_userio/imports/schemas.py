@@ -109,6 +109,8 @@ class AddressInput(Struct, forbid_unknown_fields=True):
 class UserRecord(Struct, forbid_unknown_fields=True):
     """One user of `records` (SPEC 2.2)."""
 
+    sub: str | UnsetType = UNSET
+    """Beyond SPEC (DECISIONS 11): the user's id in the old system, kept as its id here; set on insert only."""
     preferred_username: OptionalStr = UNSET
     email: OptionalStr = UNSET
     phone_number: OptionalStr = UNSET

@@ -17,7 +17,7 @@ import asyncio
 import gc
 import logging
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
 
@@ -114,6 +114,9 @@ class ImportService:
         """Chunks this process applies at once; the other jobs' chunks wait here, their leases held."""
         self._conflicted_at: dict[str, float] = {}
         """Project id -> when (monotonic) an optimistic run of one of its chunks last conflicted, oldest first."""
+        self.emit: Callable[..., None] = _no_events
+        """Litestar's `app.emit` once the plugin bound it: `userio.import.completed` once per task (DECISIONS 11;
+        no event per record, SPEC 6.2). A worker process has no app: its completions emit nothing."""
 
     # Creating a task (SPEC 4.1).
 
@@ -284,16 +287,20 @@ class ImportService:
                         task_id,
                         self.queue_config.max_attempts,
                     )
-                    await self._finish_chunk(task_id, seq, mode="give_up")
-                    return
-                await self._apply_chunk(task_id, seq)
+                    completed = await self._finish_chunk(task_id, seq, mode="give_up")
+                else:
+                    completed = await self._apply_chunk(task_id, seq)
+        if completed is not None:
+            await self._emit_completed(completed)
 
-    async def _apply_chunk(self, task_id: str, seq: int) -> None:
-        """Whole, and when that keeps failing for a reason that is not transient, record by record."""
+    async def _apply_chunk(self, task_id: str, seq: int) -> tuple[str, str] | None:
+        """Whole, and when that keeps failing for a reason that is not transient, record by record.
+
+        (project id, task id) when this chunk completed the task.
+        """
         for attempt in range(1, _WHOLE_CHUNK_TRIES + 1):
             try:
-                await self._finish_with_conflict_retries(task_id, seq, mode="whole")
-                return
+                return await self._finish_with_conflict_retries(task_id, seq, mode="whole")
             except (ServiceUnavailable, WriteConflict):
                 raise  # transient: the queue runs the job again
             except Exception:
@@ -306,32 +313,35 @@ class ImportService:
                     "; applying its records one by one" if attempt == _WHOLE_CHUNK_TRIES else "",
                     exc_info=True,
                 )
-        await self._finish_with_conflict_retries(task_id, seq, mode="one_by_one")
+        return await self._finish_with_conflict_retries(task_id, seq, mode="one_by_one")
 
-    async def _finish_with_conflict_retries(self, task_id: str, seq: int, *, mode: str) -> None:
+    async def _finish_with_conflict_retries(self, task_id: str, seq: int, *, mode: str) -> tuple[str, str] | None:
         # Another task wrote one of these users meanwhile: run the chunk again on what is committed now.
         retries = retrying(attempts=_CONFLICT_RETRIES + 1, on=WriteConflict, backoff=Backoff(0.01, jitter=(1.0, 5.0)))
         optimistic = mode == "whole"
         async for attempt in retries:
             with attempt:
                 try:
-                    await self._finish_chunk(task_id, seq, mode=mode, optimistic=optimistic)
+                    return await self._finish_chunk(task_id, seq, mode=mode, optimistic=optimistic)
                 finally:
                     optimistic = False
+        return None  # pragma: no cover  # retrying re-raises the last conflict
 
-    async def _finish_chunk(self, task_id: str, seq: int, *, mode: str, optimistic: bool = False) -> None:
+    async def _finish_chunk(
+        self, task_id: str, seq: int, *, mode: str, optimistic: bool = False
+    ) -> tuple[str, str] | None:
         """Apply the chunk (`whole`, `one_by_one`) or report its records failed (`give_up`), and mark it done.
 
-        `optimistic`: see `_apply`.
+        `optimistic`: see `_apply`. (project id, task id) when this chunk completed the task.
         """
         started = time.perf_counter()
         async with self.db.transaction() as tx:
             chunk = await self.repository.lock_pending_chunk(tx, task_id, seq)
             if chunk is None:
-                return
+                return None
             task = await self.repository.task_settings(tx, task_id)
             if task is None:
-                return
+                return None
             indices, records = chunk.indices, chunk.records
             checked: dict[int, str] = {}
             if task.dry_run:
@@ -347,9 +357,27 @@ class ImportService:
                 if detail.index in checked:
                     detail.password_check = checked[detail.index]  # type: ignore[assignment]
             progress = await self.repository.record_outcomes(tx, chunk, task_id, details)
+            completed: tuple[str, str] | None = None
             if progress is not None and progress.processed >= progress.total:
                 await self._complete(tx, task_id)
+                completed = task.project_id, task_id
         telemetry.import_chunk_done(reasons(details), time.perf_counter() - started)
+        return completed
+
+    async def _emit_completed(self, completed: tuple[str, str]) -> None:
+        """`userio.import.completed` with the task's id, project and summary, after the last chunk committed."""
+        project_id, task_id = completed
+        try:
+            async with self.db.reader() as tx:
+                task = await self.repository.task(tx, project_id, task_id)
+            if task is not None:
+                summary = msgspec.to_builtins(_summary(task))
+                self.emit(
+                    "userio.import.completed",
+                    {"id": task_id, "project_id": project_id, "dry_run": task.dry_run, "summary": summary},
+                )
+        except Exception:  # the import is done whatever a listener does
+            logger.exception("could not emit userio.import.completed for %s", task_id)
 
     async def _apply_one_by_one(
         self, tx: Tx, task: TaskSettings, task_id: str, indices: list[int], records: list[Raw]
@@ -405,6 +433,8 @@ class ImportService:
             group_keys |= user.groups
         role_ids = await self.users.key_ids(tx, project_id, "userio_role", role_keys)
         group_ids = await self.users.key_ids(tx, project_id, "userio_group", group_keys)
+        subs = {record.sub for record in applicable if isinstance(record.sub, str)}
+        taken_ids = await self.users.existing_ids(tx, subs) if subs else set()
         now = self.clock.now()
         world = ImportWorld(
             identifier=task.identifier,
@@ -417,6 +447,7 @@ class ImportService:
             create_unknown_groups=project.settings.create_unknown_groups_on_import,
             custom_schema=schema or None,
             login_id_rules=rules,
+            taken_ids=taken_ids,
         )
         with paused_gc():
             details = [world.apply(index, p) for index, p in zip(indices, parsed, strict=True)]
@@ -525,6 +556,10 @@ class ImportService:
         items = [_list_item(task) for task in tasks[:limit]]
         last = items[-1] if len(tasks) > limit else None
         return ImportTaskList(items, encode_cursor(PageCursor(last.created_at, last.id)) if last else None)
+
+
+def _no_events(event_id: str, *args: object) -> None:
+    """Until the plugin binds the app's emitter, a completion emits nothing."""
 
 
 def _list_item(task: TaskRow) -> ImportTaskItem:
@@ -658,6 +693,4 @@ def _unwrap_checked(index: int, raw: Raw, checked: dict[int, str]) -> Raw:
 
 def _refused_detail(index: int, raw: Raw, error: UserIOError) -> ImportDetail:
     """A failed detail built without the code that failed: the echo comes from `safe_decode`, which never raises."""
-    return ImportDetail(
-        index=index, record=redact(safe_decode(raw)), outcome="failed", errors=[error.to_object(with_code=False)]
-    )
+    return ImportDetail(index=index, record=redact(safe_decode(raw)), outcome="failed", errors=[error.to_object()])

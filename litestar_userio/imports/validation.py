@@ -25,6 +25,7 @@ from litestar_userio.errors import (
     UserIOError,
     ValidationFailed,
 )
+from litestar_userio.ids import USER_ID_PATTERN, is_user_id
 from litestar_userio.imports.record_schema import KEY_PATTERN, format_error, is_rfc3339, record_validator
 from litestar_userio.imports.schemas import AddressInput, PasswordInput, TOTPInput, UserRecord
 from litestar_userio.passwords.formats import PASSWORD_TYPES, HashError, HashPolicy, parse_password
@@ -153,10 +154,13 @@ def _password_causes(location: str, password: PasswordInput | UnsetType) -> list
     return causes + _timestamp_causes(f"{location}/expire_after", password.expire_after)
 
 
-def _format_causes(record: UserRecord, identifier: str) -> list[Cause]:
-    """Every cause of a record that decoded: formats, empty values, enums (structure is already right)."""
+def _format_causes(record: UserRecord, identifier: str | None) -> list[Cause]:
+    """Every cause of a record that decoded: formats, empty values, enums (structure is already right).
+
+    `identifier` None: no member is required (an update of a user named otherwise, the admin API's PATCH).
+    """
     causes: list[Cause] = []
-    value = getattr(record, identifier)
+    value = getattr(record, identifier) if identifier is not None else ""
     if value is UNSET:
         keys = sorted(f for f in record.__struct_fields__ if getattr(record, f) is not UNSET) or None
         causes.append(Cause("", "required", {"actual": keys, "expected": [identifier], "missing": [identifier]}))
@@ -175,6 +179,8 @@ def _format_causes(record: UserRecord, identifier: str) -> list[Cause]:
                 and (cause := _string_cause(location, value, format_name, check))
             ):
                 causes.append(cause)
+    if isinstance(record.sub, str) and not is_user_id(record.sub):
+        causes.append(Cause("/sub", "pattern", {"pattern": USER_ID_PATTERN}))
     for field in ("roles", "groups"):
         for i, key in enumerate(getattr(record, field) or ()):
             if not _KEY.fullmatch(key):
@@ -206,7 +212,7 @@ def _custom_attribute_causes(
 
 
 def record_causes(
-    raw: Any, identifier: str, custom_schema: Mapping[str, CustomAttributeSpec] | None = None
+    raw: Any, identifier: str | None, custom_schema: Mapping[str, CustomAttributeSpec] | None = None
 ) -> list[Cause]:
     """Every cause why a decoded JSON record is invalid, sorted by location (the slow, complete path)."""
     try:
@@ -275,7 +281,7 @@ def parse_record(
     raw: bytes,
     custom_schema: Mapping[str, CustomAttributeSpec] | None,
     passwords: HashPolicy | int = 14,
-    identifier: str = "email",
+    identifier: str | None = "email",
 ) -> ParsedRecord:
     """Decode and validate one submitted record; never raises.
 

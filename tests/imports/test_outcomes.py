@@ -60,6 +60,7 @@ async def test_failed_detail_has_errors_and_no_user_id(project):
             "name": "Invalid",
             "reason": "ValidationFailed",
             "message": "email must be an email address, e.g. ada@example.com",
+            "code": 400,
             "info": {
                 "causes": [
                     {
@@ -269,7 +270,8 @@ async def test_login_id_of_another_user_fails_with_duplicated_identity(project):
     detail = await import_one(project, {"email": "b@example.com", "phone_number": "+14155550123"})
 
     (error,) = detail["errors"]
-    assert (error["name"], error["reason"]) == ("Invalid", "DuplicatedIdentity")
+    assert (error["name"], error["reason"], error["code"]) == ("Invalid", "InvariantViolated", 400)
+    assert error["info"] == {"cause": {"kind": "DuplicatedIdentity"}}  # DECISIONS 3, ref
     assert (
         await project.fetch(
             "SELECT id FROM userio_identity WHERE project_id = $1 AND normalized_value = 'b@example.com'", project.id
@@ -289,6 +291,7 @@ async def test_unknown_roles_and_groups_fail_with_their_keys(env):
             "name": "NotFound",
             "reason": "RoleUnknownKeys",
             "message": "unknown role keys: alpha, zeta",
+            "code": 404,
             "info": {"keys": ["alpha", "zeta"]},
         }
     ]
