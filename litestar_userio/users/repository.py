@@ -110,6 +110,8 @@ class SignInState:
     account_valid_until: datetime | None
     password_expire_after: datetime | None
     """`expire_after` of the primary password; None without one."""
+    temporarily_disabled_from: datetime | None = None
+    temporarily_disabled_until: datetime | None = None
 
 
 class UserRepository:
@@ -118,7 +120,8 @@ class UserRepository:
     async def sign_in_state(self, tx: Tx, project_id: str, user_id: str) -> SignInState | None:
         """The user's valid period and primary password expiry; None when the project has no such user."""
         row = await tx.fetchrow(
-            "SELECT u.is_disabled, u.account_valid_from, u.account_valid_until, a.expire_after FROM userio_user u"
+            "SELECT u.is_disabled, u.account_valid_from, u.account_valid_until, a.expire_after,"
+            " u.temporarily_disabled_from, u.temporarily_disabled_until FROM userio_user u"
             " LEFT JOIN userio_authenticator a"
             " ON a.user_id = u.id AND a.kind = 'primary' AND a.type = 'password'"
             " WHERE u.id = $1 AND u.project_id = $2",
@@ -128,7 +131,12 @@ class UserRepository:
         if row is None:
             return None
         return SignInState(
-            bool(row["is_disabled"]), row["account_valid_from"], row["account_valid_until"], row["expire_after"]
+            bool(row["is_disabled"]),
+            row["account_valid_from"],
+            row["account_valid_until"],
+            row["expire_after"],
+            row["temporarily_disabled_from"],
+            row["temporarily_disabled_until"],
         )
 
     async def record_sign_in(self, tx: Tx, project_id: str, user_id: str, at: datetime) -> None:

@@ -6,6 +6,8 @@ sign-in, raising the typed errors of `errors.py` (`SignInRefused`) that the plug
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from litestar_userio.clock import Clock, SystemClock
 from litestar_userio.config import PasswordConfig, PasswordHashBounds
 from litestar_userio.db.engine import Database
@@ -15,6 +17,7 @@ from litestar_userio.errors import (
     UnknownClient,
     UserDisabled,
     UserOutsideValidPeriod,
+    UserTemporarilyDisabled,
 )
 from litestar_userio.observability import telemetry
 from litestar_userio.passwords.formats import is_target, stored_format
@@ -23,8 +26,9 @@ from litestar_userio.projects.service import ProjectService
 from litestar_userio.tokens.applications import ApplicationService
 from litestar_userio.users.formats import LOGIN_ID_ATTRIBUTES
 from litestar_userio.users.login_id_rules import CASE_INSENSITIVE, LoginIDRules
+from litestar_userio.users.model import disabled_state
 from litestar_userio.users.passwords import PasswordVerifier, hash_format
-from litestar_userio.users.repository import UserRepository
+from litestar_userio.users.repository import SignInState, UserRepository
 
 __all__ = ["UserService"]
 
@@ -78,19 +82,8 @@ class UserService:
             state = await self.repository.sign_in_state(tx, project_id, user_id)
         if state is None:
             return
-        if state.disabled:
-            raise UserDisabled()
         now = self.clock.now()
-        valid_from, valid_until = state.account_valid_from, state.account_valid_until
-        if (valid_from is not None and now < valid_from) or (valid_until is not None and now >= valid_until):
-            raise UserOutsideValidPeriod(
-                f"the account can sign in only from {valid_from.isoformat() if valid_from else 'any time'}"
-                f" until {valid_until.isoformat() if valid_until else 'any time'}",
-                info={
-                    "account_valid_from": valid_from.isoformat() if valid_from else None,
-                    "account_valid_until": valid_until.isoformat() if valid_until else None,
-                },
-            )
+        self._refuse_disabled_state(state, now)
         expire_after = state.password_expire_after
         if password and expire_after is not None and expire_after < now:
             raise PasswordExpired(
@@ -134,8 +127,34 @@ class UserService:
     async def _refuse_disabled(self, project_id: str, user_id: str) -> None:
         async with self.db.reader() as tx:
             state = await self.repository.sign_in_state(tx, project_id, user_id)
-        if state is not None and state.disabled:
+        if state is not None:
+            self._refuse_disabled_state(state, self.clock.now())
+
+    @staticmethod
+    def _refuse_disabled_state(state: SignInState, now: datetime) -> None:
+        """The refusal of a user disabled at `now` as `disabled_state` (the one rule) says, with a fixed category."""
+        why = disabled_state(
+            now,
+            disabled=state.disabled,
+            temporarily_disabled_from=state.temporarily_disabled_from,
+            temporarily_disabled_until=state.temporarily_disabled_until,
+            account_valid_from=state.account_valid_from,
+            account_valid_until=state.account_valid_until,
+        )
+        if why == "disabled":
             raise UserDisabled()
+        if why == "temporarily_disabled":
+            raise UserTemporarilyDisabled()
+        if why == "outside_valid_period":
+            valid_from, valid_until = state.account_valid_from, state.account_valid_until
+            raise UserOutsideValidPeriod(
+                f"the account can sign in only from {valid_from.isoformat() if valid_from else 'any time'}"
+                f" until {valid_until.isoformat() if valid_until else 'any time'}",
+                info={
+                    "account_valid_from": valid_from.isoformat() if valid_from else None,
+                    "account_valid_until": valid_until.isoformat() if valid_until else None,
+                },
+            )
 
     async def _rehash(self, project_id: str, user_id: str, password: str, stored: str) -> None:
         """DECISIONS 12: a hash not in the project's `password_algorithm` is replaced in the sign-in that proved it.

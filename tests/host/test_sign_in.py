@@ -83,3 +83,28 @@ async def test_unknown_client_is_refused_before_the_password_is_checked(project)
 
     with pytest.raises(UnknownClient):
         await project.env.services.users.sign_in(project.id, "a@example.com", PASSWORD, "nope")
+
+
+async def test_a_user_inside_a_temporary_disable_window_is_refused_after_the_right_password(project):
+    from datetime import timedelta
+
+    from litestar_userio import UserTemporarilyDisabled
+
+    detail = await import_one(project, record("t@example.com"))
+    env = project.env
+    now = env.clock.now()
+    record_ = await env.services.projects.get(project.id)
+    await env.services.user_admin.disable(
+        record_,
+        detail["user_id"],
+        reason="free text the client never sees",
+        temporarily_disabled_from=now - timedelta(hours=1),
+        temporarily_disabled_until=now + timedelta(hours=1),
+    )
+    users = env.services.users
+
+    with pytest.raises(InvalidCredentials):
+        await users.sign_in(project.id, "t@example.com", "wrong", "app")
+    with pytest.raises(UserTemporarilyDisabled) as refused:
+        await users.sign_in(project.id, "t@example.com", PASSWORD, "app")
+    assert "free text" not in refused.value.message
