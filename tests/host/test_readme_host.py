@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
@@ -78,9 +79,18 @@ async def project(env):
         {"email": "late@example.com", "password": password, "account_valid_until": PAST},
         {"email": "early@example.com", "password": password, "account_valid_from": "2099-01-01T00:00:00Z"},
         {"email": "stale@example.com", "password": {**password, "expire_after": PAST}},
+        {"email": "window@example.com", "password": password},
     ]
     body = await run_import(project, records)
     assert body["summary"]["inserted"] == len(records), body
+    window_user = await env.services.users.verify_password(project.id, "window@example.com", PASSWORD)
+    now = datetime.now(UTC)
+    await env.services.user_admin.disable(
+        await env.services.projects.get(project.id),
+        window_user,
+        temporarily_disabled_from=now - timedelta(hours=1),
+        temporarily_disabled_until=now + timedelta(hours=1),
+    )
     return project
 
 
@@ -103,6 +113,8 @@ async def test_the_readme_host_signs_in_and_refuses_per_rfc_6749(host, project):
             "after the valid period": await sign_in("late@example.com"),
             "before the valid period": await sign_in("early@example.com"),
             "expired password": await sign_in("stale@example.com"),
+            "temporarily disabled, wrong password": await sign_in("window@example.com", "wrong"),
+            "temporarily disabled": await sign_in("window@example.com"),
             "unknown client": await sign_in("ok@example.com", client_id="nope"),
         }
 
@@ -120,6 +132,8 @@ async def test_the_readme_host_signs_in_and_refuses_per_rfc_6749(host, project):
         "after the valid period": (400, "invalid_grant", "UserOutsideValidPeriod"),
         "before the valid period": (400, "invalid_grant", "UserOutsideValidPeriod"),
         "expired password": (400, "invalid_grant", "PasswordExpiryForceChange"),
+        "temporarily disabled, wrong password": (400, "invalid_grant", "InvalidCredentials"),
+        "temporarily disabled": (400, "invalid_grant", "TemporarilyDisabledUser"),
         "unknown client": (401, "invalid_client", "InvalidClient"),
     }
     assert refusals["unknown user"][1] == refusals["wrong password"][1]
