@@ -26,6 +26,7 @@ __all__ = [
     "ImportTaskList",
     "ImportTaskStatus",
     "MFAInput",
+    "OAuthIdentityInput",
     "PasswordInput",
     "TOTPInput",
     "UserRecord",
@@ -55,6 +56,16 @@ class PasswordInput(Struct, forbid_unknown_fields=True):
     password_hash: str
     expire_after: str | UnsetType = UNSET
     """RFC 3339 (ref): after it, the password signs in no more until it is changed."""
+
+
+class OAuthIdentityInput(Struct, forbid_unknown_fields=True):
+    """DECISIONS 14: a linked OAuth/OIDC identity; `provider_type` defaults to the alias."""
+
+    type: str
+    provider_alias: str
+    subject: str
+    provider_type: str | UnsetType = UNSET
+    claims: dict[str, Any] | UnsetType = UNSET
 
 
 class TOTPInput(Struct, forbid_unknown_fields=True):
@@ -114,6 +125,8 @@ class UserRecord(Struct, forbid_unknown_fields=True):
     """RFC 3339 (ref): the account signs in until then (exclusive)."""
     password: PasswordInput | UnsetType = UNSET
     mfa: MFAInput | UnsetType = UNSET
+    identities: list[OAuthIdentityInput] | UnsetType = UNSET
+    """Beyond SPEC (DECISIONS 14): linked OAuth identities, added or kept (never removed) by an update."""
 
 
 class ImportTaskCreated(Struct):

@@ -84,6 +84,15 @@ class UserService:
         ok = await self.passwords.check(project_id, password, stored)
         return found[0] if ok and found is not None else None
 
+    async def find_by_oauth(self, project_id: str, provider_alias: str, subject: str) -> str | None:
+        """The id of the user linked to `subject` at `provider_alias` (an imported identity), or None.
+
+        The host's social sign-in calls it once the provider vouched for the subject (DECISIONS 14).
+        """
+        async with self.db.reader() as tx:
+            owners = await self.repository.find_oauth_owners(tx, project_id, [(provider_alias, subject)])
+        return owners.get((provider_alias, subject))
+
     async def _login_id_rules(self, project_id: str) -> LoginIDRules:
         """The project's login-id case sensitivity: sign-in compares login ids as the import stored them."""
         project = await self.projects.get(project_id)
