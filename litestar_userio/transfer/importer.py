@@ -36,10 +36,24 @@ import msgspec
 
 from litestar_userio.files import open_private
 from litestar_userio.transfer.client import IMPORT_PATH, AdminClient, Connection, TransferError
-from litestar_userio.transfer.converters import SOURCES, ConversionError, Source
+from litestar_userio.transfer.converters import (
+    SOURCES,
+    ConversionError,
+    Source,
+    firebase_hash_config,
+    source_with,
+)
 from litestar_userio.transfer.phones import PhoneFixer
 from litestar_userio.transfer.progress import ImportProgress, Snapshot, format_count
-from litestar_userio.transfer.reader import CSVRows, InputError, JSONRecords, RequestOptions, decode_record, one_line
+from litestar_userio.transfer.reader import (
+    CSVRows,
+    InputError,
+    JSONRecords,
+    RequestOptions,
+    decode_record,
+    looks_like_csv,
+    one_line,
+)
 from litestar_userio.transfer.report import OUTCOMES, ReportError, ReportWriter, ResumeState, read_report
 from litestar_userio.transfer.summary import FailureSummary, failures_path
 from litestar_userio.users.login_ids import normalize_login_id
@@ -91,6 +105,8 @@ class ImportSettings:
     max_request_bytes: int | None = None
     phone_region: str | None = None
     """`--phone-region`: national and spaced numbers become E.164 for this region before sending."""
+    firebase_hash_config: Path | None = None
+    """`--firebase-hash-config`: the project's scrypt parameters, put into every converted Firebase password."""
 
 
 @dataclass
@@ -189,10 +205,15 @@ class _Input:
         """False for a pass that only checks records (no login-id normalization needed)."""
         self.csv: CSVRows | None = None
         self.json: JSONRecords | None = None
+        self._convert = source.convert if source is not None else None
         if source is not None and source.reads == "csv":
             self.csv = CSVRows(stream)
+        elif source is not None and source.csv_header is not None and looks_like_csv(stream):
+            self.csv = CSVRows(stream, header=source.csv_header)
+            self._convert = source.convert_csv
         else:
-            self.json = JSONRecords(stream, late_options=late_options, ignored=ignored)
+            members = source.members if source is not None else None
+            self.json = JSONRecords(stream, late_options=late_options, ignored=ignored, members=members)
             if source is not None and self.json.layout == "request":
                 raise InputError(None, f"--from {source.name} reads the {source.name} export, not an import request")
 
@@ -249,7 +270,8 @@ class _Input:
         assert self._source is not None
         warnings: list[dict[str, str]] = []
         try:
-            record = self._source.convert(value, upsert=self._upsert(), warnings=warnings)
+            assert self._convert is not None
+            record = self._convert(value, upsert=self._upsert(), warnings=warnings)
         except ConversionError as exc:
             raise InputError(line, str(exc)) from exc
         if self._phones is not None:
@@ -276,13 +298,13 @@ class InputSummary:
     size: int
 
 
-def scan_input(path: Path, source: str | None, phone_region: str | None = None) -> InputSummary:
+def scan_input(path: Path, source: Source | None, phone_region: str | None = None) -> InputSummary:
     """Check every record of a file (and convert it with `--from`) without sending anything; count them."""
     stream = _open(path)
     with stream:
         size = os.fstat(stream.fileno()).st_size
         phones = PhoneFixer(phone_region) if phone_region else None
-        reader = _Input(stream, SOURCES[source] if source else None, lambda: False, phones=phones)
+        reader = _Input(stream, source, lambda: False, phones=phones)
         if reader.json is not None and source is None and phones is None:
             count = _check_records(reader.json)
         else:
@@ -554,6 +576,22 @@ class ImportPlan:
     summary_path: Path = Path("report.failures.json")
 
 
+def _converter(source: str | None, hash_config_path: str | None) -> Source | None:
+    """The `--from` source of a run, with the Firebase hash config file's parameters when one is given."""
+    if source is None:
+        return None
+    if hash_config_path is None:
+        return SOURCES[source]
+    try:
+        text = Path(hash_config_path).read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TransferError(f"cannot read the Firebase hash config {hash_config_path}: {exc}") from exc
+    try:
+        return source_with(source, firebase_hash_config=firebase_hash_config(text))
+    except ConversionError as exc:
+        raise TransferError(f"{hash_config_path}: {exc}") from exc
+
+
 def _size(path: Path) -> int:
     try:
         return path.stat().st_size
@@ -605,6 +643,11 @@ def plan_import(settings: ImportSettings, *, connection: Connection) -> ImportPl
         return recorded
 
     source = resolved("from", settings.source, None)
+    given_config = str(settings.firebase_hash_config) if settings.firebase_hash_config is not None else None
+    hash_config_path = resolved("firebase_hash_config", given_config, None)
+    if hash_config_path is not None and source != "firebase":
+        raise TransferError("--firebase-hash-config goes with --from firebase")
+    converter = _converter(source, hash_config_path)
     phone_region = resolved("phone_region", settings.phone_region, None)
     if phone_region is not None:
         phone_region = check_region(phone_region)
@@ -625,12 +668,12 @@ def plan_import(settings: ImportSettings, *, connection: Connection) -> ImportPl
                 f"{settings.path} changed since {settings.report} was written "
                 f"({previous.get('input_size')} bytes then, {size} now): resuming would misplace records"
             )
-        scanned = scan_input(settings.path, source, phone_region)
+        scanned = scan_input(settings.path, converter, phone_region)
         total, layout, options = scanned.records, scanned.layout, scanned.options
     else:
         stdin = _Input(
             sys.stdin.buffer,
-            SOURCES[source] if source else None,
+            converter,
             lambda: upsert,  # resolved below, before the first record is converted
             late_options=False,
             ignored=overridden,
@@ -640,7 +683,7 @@ def plan_import(settings: ImportSettings, *, connection: Connection) -> ImportPl
     identifier = resolved("identifier", settings.identifier, options.identifier or "email")
     upsert: bool = resolved("upsert", settings.upsert, bool(options.upsert))
     dry_run = resolved("dry_run", settings.dry_run, bool(options.dry_run))
-    suffix = SOURCES[source].failed_suffix if source else ".ndjson"
+    suffix = ".csv" if layout == "csv" else ".ndjson"
     if resume is not None and previous.get("failed"):
         if settings.failed is not None and not _same_file(settings.failed, Path(previous["failed"])):
             raise TransferError(f"{settings.report} was written with --failed {previous['failed']}: leave out --failed")
@@ -675,6 +718,7 @@ def plan_import(settings: ImportSettings, *, connection: Connection) -> ImportPl
         "upsert": upsert,
         "dry_run": dry_run,
         "phone_region": phone_region,
+        "firebase_hash_config": hash_config_path,
         "report": str(settings.report),
         "failed": str(failed.resolve()),
         "failures": str(summary_path.resolve()),
@@ -718,7 +762,7 @@ class Importer:
         self.progress = progress
         self.upsert = plan.upsert
         self.dry_run = plan.dry_run
-        self.source = SOURCES[plan.source] if plan.source else None
+        self.source = _converter(plan.source, plan.header.get("firebase_hash_config"))
         self.failed_path = plan.failed
         self.resume = plan.resume
         self.snapshot = Snapshot(total=plan.total)
@@ -1126,6 +1170,8 @@ def fix_command(result: ImportResult, plan: ImportPlan, connection: Connection) 
         args.append("--dry-run")
     if plan.phone_region:
         args += ["--phone-region", plan.phone_region]
+    if plan.header.get("firebase_hash_config"):
+        args += ["--firebase-hash-config", str(plan.header["firebase_hash_config"])]
     args += ["--report", str(report), "--failed", str(failed)]
     return shlex.join(args)
 
