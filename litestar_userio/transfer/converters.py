@@ -770,7 +770,7 @@ _FIREBASE_HASH_KEYS: Final = {
     "rounds": ("rounds",),
     "mem_cost": ("mem_cost", "memCost", "memoryCost"),
 }
-_HASH_CONFIG_LINE = re.compile(r"^\s*([A-Za-z_]+)\s*:\s*(.*?)\s*,?\s*$")
+_HASH_CONFIG_LINE = re.compile(r"^\s*([A-Za-z0-9_]+)\s*:\s*(.*?)\s*,?\s*$")
 
 
 def firebase_hash_config(text: str) -> dict[str, Any]:
@@ -1126,8 +1126,8 @@ def _django_password(value: str, warnings: Warnings | None) -> dict[str, Any] | 
     algorithm, _, rest = value.partition("$")
     if algorithm in ("pbkdf2_sha256", "pbkdf2_sha1"):
         return {"type": "pbkdf2", "password_hash": value}
-    if algorithm == "argon2" and hash_type(rest) == "argon2":
-        return {"type": "argon2", "password_hash": rest}
+    if algorithm == "argon2" and hash_type("$" + rest) == "argon2":  # argon2$argon2id$v=19$...: PHC less its `$`
+        return {"type": "argon2", "password_hash": "$" + rest}
     if algorithm == "bcrypt" and hash_type(rest) == "bcrypt":
         return {"type": "bcrypt", "password_hash": rest}
     if algorithm == "scrypt":
