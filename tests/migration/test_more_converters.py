@@ -17,7 +17,6 @@ from litestar_userio.transfer.converters import (
     SOURCES,
     django_record,
     firebase_hash_config,
-    keycloak_record,
     kratos_record,
     source_with,
 )
