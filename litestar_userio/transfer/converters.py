@@ -19,6 +19,7 @@ docs/migration-guide.md:
 from __future__ import annotations
 
 import base64
+import csv
 import json
 import re
 from collections.abc import Callable, Mapping
@@ -31,6 +32,7 @@ __all__ = [
     "COGNITO_HEADER",
     "FIREBASE_CSV_HEADER",
     "SOURCES",
+    "SOURCE_TITLES",
     "SUPABASE_HEADER",
     "ConversionError",
     "Source",
@@ -43,6 +45,7 @@ __all__ = [
     "firebase_csv_record",
     "firebase_hash_config",
     "firebase_record",
+    "guess_source",
     "hash_type",
     "keycloak_record",
     "kratos_record",
@@ -1320,3 +1323,45 @@ def source_with(name: str, *, firebase_hash_config: Mapping[str, Any] | None = N
         convert=lambda user, **kw: convert(user, hash_config=firebase_hash_config, **kw),
         convert_csv=lambda row, **kw: convert_csv(row, hash_config=firebase_hash_config, **kw),
     )
+
+
+SOURCE_TITLES: Final = {
+    "auth0": "an Auth0 user export",
+    "cognito-csv": "a Cognito user CSV",
+    "supabase": "a Supabase auth.users CSV",
+    "clerk": "a Clerk user export",
+    "userio": "our own ndjson export",
+    "firebase": "a Firebase auth:export file",
+    "keycloak": "a Keycloak realm export",
+    "django": "a Django dumpdata auth.user file",
+    "kratos": "an Ory Kratos identities export",
+}
+
+_JSON_MARKS: Final = (
+    ("django", (b'"model": "auth.user"', b'"model":"auth.user"')),
+    ("firebase", (b'"localId"',)),
+    ("kratos", (b'"schema_id"',)),
+    ("keycloak", (b'"createdTimestamp"', b'"federatedIdentities"', b'"realmRoles"', b'"realm"')),
+    ("userio", (b'"biometric_count"', b'"passkey_count"')),
+    ("auth0", (b'"auth0|', b'"logins_count"', b'"user_metadata"', b'"app_metadata"')),
+)
+_CSV_HEADERS: Final = (
+    ("cognito-csv", COGNITO_HEADER[:3]),
+    ("supabase", SUPABASE_HEADER[:3]),
+    ("clerk", CLERK_HEADER[:3]),
+)
+
+
+def guess_source(head: bytes) -> str | None:
+    """The `--from` source whose export a file starting with `head` looks like, if any (a hint, not a decision)."""
+    text = head.removeprefix(b"\xef\xbb\xbf").lstrip()
+    if not text:
+        return None
+    if text[:1] in (b"{", b"["):
+        return next((name for name, marks in _JSON_MARKS if any(mark in head for mark in marks)), None)
+    first = text.split(b"\n", 1)[0].decode("utf-8", "replace").rstrip("\r")
+    cells = tuple(next(csv.reader([first]), []))
+    for name, header in _CSV_HEADERS:
+        if cells[: len(header)] == header:
+            return name
+    return "firebase" if len(cells) == len(FIREBASE_CSV_HEADER) else None

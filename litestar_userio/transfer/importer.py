@@ -37,10 +37,12 @@ import msgspec
 from litestar_userio.files import open_private
 from litestar_userio.transfer.client import IMPORT_PATH, AdminClient, Connection, TransferError
 from litestar_userio.transfer.converters import (
+    SOURCE_TITLES,
     SOURCES,
     ConversionError,
     Source,
     firebase_hash_config,
+    guess_source,
     source_with,
 )
 from litestar_userio.transfer.phones import PhoneFixer
@@ -574,6 +576,8 @@ class ImportPlan:
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
     phone_region: str | None = None
     summary_path: Path = Path("report.failures.json")
+    looks_like: str | None = None
+    """Without `--from`: the source whose export the input looks like (`converters.guess_source`), for a hint."""
 
 
 def _converter(source: str | None, hash_config_path: str | None) -> Source | None:
@@ -590,6 +594,19 @@ def _converter(source: str | None, hash_config_path: str | None) -> Source | Non
         return source_with(source, firebase_hash_config=firebase_hash_config(text))
     except ConversionError as exc:
         raise TransferError(f"{hash_config_path}: {exc}") from exc
+
+
+def _looks_like(path: Path) -> str | None:
+    try:
+        with path.open("rb") as stream:
+            return guess_source(stream.read(1 << 16))
+    except OSError:
+        return None
+
+
+def from_hint(path: Path | str, source: str) -> str:
+    """The hint for a file sent without `--from` that looks like `source`'s export."""
+    return f"hint: {path} looks like {SOURCE_TITLES[source]}: import it with --from {source}"
 
 
 def _size(path: Path) -> int:
@@ -656,6 +673,7 @@ def plan_import(settings: ImportSettings, *, connection: Connection) -> ImportPl
     total: int | None = None
     stdin: _Input | None = None
     size: int | None = None
+    looks_like: str | None = None
     overridden = frozenset(
         k
         for k, v in (("identifier", settings.identifier), ("upsert", settings.upsert), ("dry_run", settings.dry_run))
@@ -668,7 +686,13 @@ def plan_import(settings: ImportSettings, *, connection: Connection) -> ImportPl
                 f"{settings.path} changed since {settings.report} was written "
                 f"({previous.get('input_size')} bytes then, {size} now): resuming would misplace records"
             )
-        scanned = scan_input(settings.path, converter, phone_region)
+        looks_like = _looks_like(settings.path) if source is None else None
+        try:
+            scanned = scan_input(settings.path, converter, phone_region)
+        except InputError as exc:
+            if looks_like is not None:
+                exc.message += f"; {from_hint(settings.path, looks_like)}"
+            raise
         total, layout, options = scanned.records, scanned.layout, scanned.options
     else:
         stdin = _Input(
@@ -748,6 +772,7 @@ def plan_import(settings: ImportSettings, *, connection: Connection) -> ImportPl
         max_request_bytes=max_request_bytes,
         phone_region=phone_region,
         summary_path=summary_path,
+        looks_like=looks_like,
     )
 
 
@@ -1187,6 +1212,8 @@ def describe_result(result: ImportResult, plan: ImportPlan, connection: Connecti
         f"{format_count(result.sent)} sent in {result.elapsed:.1f} s ({format_count(rate)} records/s)",
     ]
     lines += result.failures.describe()
+    if plan.looks_like is not None and counts["failed"]:
+        lines.append(from_hint(plan.settings.path or "the input", plan.looks_like))
     if not plan.phone_region and (phones := result.failures.national_phones):
         lines.append(
             f"hint: {format_count(phones)} record{'' if phones == 1 else 's'} failed on a phone number in national "

@@ -207,3 +207,36 @@ async def test_import_from_kratos_links_the_google_identity_and_the_password_sig
     assert bcrypt.checkpw(PASSWORD, hashes[0]["password_hash"].encode())
     summary = json.loads((tmp_path / "report.failures.json").read_text())
     assert "dropped:traits.newsletter" in json.dumps(summary)
+
+
+def test_a_file_that_looks_like_another_systems_export_is_named():
+    from litestar_userio.transfer.converters import guess_source
+
+    expected = {
+        "firebase_users.json": "firebase",
+        "firebase_users.csv": "firebase",
+        "keycloak_realm.json": "keycloak",
+        "django_users.json": "django",
+        "kratos_identities.json": "kratos",
+        "auth0_users.ndjson": "auth0",
+        "cognito_users.csv": "cognito-csv",
+        "supabase_users.csv": "supabase",
+        "clerk_users.csv": "clerk",
+        "userio_export.ndjson": "userio",
+    }
+    assert {name: guess_source((FIXTURES / name).read_bytes()) for name in expected} == expected
+    assert guess_source(b'{"email": "a@example.com"}\n') is None
+
+
+async def test_an_export_sent_without_from_gets_a_hint_naming_its_source(embedded: Deployment, tmp_path):
+    project = await embedded.make_project()
+
+    as_json = embedded.cli("import", str(FIXTURES / "kratos_identities.json"), *project.args(embedded), cwd=tmp_path)
+    as_csv = embedded.cli(
+        "import", str(FIXTURES / "clerk_users.csv"), *project.args(embedded), "--report", "r2.ndjson", cwd=tmp_path
+    )
+
+    assert as_json.returncode == 1
+    assert "looks like an Ory Kratos identities export: import it with --from kratos" in as_json.stderr
+    assert as_csv.returncode == 2
+    assert "looks like a Clerk user export: import it with --from clerk" in as_csv.stderr
