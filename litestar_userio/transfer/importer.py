@@ -19,6 +19,7 @@ import asyncio
 import bisect
 import contextlib
 import gc
+import hashlib
 import itertools
 import os
 import shlex
@@ -362,11 +363,13 @@ class _Done:
 
 @dataclass(eq=False)
 class _Rejected:
-    """A record too large for any request: failed here, never sent."""
+    """A record failed here, never sent: too large for any request, or a duplicate of an earlier line."""
 
     index: int
     record: _Record
     message: str
+    reason: str = "RecordTooLarge"
+    info: dict[str, Any] | None = None
 
 
 _Unit = _Batch | _Done | _Rejected
@@ -430,8 +433,21 @@ def _split(batch: _Batch, cut: int) -> tuple[_Batch, _Batch]:
 class _Batcher:
     """Cuts the record stream into units (runs in a worker thread: it reads the file)."""
 
-    def __init__(self, records: Iterator[_Record], head: bytes, limit: int, resume: ResumeState | None) -> None:
+    def __init__(
+        self,
+        records: Iterator[_Record],
+        head: bytes,
+        limit: int,
+        resume: ResumeState | None,
+        identifier: str | None = None,
+    ) -> None:
+        """`identifier`: records naming one value of it after the first are failed as duplicates (None: not)."""
         self._records = records
+        self._identifier = identifier + ":" if identifier is not None else None
+        self._first_lines: dict[int, tuple[int, int]] = {}
+        """Hash of a normalized identifier -> (index, line) of the first record naming it."""
+        self._duplicates: dict[int, tuple[int, str]] = {}
+        """Index of a record whose identifier an earlier line named -> (that line, the identifier)."""
         self._head_size = len(head) + len(b"]}")
         self._limit = limit
         self._resume = resume
@@ -455,9 +471,25 @@ class _Batcher:
             if record is None:
                 return None
             self._next = (self._index, record)
+            self._note_identifier(self._index, record)
             self._index += 1
             self.read += 1
         return self._next
+
+    def _note_identifier(self, index: int, record: _Record) -> None:
+        """Note a record whose identifier an earlier line named (after the server's normalization).
+
+        The later one would be `skipped` with the earlier one's user id, or overwrite it with upsert.
+        """
+        if self._identifier is None:
+            return
+        key = next((k for k in record.keys if k.startswith(self._identifier)), None)
+        if key is None:
+            return
+        digest = int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest())
+        first_index, first_line = self._first_lines.setdefault(digest, (index, record.line))
+        if first_index != index:
+            self._duplicates[index] = (first_line, key.removeprefix(self._identifier))
 
     def _take(self) -> tuple[int, _Record]:
         item = self._peek()
@@ -485,6 +517,17 @@ class _Batcher:
         if index in self._uncertain_ranges:
             return self._uncertain_batch(index)
         self._take()
+        if (duplicate := self._duplicates.pop(index, None)) is not None:
+            first, value = duplicate
+            attribute = (self._identifier or ":")[:-1]
+            return _Rejected(
+                index,
+                record,
+                f"duplicate of line {first}: {attribute} {value!r} (as normalized) names the user of line {first};"
+                " not sent: merge the two records, or remove one",
+                reason="DuplicateInFile",
+                info={"duplicate_of_line": first, attribute: value},
+            )
         if self._head_size + len(record.body) > self._limit:
             return _Rejected(
                 index,
@@ -496,7 +539,9 @@ class _Batcher:
         resumed = self._resume is not None  # else nothing to skip or mark: no per-record look-ups
         while (following := self._peek()) is not None:
             next_index, next_record = following
-            if resumed and (next_index in self._open_tasks or self._is_done(next_index)):
+            if next_index in self._duplicates or (
+                resumed and (next_index in self._open_tasks or self._is_done(next_index))
+            ):
                 break
             grown = size + 1 + len(next_record.body)
             if grown > self._limit:
@@ -844,7 +889,10 @@ class Importer:
             self._write_failed([reader.failed_line(raw) for raw in unit.failed])
             return
         if isinstance(unit, _Rejected):
-            errors = [{"name": "Invalid", "reason": "RecordTooLarge", "message": unit.message}]
+            error: dict[str, Any] = {"name": "Invalid", "reason": unit.reason, "message": unit.message}
+            if unit.info is not None:
+                error["info"] = unit.info
+            errors = [error]
             rejected = {
                 "index": unit.index,
                 "line": unit.record.line,
@@ -1088,7 +1136,14 @@ class Importer:
         try:
             self.report.run(self.plan.header)
             self._write_failed([reader.failed_header])
-            batcher = _Batcher(reader.records(), self._head, self.plan.max_request_bytes, self.resume)
+            batcher = _Batcher(
+                reader.records(),
+                self._head,
+                self.plan.max_request_bytes,
+                self.resume,
+                # With upsert, later records about a user update it in file order (SPEC 2.4): not duplicates.
+                None if self.upsert else self.plan.identifier,
+            )
             queue: asyncio.Queue[_Unit | None] = asyncio.Queue(maxsize=self.plan.in_flight + 64)
             try:
                 async with asyncio.TaskGroup() as group:

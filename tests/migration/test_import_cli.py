@@ -320,3 +320,36 @@ async def test_interrupt_journals_what_was_sent_and_resume_finishes(embedded: De
     assert resumed.returncode == 1, resumed.stderr
     check_report(workload, report_path, tmp_path / "failed.ndjson")
     assert await embedded.user_count(project) == workload.inserted
+
+
+@pytest.mark.parametrize("dry_run", [False, True])
+async def test_records_naming_one_user_are_duplicates_of_the_first_line(embedded: Deployment, tmp_path, dry_run):
+    """Without upsert, a later record naming the same login id (after normalization) would be `skipped` carrying
+    the first record's user id: it fails as a duplicate of that line, in the dry run too."""
+    records = [
+        {"email": "ada@example.com", "name": "Ada"},
+        {"email": "bob@example.com"},
+        {"email": "ADA@Example.com", "name": "Ada King"},
+        {"email": "cy@example.com"},
+        {"email": "ada@example.com", "name": "Ada, once more"},
+    ]
+    lines = [json.dumps(r).encode() for r in records]
+    (tmp_path / "users.ndjson").write_bytes(b"".join(line + b"\n" for line in lines))
+    project = await embedded.make_project()
+
+    result = embedded.cli(
+        "import", "users.ndjson", *project.args(embedded), *(["--dry-run"] if dry_run else []), cwd=tmp_path
+    )
+
+    assert result.returncode == 1, result.stderr
+    report = read_report(tmp_path / "report.ndjson")
+    outcomes = [report.details[i]["outcome"] for i in range(5)]
+    assert outcomes == ["inserted", "inserted", "failed", "inserted", "failed"]
+    error = report.details[2]["errors"][0]
+    assert error["reason"] == "DuplicateInFile"
+    assert error["message"].startswith("duplicate of line 1: email 'ada@example.com'")
+    assert error["info"] == {"duplicate_of_line": 1, "email": "ada@example.com"}
+    assert (tmp_path / "failed.ndjson").read_bytes() == lines[2] + b"\n" + lines[4] + b"\n"
+    summary = json.loads((tmp_path / "report.failures.json").read_text())
+    assert [(g["reason"], g["count"]) for g in summary["failures"]] == [("DuplicateInFile", 2)]
+    assert await embedded.user_count(project) == (0 if dry_run else 3)
