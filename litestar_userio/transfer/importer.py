@@ -126,6 +126,8 @@ class ImportResult:
     dry_run: bool
     failures: FailureSummary
     summary_path: Path
+    done_before: int = 0
+    """A resumed run: records the earlier run(s) had an outcome for (in `counts` too, not sent again)."""
 
     @property
     def exit_code(self) -> int:
@@ -1174,6 +1176,7 @@ class Importer:
                 counts=dict(self.snapshot.counts),
                 elapsed=self.snapshot.elapsed,
                 sent=self._sent,
+                done_before=self.snapshot.done_at_start,
                 report=settings.report,
                 failed=self.failed_path,
                 dry_run=self.dry_run,
@@ -1266,6 +1269,12 @@ def describe_result(result: ImportResult, plan: ImportPlan, connection: Connecti
         f"{verb} {format_count(result.total)} record{'' if result.total == 1 else 's'}, {outcome}; "
         f"{format_count(result.sent)} sent in {result.elapsed:.1f} s ({format_count(rate)} records/s)",
     ]
+    if plan.resume is not None:
+        lines.append(
+            f"resumed: the counts cover the whole file; {format_count(result.done_before)} record"
+            f"{'' if result.done_before == 1 else 's'} had their outcome from the earlier run (read from its report,"
+            f" not sent again), {format_count(result.sent)} were sent by this run"
+        )
     lines += result.failures.describe()
     if plan.looks_like is not None and counts["failed"]:
         lines.append(from_hint(plan.settings.path or "the input", plan.looks_like))
