@@ -25,6 +25,8 @@ def check_report(workload: Workload, report_path: Path, failed_path: Path) -> Re
     mismatches = [(i, o, e) for i, (o, e) in enumerate(zip(outcomes, workload.expected, strict=True)) if o != e]
     assert not mismatches, mismatches[:5]
     for index, detail in report.details.items():
+        if detail["task"] is None:  # failed here, unsent (DuplicateInFile)
+            continue
         first, last = report.tasks[detail["task"]]
         assert first <= index <= last
     assert failed_path.read_bytes() == b"".join(line + b"\n" for line in workload.failed_lines())
@@ -223,7 +225,10 @@ async def test_json_array_and_request_object_inputs(embedded: Deployment, tmp_pa
     assert report.header["layout"] == "array"
     assert [report.details[i]["outcome"] for i in range(20)] == workload.expected
     failed = (tmp_path / "failed.ndjson").read_bytes().splitlines()
-    assert [json.loads(line) for line in failed] == [records[3]]  # the pretty element, on one line
+    # The pretty elements, on one line: the invalid one and the duplicate of line 8's email.
+    assert [json.loads(line) for line in failed] == [
+        records[i] for i, e in enumerate(workload.expected) if e == "failed"
+    ]
 
     for record in records:
         record["name"] = "Renamed " + record["name"]
@@ -245,7 +250,8 @@ async def test_json_array_and_request_object_inputs(embedded: Deployment, tmp_pa
     report = read_report(tmp_path / "r2.ndjson")
     assert report.header["upsert"] is True  # from the file
     assert [report.details[i]["outcome"] for i in range(20)] == [
-        "failed" if e == "failed" else "updated" for e in workload.expected
+        "failed" if e == "failed" and i not in workload.duplicates else "updated"
+        for i, e in enumerate(workload.expected)
     ]
     names = await embedded.fetch("SELECT standard_attributes FROM userio_user WHERE project_id = $1", project.id)
     assert all(json.loads(row["standard_attributes"])["name"].startswith("Renamed ") for row in names)
@@ -268,7 +274,10 @@ async def test_standard_input_and_a_record_too_large_for_any_request(embedded: D
     assert report.details[10]["task"] is None
     assert report.details[10]["errors"][0]["reason"] == "RecordTooLarge"
     assert len(report.tasks) >= 5  # 3000-byte requests
-    assert (tmp_path / "failed.ndjson").read_bytes() == workload.lines[3] + b"\n" + huge + b"\n"
+    assert (tmp_path / "failed.ndjson").read_bytes() == b"".join(
+        line + b"\n"
+        for line in (workload.lines[3], huge, workload.lines[11])  # line 11: a duplicate of line 8
+    )
 
 
 async def test_records_about_one_user_apply_in_file_order_across_requests(deployment: Deployment, tmp_path):
