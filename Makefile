@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_STAMP := $(VENV)/.demo-installed
 
-.PHONY: console console-shots demo test test-hard test-cluster test-quick lint typecheck bench-import bench-export bench-hooks bench-load clean
+.PHONY: console console-shots demo test test-hard test-cluster test-quick lint typecheck bench-import bench-export bench-hooks bench-observability bench-passwords bench-load clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -62,6 +62,14 @@ bench-export: $(STAMP)
 
 bench-hooks: $(STAMP)
 	$(BIN)/python bench/hooks.py
+
+# Metrics and traces off and on in the same run: a hook run and a token, then the import (docs/operations.md).
+bench-observability: $(STAMP)
+	$(BIN)/python bench/hooks.py --only observability
+	$(BIN)/python bench/import.py --observability
+
+bench-passwords: $(STAMP)
+	$(BIN)/python bench/passwords.py
 
 bench-load: $(STAMP)
 	$(BIN)/python bench/load.py

@@ -11,6 +11,10 @@ On the same hook (the reference's add-claims hook) and the same 2.4 KB event, in
   5. tenant isolation (issue 9): project A's issuance p50/p99 quiet, then while project B floods endless hooks
      (`while (true) {}`) from 16 concurrent clients (12 through the test runner, 4 through B's own issuance);
   6. a hook that makes one `fetch` to a local server: its run's p50/p99 against the bare request (httpx, keep-alive).
+
+`--only observability` (issue 30): the hook run as issuance makes it (`HookService.run_chain`) and a whole access
+token, with metrics and traces off and on in the same run, in alternating blocks (spans through the OpenTelemetry
+SDK, dropped by a discarding exporter); the p50 difference is the cost of metrics and traces per hook run.
 """
 
 from __future__ import annotations
@@ -207,6 +211,58 @@ async def make_user(services: Services, project: str, email: str) -> str:
     return json.loads(await services.imports.status(project, task.id))["details"][0]["user_id"]
 
 
+async def observability_cost(folder: Path, calls: int, blocks: int = 6) -> dict[str, object]:
+    """p50/p99 of a hook run and of a token with metrics+traces off and on, alternating blocks of `calls`."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
+
+    from litestar_userio import MetricsConfig, TracingConfig
+    from litestar_userio.hooks.events import EventContext
+    from litestar_userio.observability import telemetry
+
+    class Discard(SpanExporter):
+        def export(self, spans):
+            return SpanExportResult.SUCCESS
+
+    provider = TracerProvider()
+    provider.add_span_processor(BatchSpanProcessor(Discard()))
+    config = UserIOConfig(database_url=f"sqlite:///{folder / 'observability.sqlite3'}", migrate_on_startup=True)
+    services = await Services.start(config, run_jobs=False)
+    samples: dict[str, dict[str, list[float]]] = {m: {"hook_run": [], "token": []} for m in ("off", "on")}
+    try:
+        await services.projects.create("bench", ["bench.local"])
+        await services.tokens.applications.create("bench", "app", issue_jwt_access_token=True)
+        user_id = await make_user(services, "bench", "ada@example.com")
+        await services.hooks.replace("bench", [HookSpec("oidc.jwt.pre_create", HOOK)])
+        hooks = await services.hooks.list("bench")
+        user = await services.tokens.load_user("bench", user_id)
+        application = await services.tokens.application("bench", "app")
+        claims = services.tokens.access_claims(user, application, "https://bench.local", "openid", config.clock.now())
+        context = EventContext(client_id="app", app_id="bench")
+        for block in range(blocks * 2 + 1):
+            mode = "on" if block % 2 else "off"
+            telemetry.reset()
+            if mode == "on":
+                telemetry.configure(MetricsConfig(), TracingConfig(tracer_provider=provider))
+            for _ in range(calls):
+                started = time.perf_counter()
+                await services.hooks.run_chain("oidc.jwt.pre_create", hooks, user, claims, context)
+                ran = time.perf_counter()
+                await services.tokens.issue_access_token("bench", "app", user_id, issuer="https://bench.local")
+                if block:  # the first block warms up
+                    samples[mode]["hook_run"].append(ran - started)
+                    samples[mode]["token"].append(time.perf_counter() - ran)
+    finally:
+        telemetry.reset()
+        await services.close()
+        provider.shutdown()
+    figures: dict[str, object] = {m: {k: percentiles(v) for k, v in parts.items()} for m, parts in samples.items()}
+    for part in ("hook_run", "token"):
+        off = statistics.median(samples["off"][part])
+        figures[f"{part}_p50_cost_ms"] = round((statistics.median(samples["on"][part]) - off) * 1000, 4)
+    return figures
+
+
 ENDLESS = "export default function (e: any): any { while (true) {} }"
 
 
@@ -380,14 +436,19 @@ async def main() -> None:
     parser.add_argument("--deno-calls", type=int, default=30)
     parser.add_argument("--issuance-seconds", type=float, default=5.0)
     parser.add_argument("--isolation-calls", type=int, default=300)
-    parser.add_argument("--only", choices=["isolation", "fetch"], help="run only this part")
+    parser.add_argument("--only", choices=["isolation", "fetch", "observability"], help="run only this part")
     args = parser.parse_args()
 
     event = event_json()
     folder = Path(tempfile.mkdtemp(prefix="userio-hooks-bench-"))
     if args.only is not None:
         try:
-            part = await (isolation(folder, args.isolation_calls) if args.only == "isolation" else fetching(args.calls))
+            parts = {
+                "isolation": lambda: isolation(folder, args.isolation_calls),
+                "fetch": lambda: fetching(args.calls),
+                "observability": lambda: observability_cost(folder, max(args.calls // 6, 50)),
+            }
+            part = await parts[args.only]()
         finally:
             shutil.rmtree(folder, ignore_errors=True)
         OUT.mkdir(parents=True, exist_ok=True)

@@ -1,10 +1,14 @@
 """Import benchmark: 100 000 generated users through the HTTP API on PostgreSQL with 2 arq workers.
 
-    .venv/bin/python bench/import.py [--users 100000] [--workers 2] [--in-flight 8]
+    .venv/bin/python bench/import.py [--users 100000] [--workers 2] [--in-flight 8] [--observability]
 
 Starts the example app (HTTPS) and the workers as real processes, posts requests just under 500 000 bytes,
 waits for every task, and prints records/s end to end. In the same run it loads the same rows (users,
 login ids, authenticators, role memberships) with PostgreSQL COPY and prints our rate as a ratio of it.
+
+`--observability`: the cost of metrics and traces (issue 30). The same import runs with both off, then with both
+on (`/metrics` and the workers' metrics ports, spans made through the OpenTelemetry SDK and dropped by a discarding
+exporter), then off and on again, each on a fresh database; the rates are printed side by side (no COPY baseline).
 """
 
 from __future__ import annotations
@@ -164,14 +168,31 @@ async def main() -> None:
         action="store_true",
         help="py-spy profiles of the server and workers, and a perf recording of the machine (where perf is), in OUT",
     )
+    parser.add_argument(
+        "--observability", action="store_true", help="compare metrics+traces off and on in this run (no baseline)"
+    )
     args = parser.parse_args()
 
     OUT.mkdir(parents=True, exist_ok=True)
     with pg.server() as database:
-        await run(args, database)
+        if not args.observability:
+            await run(args, database)
+            return
+        rates: dict[str, list[int]] = {"off": [], "on": []}
+        for mode in ("off", "on", "off", "on"):
+            rates[mode].append(await run(args, database, observe=mode))
+        best = {mode: max(values) for mode, values in rates.items()}
+        figures = {"records_per_second": rates, "best": best, "on_to_off": round(best["on"] / best["off"], 3)}
+        (OUT / "import_observability.json").write_text(json.dumps(figures, indent=2))
+        print(json.dumps(figures, indent=2))
 
 
-async def run(args: argparse.Namespace, database: pg.Server) -> None:
+OBSERVE = {"off": {"USERIO_METRICS": "off", "USERIO_TRACING": "off"}, "on": {"USERIO_TRACING": "discard"}}
+"""The example app's switches: `on` keeps its metrics (the default) and makes spans that a discarding exporter drops."""
+
+
+async def run(args: argparse.Namespace, database: pg.Server, observe: str | None = None) -> int:
+    """One import; its records/s (the full report unless `observe` compares metrics and traces off and on)."""
     home = OUT / "import-home"
     shutil.rmtree(home, ignore_errors=True)
     database_url = await recreate_database("userio_bench_import", database.url)
@@ -184,6 +205,7 @@ async def run(args: argparse.Namespace, database: pg.Server) -> None:
         "USERIO_QUEUE_NAME": f"userio:bench:{uuid.uuid4().hex[:8]}",
         "PORT": str(port),
         "LOG_LEVEL": "warning",
+        **(OBSERVE[observe] if observe else {}),
     }
     print(f"generating {args.users} users ...", flush=True)
     records = list(users(args.users))
@@ -201,7 +223,7 @@ async def run(args: argparse.Namespace, database: pg.Server) -> None:
             await asyncio.sleep(0.1)
         await wait_until_up(base, cert)
         cli = [sys.executable, "-m", "litestar", "--app", "example_app.app:app", "userio", "worker"]
-        workers = [start(cli, env, log) for log in worker_logs]
+        workers = [start(cli, {**env, "USERIO_METRICS_PORT": str(free_port())}, log) for log in worker_logs]
         await asyncio.sleep(3)  # workers import and connect
         token = sign_admin_token((home / "demo-admin-key.pem").read_text(), "demo")
 
@@ -247,6 +269,9 @@ async def run(args: argparse.Namespace, database: pg.Server) -> None:
 
     totals = {k: sum(s[k] for s in summaries) for k in ("total", "inserted", "updated", "skipped", "failed")}
     rate = totals["total"] / total_seconds
+    if observe is not None:
+        print(f"metrics and traces {observe}: {rate:,.0f} records/s end to end ({args.workers} workers)", flush=True)
+        return round(rate)
     copy_seconds, copy_cpu, copy_wal = await copy_baseline(database_url, records, database)
     copy_rate = len(records) / copy_seconds
     n = len(records)
@@ -288,6 +313,7 @@ async def run(args: argparse.Namespace, database: pg.Server) -> None:
         f"\nCPU budget: 0.5 of COPY leaves {figures['cpu_budget_us_per_record_at_0_5']} us of the machine's CPU per"
         f" record ({os.cpu_count()} cores); this run spent {cpu['whole_machine'] / n * 1e6:,.1f}"
     )
+    return round(rate)
 
 
 if __name__ == "__main__":

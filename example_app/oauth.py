@@ -15,6 +15,7 @@ from litestar.di import NamedDependency
 from litestar_userio.errors import PasswordExpired, RefreshTokenInvalid, UserOutsideValidPeriod
 from litestar_userio.hooks.events import EventContext
 from litestar_userio.projects.service import ProjectService
+from litestar_userio.tokens.refresh import RefreshGrant
 from litestar_userio.tokens.service import TokenService
 from litestar_userio.users.service import UserService
 
@@ -59,7 +60,7 @@ async def token(
         return oauth_error("invalid_request", "client_id is required")
     if await userio_tokens.applications.get(project.id, client_id) is None:
         return oauth_error("invalid_client", "unknown client_id", 401)
-    refresh_token: str | None = None
+    grant: RefreshGrant | None = None
     if grant_type == "password":
         username, password = form.get("username"), form.get("password")
         if not username or not password:
@@ -73,10 +74,10 @@ async def token(
         if not presented:
             return oauth_error("invalid_request", "refresh_token is required")
         try:
-            grant = await userio_tokens.refresh_tokens.rotate(project.id, client_id, presented)
+            grant = await userio_tokens.refresh_tokens.check(project.id, client_id, presented)
         except RefreshTokenInvalid as exc:
             return oauth_error("invalid_grant", exc.message)
-        user_id, scope, refresh_token = grant.user_id, grant.scope, grant.refresh_token
+        user_id, scope = grant.user_id, grant.scope
     user = await userio_tokens.load_user(project.id, user_id)
     if user.disabled:
         return oauth_error("invalid_grant", "the account is disabled")
@@ -85,8 +86,6 @@ async def token(
     except (UserOutsideValidPeriod, PasswordExpired) as exc:
         answer = oauth_error("invalid_grant", _refusal(exc))
         return Response({**answer.content, "error_reason": exc.reason}, status_code=400, headers=answer.headers)
-    if grant_type == "password" and "offline_access" in scope.split():
-        refresh_token = await userio_tokens.refresh_tokens.issue(project.id, client_id, user_id, scope)
     context = EventContext(
         client_id=client_id,
         app_id=project.id,
@@ -107,8 +106,16 @@ async def token(
         body["id_token"] = await userio_tokens.issue_id_token(
             project.id, client_id, user_id, issuer=_origin(request), context=context
         )
-    if refresh_token is not None:
-        body["refresh_token"] = refresh_token
+    # Only now, with every token issued, is a refresh token stored or rotated: a failure above (a hook that threw
+    # or timed out, no free worker) has used nothing up, and the client's retry works (issue 29).
+    if grant is not None:
+        try:
+            await userio_tokens.refresh_tokens.rotate(project.id, grant)
+        except RefreshTokenInvalid as exc:  # a concurrent refresh used it first: a reuse
+            return oauth_error("invalid_grant", exc.message)
+        body["refresh_token"] = grant.refresh_token
+    elif "offline_access" in scope.split():
+        body["refresh_token"] = await userio_tokens.refresh_tokens.issue(project.id, client_id, user_id, scope)
     return Response(body, headers={"Cache-Control": "no-store"})
 
 

@@ -13,8 +13,10 @@ from litestar_userio import (
     HookConfig,
     ImportConfig,
     LocalStorageConfig,
+    MetricsConfig,
     QueueConfig,
     S3StorageConfig,
+    TracingConfig,
     UserIOConfig,
 )
 from litestar_userio.hooks.secrets import SecretBox
@@ -67,6 +69,34 @@ def _s3_checksum() -> Literal["CRC32"] | None:
     if value not in ("crc32", "none"):
         raise ValueError(f"USERIO_S3_CHECKSUM must be crc32 or none, got {raw!r}")
     return "CRC32" if value == "crc32" else None
+
+
+def _metrics() -> MetricsConfig | None:
+    """`$USERIO_METRICS`: `on` (the default: `/metrics`, and each worker on `$USERIO_METRICS_PORT`, 9464) or `off`."""
+    raw = os.environ.get("USERIO_METRICS", "on").strip().lower()
+    if raw not in ("on", "off"):
+        raise ValueError(f"USERIO_METRICS must be on or off, got {raw!r}")
+    return MetricsConfig(worker_port=_count("USERIO_METRICS_PORT", 9464)) if raw == "on" else None
+
+
+def _tracing() -> TracingConfig | None:
+    """`$USERIO_TRACING`: `off` (the default), `console` (spans as JSON on stderr) or `discard` (spans made and
+    dropped: what `bench/` measures). A real deployment installs its own exporter's tracer provider instead."""
+    raw = os.environ.get("USERIO_TRACING", "off").strip().lower()
+    if raw not in ("off", "console", "discard"):
+        raise ValueError(f"USERIO_TRACING must be off, console or discard, got {raw!r}")
+    if raw == "off":
+        return None
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SpanExporter, SpanExportResult
+
+    class Discard(SpanExporter):
+        def export(self, spans: object) -> SpanExportResult:
+            return SpanExportResult.SUCCESS
+
+    provider = TracerProvider()
+    provider.add_span_processor(BatchSpanProcessor(ConsoleSpanExporter() if raw == "console" else Discard()))
+    return TracingConfig(tracer_provider=provider)
 
 
 def hook_secrets_key(state: Path) -> str:
@@ -122,4 +152,6 @@ def userio_config() -> UserIOConfig:
         hooks=HookConfig(secrets_key=hook_secrets_key(state)),
         migrate_on_startup=True,
         console=ConsoleConfig(public_url=f"https://localhost:{os.environ.get('PORT', '8443')}"),
+        metrics=_metrics(),
+        tracing=_tracing(),
     )

@@ -19,11 +19,13 @@ if TYPE_CHECKING:
         HookConfig,
         ImportConfig,
         LocalStorageConfig,
+        MetricsConfig,
         PasswordConfig,
         QueueConfig,
         RateLimit,
         S3StorageConfig,
         TokenConfig,
+        TracingConfig,
         UserIOConfig,
     )
     from litestar_userio.plugin import UserIOPlugin
@@ -36,11 +38,13 @@ __all__ = [
     "HookConfig",
     "ImportConfig",
     "LocalStorageConfig",
+    "MetricsConfig",
     "PasswordConfig",
     "QueueConfig",
     "RateLimit",
     "S3StorageConfig",
     "TokenConfig",
+    "TracingConfig",
     "UserIOConfig",
     "UserIOPlugin",
 ]

@@ -147,7 +147,7 @@ EXAMPLES: dict[str, str] = {
 _FORMATS: dict[str, str] = {
     "email": "an email address",
     "phone": "a phone number in E.164 format (a + and the country code, digits only, no spaces)",
-    "username": "1 to 255 characters without spaces or control characters",
+    "username": "1 to 255 characters without spaces, control, format or invisible (default-ignorable) characters",
     "birthdate": "a date YYYY-MM-DD (or 0000-MM-DD, --MM-DD, YYYY)",
     "timezone": "an IANA time zone name",
     "bcp47": "a canonical BCP 47 language tag",

@@ -245,19 +245,33 @@ def admin_token(project_id: str, key_path: Path | None, ttl: int) -> None:
 
 @userio_group.command("worker")
 @click.option("--burst", is_flag=True, help="Stop when the queue is empty.")
+@click.option(
+    "--metrics-port",
+    type=click.IntRange(1, 65535),
+    help="Serve this worker's metrics on this port (default: MetricsConfig.worker_port; needs metrics configured).",
+)
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Run no worker: exit 0 when the database and Redis answer, 1 otherwise (a container's health probe).",
+)
 @click.pass_context
-def worker(ctx: click.Context, burst: bool) -> None:
+def worker(ctx: click.Context, burst: bool, metrics_port: int | None, check: bool) -> None:
     """Run an arq worker for the configured Redis."""
     from litestar_userio.runtime import WORKER_GC_INTERVAL, collecting_every, tune_gc
-    from litestar_userio.worker import run_worker
+    from litestar_userio.worker import check_worker, run_worker
 
     config = _config(ctx)
     if not config.queue.redis_url:
         raise click.ClickException("no Redis configured (QueueConfig.redis_url): jobs run in the web process")
+    if check:
+        ready = asyncio.run(check_worker(config))
+        click.echo("ok" if ready else "unavailable")
+        ctx.exit(0 if ready else 1)
 
     async def work() -> None:
         async with collecting_every(WORKER_GC_INTERVAL):
-            await run_worker(config, burst=burst)
+            await run_worker(config, burst=burst, metrics_port=metrics_port)
 
     tune_gc()
     asyncio.run(work())

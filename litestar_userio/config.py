@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from litestar_userio.clock import Clock, SystemClock
 
@@ -17,11 +17,14 @@ __all__ = [
     "HookConfig",
     "ImportConfig",
     "LocalStorageConfig",
+    "MetricsConfig",
     "PasswordConfig",
+    "PasswordHashBounds",
     "QueueConfig",
     "RateLimit",
     "S3StorageConfig",
     "TokenConfig",
+    "TracingConfig",
     "UserIOConfig",
 ]
 
@@ -34,6 +37,37 @@ class AuthConfig:
     """Accept plain-HTTP requests. For tests only: SPEC 1 says both APIs accept only HTTPS."""
     leeway: timedelta = timedelta(minutes=5)
     """Clock skew tolerated on `exp`, `nbf` and `iat` (the reference's value)."""
+
+
+@dataclass
+class PasswordHashBounds:
+    """The costliest legacy hash accepted, per format (DECISIONS 12).
+
+    On import a hash above a bound fails its record (`InvalidPasswordHash`, naming the bound); at sign-in it is never
+    run. Each bound caps the time or memory one attempt may take; there is no minimum (weak hashes are re-hashed at
+    the first good sign-in).
+    """
+
+    argon2_memory_kib: int = 262_144
+    """Argon2 `m`, KiB: one verification holds this much memory for its whole run (256 MiB)."""
+    argon2_time_cost: int = 16
+    """Argon2 `t`, passes over the memory."""
+    argon2_parallelism: int = 8
+    """Argon2 `p`, lanes (threads of one verification)."""
+    scrypt_n: int = 2**17
+    """scrypt `N` (memory and time: 128 * N * r bytes; 2^17 with r = 8 is 128 MiB)."""
+    scrypt_rp: int = 64
+    """scrypt `r * p`."""
+    firebase_mem_cost: int = 15
+    """Firebase's `mem_cost` (log2 of scrypt's N)."""
+    firebase_rounds: int = 16
+    """Firebase's `rounds` (scrypt's r)."""
+    pbkdf2_iterations: int = 2_000_000
+    """PBKDF2 iterations (SHA-256: about 0.7 s of a core here at the bound)."""
+    sha_crypt_rounds: int = 1_000_000
+    """crypt(3) `$5$` / `$6$` `rounds=`."""
+    phpass_cost: int = 18
+    """phpass log2 of the MD5 iterations."""
 
 
 @dataclass
@@ -59,6 +93,8 @@ class ImportConfig:
     """Highest bcrypt cost accepted in `password` and `mfa.password` (a record above it fails with
     `InvalidBcryptHash`), and verified at sign-in: each step doubles the work, and at cost 20 one wrong password
     pins a thread for over a minute. The reference accepts up to 31."""
+    hash_bounds: PasswordHashBounds = field(default_factory=PasswordHashBounds)
+    """The same limit for every other password format, in import and at sign-in."""
 
     def __post_init__(self) -> None:
         if self.chunks_at_once < 1:  # no turn would ever come: every chunk would wait until its job timed out
@@ -234,6 +270,12 @@ class PasswordConfig:
     """Work of one project's checks running or waiting, in checks of cost 10 (a cost-12 check counts 4, a cost-4
     check 1/64); an attempt beyond it is refused with `PasswordVerificationBusy` (429). One check is always
     admitted when none is pending."""
+    max_memory: int = 1024 * 1024 * 1024
+    """Bytes that memory-hard checks (Argon2, scrypt, Firebase's scrypt) running at once may hold in all; a check
+    waits for its share (its project's slot held). A single check above it runs alone."""
+    bcrypt_cost: int = 10
+    """Cost of the bcrypt hash a legacy password is re-hashed to at its first good sign-in (project setting
+    `password_algorithm` = `bcrypt`, the default)."""
     dummy_hash_cost: int = 10
     """Cost of the fixed hash checked for unknown login ids (so timing does not tell which exist): set it to
     the cost most of the project's hashes have (10 is Go's, Auth0's and bcrypt.js's default)."""
@@ -249,6 +291,36 @@ class ConsoleConfig:
     """Origin that `litestar userio console-url` puts in its link; None: `https://localhost:$PORT` (8443)."""
     token_ttl: timedelta = timedelta(minutes=30)
     """Lifetime of the admin token in a console link: the session ends with it."""
+
+
+@dataclass
+class MetricsConfig:
+    """Prometheus metrics (`userio_*`, DECISIONS 15; `docs/operations.md`); off unless `UserIOConfig.metrics` is set.
+
+    Needs the `metrics` extra (`prometheus-client`). The counters are process-wide, like the client's own registry.
+    """
+
+    path: str = "/metrics"
+    """Where the web process serves them (no admin JWT, `Host` or HTTPS rule: keep it on the internal network)."""
+    worker_port: int | None = 9464
+    """Port on which each arq worker serves them (`litestar userio worker --metrics-port` overrides it, e.g. for
+    several workers on one host); None: workers serve none."""
+    worker_address: str = "0.0.0.0"  # a scrape comes from another host
+    """Address the worker's metrics server listens on."""
+
+
+@dataclass
+class TracingConfig:
+    """OpenTelemetry traces (admin requests, import chunks, exports, hook runs and fetches); off unless set.
+
+    Needs the `tracing` extra (`opentelemetry-api`, `-sdk`, `-instrumentation-asgi`). Spans go to the tracer provider
+    the host installs (`opentelemetry.trace.set_tracer_provider`) unless one is given here.
+    """
+
+    tracer_provider: Any = None
+    """An `opentelemetry.sdk.trace.TracerProvider`; None: the process's global provider."""
+    request_spans: bool = True
+    """A span per HTTP request through Litestar's OpenTelemetry middleware (the host may add it itself instead)."""
 
 
 @dataclass
@@ -269,6 +341,8 @@ class DependencyKeys:
     """`ProjectService`: projects, their domains, keys and settings (`by_host` finds a request's project)."""
     users: str = "userio_users"
     """`UserService`: `verify_password`, `check_sign_in`."""
+    user_admin: str = "userio_user_admin"
+    """`UserAdminService`: create, read, search, update, set password, disable, enable, delete one user."""
     tokens: str = "userio_tokens"
     """`TokenService`: issuing tokens (hooks run there), signing keys, applications, refresh tokens."""
     admin: str = "userio_admin"
@@ -313,5 +387,12 @@ class UserIOConfig:
     """Time source; tests pass a controllable one instead of sleeping."""
     console: ConsoleConfig | None = None
     """The admin console; None (the default) serves nothing."""
+    metrics: MetricsConfig | None = None
+    """Prometheus metrics; None (the default) collects and serves none."""
+    tracing: TracingConfig | None = None
+    """OpenTelemetry spans; None (the default) makes none."""
+    health_path: str | None = "/_userio/health"
+    """Liveness (`/live`) and readiness (`/ready`) probes under this path, without admin JWT, `Host` or HTTPS rule
+    (DECISIONS 15); None serves none."""
     dependency_keys: DependencyKeys = field(default_factory=DependencyKeys)
     """DI keys of the services for the host's handlers."""

@@ -28,6 +28,7 @@ from litestar_userio.projects.service import ProjectRecord, ProjectService
 from litestar_userio.services import Services
 from litestar_userio.storage import Storage
 from litestar_userio.tokens.service import TokenService
+from litestar_userio.users.admin import UserAdminService
 from litestar_userio.users.service import UserService
 
 __all__ = [
@@ -45,6 +46,7 @@ __all__ = [
     "provide_project_service",
     "provide_storage",
     "provide_token_service",
+    "provide_user_admin_service",
     "provide_user_service",
     "services_of",
 ]
@@ -65,6 +67,7 @@ SIGNATURE_NAMESPACE: dict[str, Any] = {
         HookService,
         ProjectService,
         UserService,
+        UserAdminService,
         TokenService,
         AdminAuthenticator,
         Storage,
@@ -105,6 +108,11 @@ def provide_project_service(state: State) -> ProjectService:
 def provide_user_service(state: State) -> UserService:
     """Password checks and sign-in rules."""
     return services_of(state).users
+
+
+def provide_user_admin_service(state: State) -> UserAdminService:
+    """The single-user lifecycle: create, read, search, update, set password, disable, enable, delete."""
+    return services_of(state).user_admin
 
 
 def provide_token_service(state: State) -> TokenService:
@@ -177,6 +185,7 @@ def app_dependencies(keys: DependencyKeys) -> dict[str, Provide]:
         keys.hooks: provide_hook_service,
         keys.projects: provide_project_service,
         keys.users: provide_user_service,
+        keys.user_admin: provide_user_admin_service,
         keys.tokens: provide_token_service,
         keys.admin: provide_admin_service,
         keys.storage: provide_storage,

@@ -23,6 +23,7 @@ __all__ = [
     "DatabaseUnavailable",
     "DuplicateKeyFound",
     "DuplicatedIdentity",
+    "DuplicatedUserID",
     "ErrorObject",
     "Forbidden",
     "GroupUnknownKeys",
@@ -42,6 +43,7 @@ __all__ = [
     "InvalidAccountStatusTransition",
     "InvalidBcryptHash",
     "InvalidJWTMutations",
+    "InvalidPasswordHash",
     "InvalidRequest",
     "InvalidTOTPSecret",
     "MaximumConcurrentJobLimitExceeded",
@@ -60,6 +62,7 @@ __all__ = [
     "UserExportDisabled",
     "UserExportNonUniqueFieldNames",
     "UserIOError",
+    "UserNotFound",
     "UserOutsideValidPeriod",
     "ValidationFailed",
     "WriteConflict",
@@ -175,6 +178,13 @@ class InvalidBcryptHash(Invalid):
     default_message = "invalid bcrypt hash"
 
 
+class InvalidPasswordHash(Invalid):
+    """A password object of another format than bcrypt is malformed, refused, or above a cost bound (DECISIONS 12)."""
+
+    reason = "InvalidPasswordHash"
+    default_message = "invalid password hash"
+
+
 class InvalidTOTPSecret(Invalid):
     """`mfa.totp.secret` is not RFC 4648 base32 without padding."""
 
@@ -183,10 +193,20 @@ class InvalidTOTPSecret(Invalid):
 
 
 class DuplicatedIdentity(Invalid):
-    """A login id of the record belongs to another user."""
+    """A login id of the record belongs to another user (ref: `InvariantViolated`, cause `DuplicatedIdentity`)."""
 
-    reason = "DuplicatedIdentity"
+    reason = "InvariantViolated"
     default_message = "identity already exists"
+
+    def __init__(self, message: str | None = None) -> None:
+        super().__init__(message, info={"cause": {"kind": "DuplicatedIdentity"}})
+
+
+class DuplicatedUserID(Invalid):
+    """A record's `sub` is the id of a user already stored, in this project or another (DECISIONS 11)."""
+
+    reason = "DuplicatedUserID"
+    default_message = "this user id is already taken"
 
 
 class IdempotencyKeyReused(Invalid):
@@ -241,6 +261,13 @@ class TaskNotFound(NotFound):
 
     reason = "TaskNotFound"
     default_message = "task not found"
+
+
+class UserNotFound(NotFound):
+    """No user of this project has that id (ref name)."""
+
+    reason = "UserNotFound"
+    default_message = "user not found"
 
 
 def _define_keys(kind: str) -> str:
@@ -365,9 +392,20 @@ class HookDisallowed(HookError):
     status_code = 403
     default_message = "disallowed by a hook"
 
+    MAX_TITLE = 200
+    """Characters of a hook's title kept (docs/limits.md): a token endpoint shows it to anonymous clients."""
+    MAX_REASON = 1000
+    """Characters of a hook's reason kept."""
+
     def __init__(self, title: str | None = None, reason: str | None = None) -> None:
+        title = _bounded(title, self.MAX_TITLE)
+        reason = _bounded(reason, self.MAX_REASON)
         info = {k: v for k, v in (("title", title), ("reason", reason)) if v is not None}
         super().__init__(reason or title or self.default_message, info=info or None)
+
+
+def _bounded(text: str | None, limit: int) -> str | None:
+    return text if text is None or len(text) <= limit else text[: limit - 1] + "\u2026"
 
 
 class HookInvalidResponse(HookError):
@@ -545,7 +583,8 @@ def _as_userio_error(request: Request[Any, Any, Any], exc: Exception) -> UserIOE
 def oauth_error_handler(_: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
     """A hook stopping issuance at a token endpoint, as an RFC 6749 error answer.
 
-    `access_denied` (403) when a hook disallowed it, with the hook's title and reason; `server_error` (500)
+    `access_denied` (403) when a hook disallowed it, with the hook's title and reason (secrets masked, length
+    bounded: the client may be anyone); `server_error` (500)
     for every other failure, whose cause goes to the log, not to the client.
     """
     if isinstance(exc, HookDisallowed):

@@ -4,10 +4,22 @@ from __future__ import annotations
 
 import base64
 import os
+import re
 import secrets
 import time
 
-__all__ = ["new_id", "new_task_id"]
+__all__ = ["USER_ID_PATTERN", "is_user_id", "new_id", "new_task_id"]
+
+USER_ID_PATTERN = r"^(?!(?:import|export)\Z)[A-Za-z0-9][A-Za-z0-9._:|@-]{0,127}\Z"
+"""An id a user may bring from the old system (DECISIONS 11): any UUID, or 1-128 of `A-Za-z0-9._:|@-` starting
+with a letter or digit; not `import` or `export`, which would read as the bulk endpoints' paths."""
+_USER_ID = re.compile(USER_ID_PATTERN)
+
+
+def is_user_id(value: str) -> bool:
+    """Whether `value` is a user id this server takes (`USER_ID_PATTERN`)."""
+    return _USER_ID.match(value) is not None
+
 
 _CROCKFORD = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", "0123456789ABCDEFGHJKMNPQRSTVWXYZ")
 

@@ -14,7 +14,7 @@ from litestar_userio.imports.jobs import import_chunk
 from litestar_userio.imports.service import IMPORT_CHUNK_JOB
 from litestar_userio.queue.base import Jobs
 
-__all__ = ["RECOVER_JOB", "SWEEP_JOB", "plugin_jobs", "recover", "sweep"]
+__all__ = ["RECOVER_JOB", "SWEEP_JOB", "observe_queue", "plugin_jobs", "recover", "sweep"]
 
 SWEEP_JOB = "userio_sweep"
 RECOVER_JOB = "userio_recover"
@@ -28,6 +28,14 @@ async def sweep(ctx: dict[str, Any]) -> None:
     await services.exports.requeue_stale()
     await services.imports.purge_expired()
     await services.exports.purge_expired()
+    await observe_queue(ctx)
+
+
+async def observe_queue(ctx: dict[str, Any]) -> None:
+    """Report the queue's depth and age (metrics only): at every sweep, and by each arq worker at each of its ticks."""
+    services = ctx["userio"]
+    await services.imports.observe_queue()
+    await services.exports.observe_queue()
 
 
 async def recover(ctx: dict[str, Any]) -> None:

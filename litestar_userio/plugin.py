@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -21,12 +22,16 @@ from litestar_userio.dependencies import (
     provide_storage,
 )
 from litestar_userio.errors import HookError, PasswordVerificationBusy, oauth_busy_handler, oauth_error_handler
+from litestar_userio.events import app_emitter
 from litestar_userio.exports.controller import build_export_controller
 from litestar_userio.hooks.controller import build_hooks_controller
 from litestar_userio.imports.controller import build_import_controller
+from litestar_userio.observability.controller import build_health_controller, build_metrics_controller
 from litestar_userio.openapi import ADMIN_SECURITY, document_admin_api
 from litestar_userio.services import Services
 from litestar_userio.storage import build_download_controller
+from litestar_userio.users.controller import build_users_controller
+from litestar_userio.users.password_controller import build_password_migration_controller
 
 __all__ = ["UserIOPlugin"]
 
@@ -51,11 +56,14 @@ class UserIOPlugin(InitPluginProtocol, CLIPluginProtocol):
             build_export_controller(self._config),
             build_hooks_controller(self._config),
             build_directory_controller(self._config),
+            build_users_controller(self._config),
+            build_password_migration_controller(self._config),
         ]
         app_config.route_handlers.append(Router("/", route_handlers=admin_api, security=ADMIN_SECURITY))
         document_admin_api(app_config)
         if self._config.console is not None:
             app_config.route_handlers.append(build_console_controller(self._config.console))
+        self._add_operations(app_config)
         app_config.exception_handlers.setdefault(HookError, oauth_error_handler)
         app_config.exception_handlers.setdefault(PasswordVerificationBusy, oauth_busy_handler)
         storage = self._config.exports.storage
@@ -68,9 +76,32 @@ class UserIOPlugin(InitPluginProtocol, CLIPluginProtocol):
         app_config.signature_namespace.update(SIGNATURE_NAMESPACE)
         return app_config
 
+    def _add_operations(self, app_config: AppConfig) -> None:
+        """Probes, `/metrics` and request spans (DECISIONS 15), each only when configured."""
+        config = self._config
+        if config.health_path is not None:
+            app_config.route_handlers.append(build_health_controller(config.health_path))
+        if config.metrics is not None:
+            app_config.route_handlers.append(build_metrics_controller(config.metrics.path))
+        if config.tracing is not None and config.tracing.request_spans:
+            from litestar.plugins.opentelemetry import OpenTelemetryConfig, OpenTelemetryPlugin
+
+            from litestar_userio.observability.tracing import without_url  # the `tracing` extra
+
+            if not any(isinstance(plugin, OpenTelemetryPlugin) for plugin in app_config.plugins):  # the host's wins
+                paths = (config.health_path, config.metrics and config.metrics.path)
+                probes = ["^" + re.escape("/" + path.strip("/")) for path in paths if path]
+                otel = OpenTelemetryConfig(
+                    tracer_provider=config.tracing.tracer_provider,
+                    exclude=probes,
+                    server_request_hook_handler=without_url,
+                )
+                app_config.plugins.append(OpenTelemetryPlugin(otel))
+
     @asynccontextmanager
     async def _lifespan(self, app: Litestar) -> AsyncIterator[None]:
         services = await Services.start(self._config)
+        services.bind_events(app_emitter(app))
         app.state[SERVICES_STATE_KEY] = services
         try:
             yield

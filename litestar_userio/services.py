@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
+
 from litestar_userio.auth.admin import AdminAuthenticator
 from litestar_userio.config import UserIOConfig
 from litestar_userio.db.engine import Database
@@ -11,18 +14,22 @@ from litestar_userio.hooks.service import HookService
 from litestar_userio.imports.repository import ImportRepository
 from litestar_userio.imports.service import ImportService
 from litestar_userio.jobs import plugin_jobs
+from litestar_userio.observability import telemetry
 from litestar_userio.projects.service import ProjectService
 from litestar_userio.queue import build_queue
 from litestar_userio.queue.base import JobQueue
-from litestar_userio.ratelimit import RateLimiter
 from litestar_userio.storage import Storage, build_storage
 from litestar_userio.tokens.applications import ApplicationService
 from litestar_userio.tokens.keys import SigningKeyStore
 from litestar_userio.tokens.service import TokenService
+from litestar_userio.users.admin import UserAdminService
 from litestar_userio.users.repository import UserRepository
 from litestar_userio.users.service import UserService
 
 __all__ = ["Services"]
+
+_READY_TIMEOUT = 3.0
+"""Seconds a readiness check may take; a probe's own timeout is usually a few seconds."""
 
 
 class Services:
@@ -45,6 +52,7 @@ class Services:
         admin: AdminAuthenticator,
         hooks: HookService,
         tokens: TokenService,
+        user_admin: UserAdminService,
     ) -> None:
         self.config = config
         self.db = db
@@ -57,6 +65,7 @@ class Services:
         self.admin = admin
         self.hooks = hooks
         self.tokens = tokens
+        self.user_admin = user_admin
 
     @classmethod
     async def start(cls, config: UserIOConfig, *, queue: JobQueue | None = None, run_jobs: bool = True) -> Services:
@@ -65,6 +74,7 @@ class Services:
         Without `queue`, a Redis URL in the config selects arq (enqueue only: workers run the jobs), else the
         in-process runner runs them here. `run_jobs=False` builds an in-process queue that runs nothing (CLI).
         """
+        telemetry.configure(config.metrics, config.tracing)
         db = Database(
             config.database_url,
             pool_size=config.db_pool_size,
@@ -76,21 +86,29 @@ class Services:
         if queue is None:
             queue = build_queue(config, plugin_jobs(), run_jobs=run_jobs)
         await queue.start()
-        limiter: RateLimiter = queue.limiter
         clock = config.clock
         storage = build_storage(config.exports.storage, clock) if config.exports.storage is not None else None
         projects = ProjectService(db, clock)
+        users = UserService(
+            db,
+            config.passwords,
+            config.imports.max_bcrypt_cost,
+            clock=clock,
+            projects=projects,
+            hash_bounds=config.imports.hash_bounds,
+        )
         hooks = HookService(db, config.hooks, clock)
         tokens = TokenService(
             db, SigningKeyStore(db, clock), ApplicationService(db, clock), hooks, config.tokens, clock
         )
+        users = UserService(db, config.passwords, config.imports.max_bcrypt_cost, clock=clock, projects=projects)
         services = cls(
             config=config,
             db=db,
             queue=queue,
             storage=storage,
             projects=projects,
-            users=UserService(db, config.passwords, config.imports.max_bcrypt_cost, clock=clock, projects=projects),
+            users=users,
             imports=ImportService(
                 db,
                 queue,
@@ -100,15 +118,34 @@ class Services:
                 clock,
                 repository=ImportRepository(),
                 users=UserRepository(),
+                passwords=users.passwords,
             ),
-            exports=ExportService(db, queue, projects, storage, limiter, config.exports, config.queue, clock),
+            exports=ExportService(db, queue, projects, storage, config.exports, config.queue, clock),
             admin=AdminAuthenticator(config.auth, projects, clock),
             hooks=hooks,
             tokens=tokens,
+            user_admin=UserAdminService(db, projects, users.passwords, clock, imports=config.imports),
         )
+        telemetry.watch("pending_checks", services.users.passwords.pending)
         if run_jobs:
             await queue.serve({"userio": services})
         return services
+
+    def bind_events(self, emit: Callable[..., None]) -> None:
+        """Emit the plugin's events (`events.EVENTS`) through `emit`: the app's, in a web process."""
+        self.user_admin.emit = emit
+        self.imports.emit = emit
+
+    async def ready(self, *, hooks: bool = True) -> bool:
+        """Readiness (DECISIONS 15): the database answers, the queue takes jobs, the V8 pool runs a trivial hook.
+
+        `hooks=False` leaves the pool out. All within a few seconds, whatever hangs.
+        """
+        try:
+            async with asyncio.timeout(_READY_TIMEOUT):
+                return await self.db.ready() and await self.queue.ready() and (not hooks or await self.hooks.ready())
+        except TimeoutError:
+            return False
 
     async def close(self) -> None:
         """Stop the queue and the hook workers, close the storage and the database."""

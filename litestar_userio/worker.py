@@ -12,6 +12,7 @@ import functools
 import logging
 import signal
 import uuid
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any, cast
 
@@ -21,16 +22,21 @@ from arq.worker import Retry, Worker, func
 from redis.exceptions import RedisError
 
 from litestar_userio.config import UserIOConfig
+from litestar_userio.db.engine import Database
 from litestar_userio.errors import ServiceUnavailable, WriteConflict
-from litestar_userio.jobs import plugin_jobs
+from litestar_userio.jobs import observe_queue, plugin_jobs
+from litestar_userio.observability import telemetry
 from litestar_userio.queue.arq import ArqQueue
 from litestar_userio.queue.base import JobFunction
 from litestar_userio.retry import Backoff
 from litestar_userio.services import Services
 
-__all__ = ["build_worker", "run_worker"]
+__all__ = ["build_worker", "check_worker", "run_worker", "serve_metrics"]
 
 logger = logging.getLogger("litestar_userio.worker")
+
+_CHECK_TIMEOUT = 5.0
+"""Seconds `--check` may take in all (a probe's own timeout is usually a few seconds)."""
 
 
 def _retry_when_unavailable(function: JobFunction) -> JobFunction:
@@ -62,6 +68,8 @@ async def _sweep_forever(ctx: dict[str, Any], sweep: JobFunction, interval: time
         try:
             if await leases.acquire("sweep", owner, interval * 0.9):
                 await sweep(ctx)
+            else:  # every worker reports the queue, so a scrape of any of them shows it
+                await observe_queue(ctx)
         except Exception as exc:  # the next tick tries again
             logger.warning("sweep failed: %s", exc)
         await asyncio.sleep(interval.total_seconds())
@@ -107,17 +115,69 @@ def build_worker(config: UserIOConfig, **overrides: Any) -> Worker:
     return Worker(**settings)
 
 
-async def run_worker(config: UserIOConfig, *, burst: bool = False, restart_delay: float = 2.0) -> None:
+async def check_worker(config: UserIOConfig) -> bool:
+    """Whether the database and Redis answer within a few seconds (`litestar userio worker --check`, a probe).
+
+    Checked from a fresh process, as a container's probe runs it beside the worker.
+    """
+    if config.queue.redis_url is None:
+        return False
+    db = Database(config.database_url, pool_size=1)
+    queue = ArqQueue(config.queue.redis_url, config.queue.queue_name, config.queue.job_timeout)
+    try:
+        async with asyncio.timeout(_CHECK_TIMEOUT):
+            await db.start()
+            await queue.start()
+            return await db.ready() and await queue.ready()
+    except Exception:  # unreachable, refused, timed out: not ready, whatever the cause
+        return False
+    finally:
+        with contextlib.suppress(Exception):
+            await queue.close()
+        with contextlib.suppress(Exception):
+            await db.close()
+
+
+def serve_metrics(config: UserIOConfig, port: int | None = None) -> Callable[[], None]:
+    """Start this worker process's own metrics endpoint (`MetricsConfig.worker_port`, or `port`); returns its stop.
+
+    Each worker serves its own registry rather than prometheus-client's multiprocess mode: workers are separate
+    processes, often on separate hosts, which Prometheus discovers anyway; multiprocess mode needs a shared
+    directory and a cleanup on every worker exit, and would add the file writes to every increment of a hot path.
+    """
+    metrics = config.metrics
+    port = port if port is not None else (metrics.worker_port if metrics is not None else None)
+    if metrics is None or port is None:
+        return lambda: None
+    telemetry.configure(metrics, config.tracing)
+    from litestar_userio.observability.metrics import serve
+
+    try:
+        return serve(port, metrics.worker_address)
+    except OSError as exc:  # another worker of this host has the port: it runs, unscraped, rather than not at all
+        logger.warning(
+            "this worker serves no metrics: port %s is taken (%s); give each worker of a host its own --metrics-port",
+            port,
+            exc.strerror or exc,
+        )
+        return lambda: None
+
+
+async def run_worker(
+    config: UserIOConfig, *, burst: bool = False, restart_delay: float = 2.0, metrics_port: int | None = None
+) -> None:
     """Run an arq worker until SIGINT/SIGTERM (or, with `burst`, until the queue is empty).
 
     arq's own loop dies when Redis goes away (and then hangs on its way out); this one closes that worker
     and starts another once Redis answers again. Work is never lost meanwhile: it is pending in the database,
-    and the sweeper enqueues it again.
+    and the sweeper enqueues it again. With metrics configured, the process serves them on `metrics_port` (default
+    `MetricsConfig.worker_port`) the whole time, across those restarts.
     """
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
+    stop_metrics = serve_metrics(config, metrics_port)
     try:
         while not stop.is_set():
             worker = build_worker(config, burst=burst, handle_signals=False)
@@ -145,6 +205,7 @@ async def run_worker(config: UserIOConfig, *, burst: bool = False, restart_delay
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), restart_delay)
     finally:
+        stop_metrics()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
 

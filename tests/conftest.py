@@ -38,6 +38,7 @@ from litestar_userio.auth.keys import KeyPair, generate_key_pair, sign_admin_tok
 from litestar_userio.clock import FrozenClock
 from litestar_userio.db.engine import Database
 from litestar_userio.db.migrate import migrate
+from litestar_userio.events import app_emitter
 from litestar_userio.projects.settings import ProjectSettings
 from litestar_userio.services import Services
 from litestar_userio.worker import build_worker
@@ -229,6 +230,7 @@ async def make_env(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[An
 
     async def factory(backend: Backend, **overrides: Any) -> Env:
         route_handlers = overrides.pop("route_handlers", [])
+        listeners = overrides.pop("listeners", [])
         clock = overrides.pop("clock", None) or FrozenClock()
         queue_overrides = overrides.pop("queue", {})
         if "hooks" in overrides:
@@ -243,8 +245,9 @@ async def make_env(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[An
             redis_url=backend.redis_url, queue_name=f"userio:test:{uuid.uuid4().hex[:8]}", **queue_overrides
         )
         config = UserIOConfig(database_url=backend.database_url, queue=queue, clock=clock, **overrides)
-        app = Litestar(route_handlers=route_handlers, plugins=[UserIOPlugin(config)])
+        app = Litestar(route_handlers=route_handlers, listeners=listeners, plugins=[UserIOPlugin(config)])
         services = await Services.start(config)
+        services.bind_events(app_emitter(app))  # as the plugin's lifespan does
         app.state["userio"] = services
         client = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="https://testserver")
         env = Env(backend.name, config, app, services, client, clock)

@@ -69,3 +69,27 @@ def test_a_bad_value_is_refused_by_name(env: pytest.MonkeyPatch, name: str, valu
 
     with pytest.raises(ValueError, match=f"^{message}$"):
         userio_config()
+
+
+def test_metrics_are_on_unless_turned_off_and_tracing_off_unless_turned_on(env: pytest.MonkeyPatch):
+    env.delenv("USERIO_METRICS", raising=False)
+    env.delenv("USERIO_TRACING", raising=False)
+    env.setenv("USERIO_METRICS_PORT", "9500")
+    default = userio_config()
+    env.setenv("USERIO_METRICS", "off")
+    env.setenv("USERIO_TRACING", "console")
+    switched = userio_config()
+
+    assert default.metrics is not None
+    assert default.metrics.worker_port == 9500
+    assert default.tracing is None
+    assert switched.metrics is None
+    assert switched.tracing is not None
+
+
+@pytest.mark.parametrize(("name", "value"), [("USERIO_METRICS", "yes"), ("USERIO_TRACING", "jaeger")])
+def test_a_bad_observability_switch_is_named(env: pytest.MonkeyPatch, name: str, value: str):
+    env.setenv(name, value)
+
+    with pytest.raises(ValueError, match=name):
+        userio_config()

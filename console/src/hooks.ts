@@ -197,6 +197,14 @@ export async function hooksPage(main: HTMLElement, signal: AbortSignal): Promise
   await loadVersions(versionsCard, currentHooks, signal);
 }
 
+type UserItem = { sub: string; email?: string; phone_number?: string; preferred_username?: string };
+
+/** A user of the search, by its login ids (the admin API's user body, as the export writes it). */
+function userLabel(u: UserItem): string {
+  const ids = [u.email, u.phone_number, u.preferred_username].filter((v): v is string => Boolean(v));
+  return ids.length ? ids.join(", ") : u.sub;
+}
+
 function testPanel(hooks: () => Hook[], currentEvent: () => string, signal: AbortSignal): HTMLElement {
   const search = h("input", { type: "search", id: "test-user", autocomplete: "off", placeholder: "email, phone or username", "aria-describedby": "test-user-help" });
   const matches = h("select", { id: "test-user-match", size: 4, "aria-label": "Matching users" });
@@ -211,8 +219,8 @@ function testPanel(hooks: () => Hook[], currentEvent: () => string, signal: Abor
       const value = search.value.trim();
       if (!value) return matches.replaceChildren();
       try {
-        const found = await get<{ result: { items: { user_id: string; login_id: string; login_id_key: string }[] } }>(`/users?login_id=${encodeURIComponent(value)}`);
-        matches.replaceChildren(...found.result.items.map((u) => h("option", { value: u.user_id }, `${u.login_id} (${u.login_id_key})`)));
+        const found = await get<{ result: { items: UserItem[] } }>(`/users?q=${encodeURIComponent(value)}&limit=20`);
+        matches.replaceChildren(...found.result.items.map((u) => h("option", { value: u.sub }, userLabel(u))));
         if (found.result.items.length) matches.selectedIndex = 0;
       } catch (error) {
         matches.replaceChildren();

@@ -3,6 +3,7 @@ import { adoptTokenFromFragment, sessionEvents, signOut, token, tokenExpiry } fr
 import { h } from "./dom";
 import { exportsPage } from "./exports";
 import { importsPage, taskPage } from "./imports";
+import { usersPage } from "./users";
 
 type Page = (main: HTMLElement, signal: AbortSignal) => Promise<void> | void;
 
@@ -48,6 +49,9 @@ function route(): void {
   if (section === "exports") {
     page = exportsPage;
     title = "Exports";
+  } else if (section === "users") {
+    page = usersPage;
+    title = "Users";
   } else if (section === "hooks") {
     page = hooksPage;
     title = "Hooks";

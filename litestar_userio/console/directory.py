@@ -1,18 +1,18 @@
-"""Admin reads for pickers (beyond SPEC): users by login id, the project's clients, declared custom attributes.
+"""Admin reads for pickers (beyond SPEC): the project's clients, declared custom attributes.
 
-The console's hook test panel picks a user and a client, and its export form offers the project's custom
-attributes; these are plain admin API endpoints (same auth, export-style envelope), so scripts can use them too.
+The console's hook test panel picks a client (and a user, through `GET /users?q=`, the users controller), and its
+export form offers the project's custom attributes; these are plain admin API endpoints (same auth, export-style
+envelope), so scripts can use them too.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
 import msgspec
 from litestar import Controller, get
 from litestar.datastructures import State
 from litestar.di import NamedDependency
-from litestar.params import QueryParameter
 
 from litestar_userio.config import UserIOConfig
 from litestar_userio.console.repository import DirectoryRepository
@@ -22,20 +22,8 @@ from litestar_userio.errors import export_error_handler
 from litestar_userio.openapi import ExportErrorBody, error_responses
 from litestar_userio.projects.service import ProjectRecord, ProjectService
 from litestar_userio.users.custom_attributes import CustomAttributeSpec
-from litestar_userio.users.formats import LOGIN_ID_ATTRIBUTES, normalize_login_id
-from litestar_userio.users.repository import UserRepository
 
 __all__ = ["DirectoryService", "build_directory_controller"]
-
-MAX_MATCHES = 20
-
-
-class UserMatch(msgspec.Struct):
-    """A user whose login id starts with the searched text."""
-
-    user_id: str
-    login_id_key: str
-    login_id: str
 
 
 class Application(msgspec.Struct):
@@ -52,12 +40,6 @@ class Items(msgspec.Struct):
     items: list[Any]
 
 
-class UserMatches(msgspec.Struct):
-    """Envelope of the user search."""
-
-    result: Items
-
-
 class ApplicationList(msgspec.Struct):
     """Envelope of the client list."""
 
@@ -71,22 +53,12 @@ class CustomAttributeList(msgspec.Struct):
 
 
 class DirectoryService:
-    """Reads a project's users, clients and custom attribute declarations for pickers."""
+    """Reads a project's clients and custom attribute declarations for pickers."""
 
-    def __init__(
-        self, db: Database, projects: ProjectService, users: UserRepository, repository: DirectoryRepository
-    ) -> None:
+    def __init__(self, db: Database, projects: ProjectService, repository: DirectoryRepository) -> None:
         self.db = db
         self.projects = projects
-        self.users = users
         self.repository = repository
-
-    async def find_users(self, project_id: str, login_id: str, limit: int = MAX_MATCHES) -> list[UserMatch]:
-        """Users whose email, phone number or username starts with `login_id` (normalized as the import does)."""
-        prefixes = {attribute: normalize_login_id(attribute, login_id.strip()) for attribute in LOGIN_ID_ATTRIBUTES}
-        async with self.db.reader() as tx:
-            rows = await self.users.find_by_login_id_prefix(tx, project_id, prefixes, limit)
-        return [UserMatch(*row) for row in rows]
 
     async def applications(self, project_id: str) -> list[Application]:
         """The project's clients, by client id."""
@@ -102,11 +74,11 @@ class DirectoryService:
 def provide_directory(state: State) -> DirectoryService:
     """A directory over the plugin's database."""
     services = services_of(state)
-    return DirectoryService(services.db, services.projects, UserRepository(), DirectoryRepository())
+    return DirectoryService(services.db, services.projects, DirectoryRepository())
 
 
 def build_directory_controller(config: UserIOConfig) -> type[Controller]:
-    """`GET /users`, `/applications`, `/custom-attributes` under the admin prefix."""
+    """`GET /applications`, `/custom-attributes` under the admin prefix."""
 
     class DirectoryController(Controller):
         """Thin: authenticate, read, wrap in `result`."""
@@ -116,20 +88,6 @@ def build_directory_controller(config: UserIOConfig) -> type[Controller]:
         guards = [authenticate_admin]
         dependencies = admin_dependencies(directory=provide_directory)
         exception_handlers = {Exception: export_error_handler}
-
-        @get(
-            "/users",
-            summary="Find users by the start of a login id",
-            description=f"Email, phone or username, normalized as the import matches them; {MAX_MATCHES} at most.",
-            responses=error_responses(ExportErrorBody, 400, 403, 503),
-        )
-        async def find_users(
-            self,
-            project: NamedDependency[ProjectRecord],
-            directory: NamedDependency[DirectoryService],
-            login_id: Annotated[str, QueryParameter(min_length=1, max_length=320)],
-        ) -> UserMatches:
-            return UserMatches(Items(await directory.find_users(project.id, login_id)))
 
         @get(
             "/applications",

@@ -349,6 +349,15 @@ class Database:
                 logger.warning("database connections still busy after %.0f s; closing them", _POOL_CLOSE_TIMEOUT)
                 pool.terminate()
 
+    async def ready(self) -> bool:
+        """Whether the database answers a trivial query now (readiness probe)."""
+        try:
+            async with self.reader() as tx:
+                await tx.fetch("SELECT 1")
+        except Exception:  # any failure means not ready; the probe says no more than that
+            return False
+        return True
+
     async def end_silent_sessions(self) -> int:
         """End our sessions stuck in the middle of a statement whose client has been silent for the silent timeout.
 

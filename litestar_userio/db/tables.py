@@ -82,7 +82,8 @@ class AdminAPIKey(Table, tablename="userio_admin_api_key"):
 class User(Table, tablename="userio_user"):
     """A user; attributes are JSON as in the reference, login ids live in `Identity`."""
 
-    id = Varchar(length=36, primary_key=True)
+    id = Varchar(length=128, primary_key=True)
+    """Generated, or the id the user had in the old system (an import record's `sub`, DECISIONS 11)."""
     project = ForeignKey(Project, db_column_name="project_id", on_delete=OnDelete.cascade, null=False)
     """On PostgreSQL this and the import's other bulk references (login ids, authenticators, memberships) are not
     checked row by row; statement triggers cascade the deletes (migration 2026-11-24 says why)."""
@@ -96,6 +97,12 @@ class User(Table, tablename="userio_user"):
     """Sign-in is refused before it (ref)."""
     account_valid_until = Timestamptz(null=True, default=None)
     """Sign-in is refused from it on (ref)."""
+    temporarily_disabled_from = Timestamptz(null=True, default=None)
+    """With `temporarily_disabled_until`, a window in which the user is disabled (ref); both or neither."""
+    temporarily_disabled_until = Timestamptz(null=True, default=None)
+    """The end of the temporary disable window (exclusive)."""
+    disable_reason = Text(null=True, default=None)
+    """The admin's free text of the last disable; never shown to the user signing in."""
 
 
 class Identity(Table, tablename="userio_identity"):
@@ -263,7 +270,7 @@ class ExportTask(Table, tablename="userio_export_task"):
 
 
 class RateLimitEvent(Table, tablename="userio_rate_limit_event"):
-    """One use of a rate-limit bucket (the embedded default keeps buckets here, arq deployments in Redis)."""
+    """One use of a rate-limit bucket (every deployment keeps its buckets here, whatever its queue)."""
 
     id = Serial(primary_key=True)
     project = ForeignKey(Project, db_column_name="project_id", on_delete=OnDelete.cascade, null=False)

@@ -14,6 +14,7 @@ import msgspec
 
 from litestar_userio.db.engine import Row
 from litestar_userio.users.formats import LOGIN_ID_ATTRIBUTES, STANDARD_ATTRIBUTES
+from litestar_userio.users.model import disabled_state
 
 __all__ = ["FORMULA_STARTS", "LEADING_SPACE", "build_document", "csv_cell", "csv_quote", "csv_text", "totp_uri"]
 
@@ -87,8 +88,12 @@ def _mfa(authenticators: list[list[Any]], issuer: str, account: str) -> dict[str
     }
 
 
-def build_document(user: Row, issuer: str) -> dict[str, Any]:
-    """The user as exported (ndjson line, and what CSV pointers resolve against), from a row of `export_pages`."""
+def build_document(user: Row, issuer: str, now: datetime) -> dict[str, Any]:
+    """The user as exported (ndjson line, and what CSV pointers resolve against), from a row of `export_pages`.
+
+    `disabled` is the state at `now` (DECISIONS 11: also inside a temporary disable window or outside the account
+    valid period); the admin API's user bodies are this document too.
+    """
     standard = _decode(user["standard_attributes"])
     document: dict[str, Any] = {"sub": user["id"]}
     for attribute in _standard_order(tuple(standard)):
@@ -98,11 +103,30 @@ def build_document(user: Row, issuer: str) -> dict[str, Any]:
     roles, groups = user["roles"], user["groups"]
     document["roles"] = [] if roles is None else _decode_json(roles)
     document["groups"] = [] if groups is None else _decode_json(groups)
-    document["disabled"] = bool(user["is_disabled"])
-    if user["account_valid_from"] is not None:  # as the reference: present only when set
-        document["account_valid_from"] = _timestamp(user["account_valid_from"])
-    if user["account_valid_until"] is not None:
-        document["account_valid_until"] = _timestamp(user["account_valid_until"])
+    window_from, window_until = user["temporarily_disabled_from"], user["temporarily_disabled_until"]
+    valid_from, valid_until = user["account_valid_from"], user["account_valid_until"]
+    if window_from is None and window_until is None and valid_from is None and valid_until is None:
+        document["disabled"] = bool(user["is_disabled"])  # most users: no bound to weigh, the flag is the state
+    else:
+        document["disabled"] = (
+            disabled_state(
+                now,
+                disabled=bool(user["is_disabled"]),
+                temporarily_disabled_from=window_from,
+                temporarily_disabled_until=window_until,
+                account_valid_from=valid_from,
+                account_valid_until=valid_until,
+            )
+            is not None
+        )
+    if valid_from is not None:  # as the reference: present only when set
+        document["account_valid_from"] = _timestamp(valid_from)
+    if valid_until is not None:
+        document["account_valid_until"] = _timestamp(valid_until)
+    if window_from is not None:
+        document["temporarily_disabled_from"] = _timestamp(window_from)
+    if window_until is not None:
+        document["temporarily_disabled_until"] = _timestamp(window_until)
     identities = user["identities"]
     if identities is None:
         document["identities"] = []

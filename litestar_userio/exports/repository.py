@@ -19,7 +19,7 @@ from litestar_userio.db.tables import ExportTask, Project
 from litestar_userio.errors import ErrorObject
 from litestar_userio.paging import PageCursor
 
-__all__ = ["Attempt", "ExportRepository", "ExportTaskRow", "PendingTask"]
+__all__ = ["Admission", "Attempt", "ExportRepository", "ExportTaskRow", "PendingTask"]
 
 _COLUMNS = (
     ExportTask.id,
@@ -56,6 +56,16 @@ class ExportTaskRow:
     sha256: str | None
     record_count: int | None
     expire_at: datetime | None
+
+
+@dataclass(frozen=True)
+class Admission:
+    """The project's export tasks as an initiate sees them once it holds the project's lock."""
+
+    pending: int
+    """Tasks not completed yet: running, or waiting for a worker."""
+    last_completed_at: datetime | None
+    """When the latest of its tasks was completed (or failed); None when none is on record."""
 
 
 @dataclass(frozen=True)
@@ -105,12 +115,20 @@ class ExportRepository:
         query = Project.select(Project.id).where(Project.id == project_id)
         await tx.run(tx.locking(query))
 
-    async def pending_count(self, tx: Tx, project_id: str) -> int:
-        """How many of the project's tasks are pending."""
-        row = await tx.first(
-            ExportTask.count().where((ExportTask.project == project_id) & (ExportTask.status == "pending"))
+    async def admission(self, tx: Tx, project_id: str) -> Admission:
+        """What admitting another of the project's tasks depends on (under `lock_admission`)."""
+        of_project = ExportTask.project == project_id
+        pending = await tx.first(ExportTask.count().where(of_project & (ExportTask.status == "pending")))
+        last = await tx.first(
+            ExportTask.select(ExportTask.completed_at)
+            .where(of_project & ExportTask.completed_at.is_not_null())
+            .order_by(ExportTask.completed_at, ascending=False)
+            .limit(1)
         )
-        return int(row["count"]) if row is not None else 0
+        return Admission(
+            pending=int(pending["count"]) if pending is not None else 0,
+            last_completed_at=last["completed_at"] if last is not None else None,
+        )
 
     async def add(self, tx: Tx, task_id: str, project_id: str, request: Any, now: datetime) -> None:
         """Store a pending task, enqueued `now`."""

@@ -33,11 +33,12 @@ from litestar_userio.exports.repository import ExportRepository, ExportTaskRow
 from litestar_userio.exports.schemas import ExportProgress, ExportRequest, ExportTask, ExportTaskList
 from litestar_userio.ids import new_task_id
 from litestar_userio.imports.service import paused_gc
+from litestar_userio.observability import telemetry
 from litestar_userio.paging import PageCursor, encode_cursor
 from litestar_userio.projects.service import ProjectRecord, ProjectService
 from litestar_userio.queue.base import JobQueue
 from litestar_userio.queue.leases import hold_lease
-from litestar_userio.ratelimit import RateLimiter
+from litestar_userio.ratelimit import DatabaseRateLimiter
 from litestar_userio.storage.base import Storage
 from litestar_userio.users.repository import UserRepository
 
@@ -63,24 +64,25 @@ class ExportService:
         queue: JobQueue,
         projects: ProjectService,
         storage: Storage | None,
-        limiter: RateLimiter,
         config: ExportConfig,
         queue_config: QueueConfig,
         clock: Clock,
         *,
         repository: ExportRepository | None = None,
         users: UserRepository | None = None,
+        limiter: DatabaseRateLimiter | None = None,
     ) -> None:
         self.db = db
         self.queue = queue
         self.projects = projects
         self.storage = storage
-        self.limiter = limiter
         self.config = config
         self.queue_config = queue_config
         self.clock = clock
         self.repository = repository or ExportRepository()
         self.users = users or UserRepository()
+        self.limiter = limiter or DatabaseRateLimiter()
+        """The `UserExport` bucket, in the database whatever the queue: taken in the admission's transaction."""
 
     def _require_enabled(self, project: ProjectRecord) -> Storage:
         if self.storage is None or not project.settings.export_enabled:
@@ -98,13 +100,19 @@ class ExportService:
         if project.settings.export_rate_period_seconds:
             period = timedelta(seconds=project.settings.export_rate_period_seconds)
         task_id = new_task_id("userexport_")
-        now = self.clock.now()
         echo = msgspec.to_builtins(request)
         async with self.db.transaction() as tx:
             # Serializes initiates of one project, so the two checks below cannot both pass twice.
             await self.repository.lock_admission(tx, project.id)
-            if await self.repository.pending_count(tx, project.id) >= self.config.max_pending_per_project:
+            admission = await self.repository.admission(tx, project.id)
+            if admission.pending >= self.config.max_pending_per_project:
                 raise MaximumConcurrentJobLimitExceeded()
+            # Stamped once admitted, not before the lock: an initiate that waited while the previous export
+            # completed was stamped before its `completed_at`, and the pair looked concurrent (issue 32). Never
+            # before that `completed_at` either, should the worker that stamped it run ahead of this clock.
+            now = self.clock.now()
+            if admission.last_completed_at is not None:
+                now = max(now, admission.last_completed_at)
             retry_after = await self.limiter.take(tx, project.id, RATE_LIMIT_BUCKET, limit, period, now)
             if retry_after is not None:
                 raise RateLimited(RATE_LIMIT_BUCKET, retry_after)
@@ -114,7 +122,9 @@ class ExportService:
 
     async def _enqueue(self, task_id: str, job_key: str, *, first: bool = False) -> None:
         try:
-            await self.queue.enqueue(EXPORT_JOB, task_id, job_id=f"userio:export:{job_key}", first=first)
+            await self.queue.enqueue(
+                EXPORT_JOB, task_id, telemetry.carrier(), job_id=f"userio:export:{job_key}", first=first
+            )
         except Exception:  # the task is stored: the sweeper enqueues it once the queue is back
             logger.warning("could not enqueue export %s; the sweeper will retry", task_id, exc_info=True)
 
@@ -175,6 +185,7 @@ class ExportService:
             schema = await self.projects.custom_schema(project.id)
             columns = columns_for(check_request(request), schema)
         escape_formulas = request.csv is not msgspec.UNSET and request.csv.escape_formulas is True
+        now = self.clock.now()  # `disabled` of every user as of the export's start (DECISIONS 11)
         writer = await storage.open_writer(key, content_type=CONTENT_TYPES[request.format], filename=filename)
         count = 0
         started = time.perf_counter()
@@ -186,7 +197,7 @@ class ExportService:
                 async for page in self.users.export_pages(snapshot, project.id, self.config.page_size):
                     for start in range(0, len(page), _SLICE):
                         with paused_gc():
-                            documents = [build_document(user, project.id) for user in page[start : start + _SLICE]]
+                            documents = [build_document(user, project.id, now) for user in page[start : start + _SLICE]]
                             data = (
                                 csv_rows(documents, columns, escape_formulas=escape_formulas)
                                 if columns
@@ -217,6 +228,7 @@ class ExportService:
             await self.repository.complete(
                 tx, task_id, now, now + self.config.result_ttl, stored.key, stored.size, stored.sha256, count
             )
+        telemetry.export_done(time.perf_counter() - started, stored.size)
 
     async def _progress(self, task_id: str, processed: int) -> None:
         async with self.db.transaction() as tx:
@@ -229,6 +241,17 @@ class ExportService:
             await self.repository.fail(tx, task_id, now, now + self.config.result_ttl, error.to_object())
 
     # Housekeeping (the sweeper).
+
+    async def observe_queue(self) -> None:
+        """Report the exports waiting for a worker and running, and the oldest wait (metrics only)."""
+        if telemetry.metrics is None:
+            return
+        async with self.db.reader() as tx:
+            pending = await self.repository.pending(tx)
+        waiting = [task.enqueued_at for task in pending if task.enqueued_at is not None]
+        oldest = (self.clock.now() - min(waiting)).total_seconds() if waiting else 0.0
+        counts = {"pending": len(waiting), "running": len(pending) - len(waiting)}
+        telemetry.queue_state("export", counts, max(oldest, 0.0))
 
     async def requeue_stale(self, *, older_than: datetime | None = None) -> int:
         """Enqueue again the exports nobody is doing (lease lapsed, job lost; with `older_than`, all pending).
@@ -268,6 +291,7 @@ class ExportService:
         stamp = int(now.timestamp() * 1000)
         for task_id, attempts in enqueued:
             await self._enqueue(task_id, f"{task_id}:{attempts}-{stamp}", first=task_id in taken_over)
+        telemetry.requeued("export", len(enqueued))
         return len(enqueued)
 
     async def purge_expired(self) -> int:
@@ -289,7 +313,6 @@ class ExportService:
             purged.append(task_id)
         async with self.db.transaction() as tx:
             await self.repository.delete(tx, purged)
-            await self.limiter.purge(tx, now - self.config.rate_limit.period)
         return len(purged)
 
     # The project's tasks (beyond SPEC: the console's list).

@@ -13,7 +13,7 @@ from typing import Any, Literal
 import msgspec
 
 from litestar_userio.errors import HookDisallowed, HookInvalidResponse, InvalidJWTMutations
-from litestar_userio.users.model import UserState
+from litestar_userio.users.model import UserState, is_disabled_at
 
 __all__ = ["EVENT_TYPES", "PAYLOAD_MEMBER", "EventContext", "apply_response", "build_event", "user_object"]
 
@@ -38,15 +38,15 @@ def _time(value: datetime | None) -> str | None:
     return None if value is None else msgspec.json.encode(value)[1:-1].decode()
 
 
-def user_object(user: UserState) -> dict[str, Any]:
-    """`payload.user`: standard and custom attributes, roles, groups, state."""
+def user_object(user: UserState, now: datetime) -> dict[str, Any]:
+    """`payload.user`: standard and custom attributes, roles, groups, state (`is_disabled` at `now`, ref)."""
     return {
         "id": user.id,
         "created_at": _time(user.created_at),
         "updated_at": _time(user.updated_at),
         "is_anonymous": False,
         "is_verified": bool(user.verified),
-        "is_disabled": user.disabled,
+        "is_disabled": is_disabled_at(user, now),
         "can_reauthenticate": True,
         "standard_attributes": user.standard_attributes(),
         "custom_attributes": dict(user.custom),
@@ -83,7 +83,7 @@ def build_event(
         "seq": seq,
         "type": event_type,
         "payload": {
-            "user": user_object(user),
+            "user": user_object(user, now),
             "identities": _identities(user),
             PAYLOAD_MEMBER[event_type]: {"payload": payload},
         },

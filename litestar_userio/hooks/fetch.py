@@ -1,11 +1,13 @@
 """`fetch` for hooks, performed by the server on a hook's behalf, never from inside V8 (issue 14).
 
 Only origins on the project's allowlist (scheme, host and port exactly as listed; `http` only where an origin says
-so). Names are resolved here and refused when any address is not global (private, loopback, link-local, shared,
-multicast...); the connection then goes to the address that was checked, so a second DNS answer cannot point it
-elsewhere (DNS rebinding). An address literal is reached only through an allowlist entry naming that literal.
-Redirects are followed only to allowlisted origins, bodies are capped, calls per run are capped, and the runtime
-stops everything at the hook's deadline. A refusal reaches the hook as a `TypeError` naming the reason.
+so). The host is always the one httpx sends and dials (IDNA / UTS 46, numeric IPv4 forms read as addresses), for
+the allowlist as for the connection (issue 29). Names are resolved here and refused when any address is not global
+(private, loopback, link-local, shared, multicast...); the connection then goes to the address that was checked,
+so a second DNS answer cannot point it elsewhere (DNS rebinding). An address literal is dialled only when global or
+named by an entry that spells it. Redirects are followed only to allowlisted origins, dropping credentials and
+secret-bearing headers when the origin changes; bodies are capped, calls per run are capped, and the runtime stops
+everything at the hook's deadline. A refusal reaches the hook as a `TypeError` naming the reason.
 """
 
 from __future__ import annotations
@@ -13,16 +15,20 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import logging
+import re
 import socket
 import ssl
 import typing
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 import httpcore
 import httpx
+
+from litestar_userio.observability import telemetry
 
 __all__ = [
     "FetchClient",
@@ -43,7 +49,14 @@ _DROPPED_REQUEST_HEADERS = frozenset(
     {"host", "content-length", "transfer-encoding", "connection", "keep-alive", "upgrade", "te", "trailer"}
     | {"accept-encoding"}  # bodies come uncompressed, so the cap counts what the hook gets (no zip bombs)
 )
+_CREDENTIAL_HEADERS = frozenset({"authorization", "cookie", "proxy-authorization"})
+"""Dropped when a redirect leaves the origin (the Fetch standard's "CORS non-wildcard request-header name" and
+its cookie and proxy kin)."""
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+_LABEL = re.compile(r"[a-z0-9_-]{1,63}")  # what httpx leaves of a DNS name after IDNA (letters, digits, -, _)
+_NUMBER = re.compile(r"0[xX][0-9a-fA-F]*|[0-9]+")
+_LISTED_LITERALS: ContextVar[frozenset[IPAddress]] = ContextVar("listed_literals", default=frozenset())
+"""The address literals of the allowlist of the fetch in progress: the only non-global addresses it may dial."""
 
 
 class FetchRefused(Exception):
@@ -61,7 +74,12 @@ class Origin:
 
     @classmethod
     def parse(cls, text: str, *, entry: bool = False) -> Origin:
-        """The origin of a URL (or, with `entry`, of an allowlist entry, which must be only an origin)."""
+        """The origin of a URL (or, with `entry`, of an allowlist entry, which must be only an origin).
+
+        The host is the one the HTTP client sends and dials (`dialled_host`). An entry whose host only maps to an
+        address literal (`127。0。0。1`, `2130706433`) is refused: private addresses are reached only through an
+        entry that spells the address.
+        """
         try:
             parts = urlsplit(text)
             port = parts.port
@@ -76,11 +94,13 @@ class Origin:
             raise ValueError(f"{text!r}: credentials in a URL are not allowed")
         if entry and (parts.path not in ("", "/") or parts.query or parts.fragment):
             raise ValueError(f"{text!r}: an allowlist entry is an origin (scheme, host, port), without a path")
-        host = parts.hostname.lower()
-        address = _address(host)
+        host = dialled_host(text)
+        address = literal_address(host)
         if address is not None:
             host = str(address)
-        return cls(scheme, host, port if port is not None else _DEFAULT_PORTS[scheme])
+            if entry and _standard_address(parts.hostname) != address:
+                raise ValueError(f"{text!r}: the host is the address {host}; an entry for it must spell the address")
+        return cls(scheme, host.removesuffix("."), port if port is not None else _DEFAULT_PORTS[scheme])
 
     def __str__(self) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host
@@ -96,11 +116,67 @@ def parse_allowlist(entries: Iterable[str]) -> list[str]:
     return list(seen)
 
 
-def _address(host: str) -> IPAddress | None:
+def dialled_host(url: str) -> str:
+    """The host of `url` as httpx sends and dials it; `ValueError` when it is not a DNS name or an address.
+
+    IDNA / UTS 46 mapped (every Unicode full stop is a dot), lower case, an IPv6 literal without brackets.
+    """
+    try:
+        host = httpx.URL(url).raw_host.decode("ascii")
+    except (httpx.InvalidURL, UnicodeError) as exc:
+        raise ValueError(f"{url!r}: {exc}") from None
+    if literal_address(host) is None:
+        labels = host.removesuffix(".").split(".")
+        if len(host) > 254 or not all(_LABEL.fullmatch(label) for label in labels):
+            raise ValueError(f"{url!r}: the host {host!r} is not a DNS name or an address")
+        if _NUMBER.fullmatch(labels[-1]):  # the URL standard: such a host is an IPv4 address or nothing
+            raise ValueError(f"{url!r}: the host {host!r} is not a valid IPv4 address")
+    return host
+
+
+def _standard_address(host: str) -> IPAddress | None:
+    """The address `host` spells in the standard notation (dotted quad, RFC 4291), or None."""
+    try:
+        return ipaddress.ip_address(host)
+    except ValueError:
+        return None
+
+
+def literal_address(host: str) -> IPAddress | None:
+    """The address a host names by itself, or None for a name.
+
+    Every form a resolver reads as an address counts (`2130706433`, `0x7f.1`, `127.1`, `127.0.0.1.`: the WHATWG
+    URL standard's IPv4 parser).
+    """
     try:
         return ipaddress.ip_address(host.strip("[]"))
     except ValueError:
+        pass
+    labels = host.split(".")
+    if len(labels) > 1 and labels[-1] == "":
+        labels.pop()
+    if not labels or not _NUMBER.fullmatch(labels[-1]):
+        return None  # a name (the standard: only a host whose last label is a number is an IPv4 address)
+    try:
+        numbers = [_ipv4_number(label) for label in labels]
+    except ValueError:
         return None
+    if len(numbers) > 4 or any(n > 255 for n in numbers[:-1]) or numbers[-1] >= 256 ** (5 - len(numbers)):
+        return None
+    value = numbers[-1]
+    for index, number in enumerate(numbers[:-1]):
+        value += number << (8 * (3 - index))
+    return ipaddress.IPv4Address(value)
+
+
+def _ipv4_number(label: str) -> int:
+    if label[:2].lower() == "0x":
+        return int(label[2:] or "0", 16)
+    if len(label) > 1 and label.startswith("0"):
+        return int(label[1:], 8)
+    if not label.isdigit():
+        raise ValueError(label)
+    return int(label)
 
 
 def _is_public(address: IPAddress) -> bool:
@@ -134,8 +210,8 @@ async def system_resolver(host: str, port: int) -> list[str]:
 class _PinnedBackend(httpcore.AsyncNetworkBackend):
     """Resolves names itself, refuses addresses that are not global, and connects to the address it checked."""
 
-    def __init__(self, resolve: Resolver) -> None:
-        self._inner = httpcore.AnyIOBackend()
+    def __init__(self, resolve: Resolver, inner: httpcore.AsyncNetworkBackend) -> None:
+        self._inner = inner
         self._resolve = resolve
 
     async def connect_tcp(
@@ -146,8 +222,14 @@ class _PinnedBackend(httpcore.AsyncNetworkBackend):
         local_address: str | None = None,
         socket_options: typing.Iterable[httpcore.SOCKET_OPTION] | None = None,
     ) -> httpcore.AsyncNetworkStream:
-        # A literal was let through by the allowlist check (its entry names that very literal).
-        if _address(host) is None:
+        # The address dialled is checked here, whatever the URL looked like: a literal (in any spelling a resolver
+        # reads) only when global or an entry of the allowlist, a name only when every address it has is global.
+        address = literal_address(host)
+        if address is not None:
+            if not _is_public(address) and address not in _LISTED_LITERALS.get():
+                raise FetchRefused(f"{host} is a private address not named by an allowlist entry")
+            host = str(address)
+        else:
             addresses = [ipaddress.ip_address(a) for a in await self._resolve(host, port)]
             refused = [a for a in addresses if not _is_public(a)]
             if not addresses or refused:
@@ -184,9 +266,10 @@ class _Body(httpx.AsyncByteStream):
 class _PinnedTransport(httpx.AsyncBaseTransport):
     """httpx over an httpcore pool whose connections go only to checked addresses."""
 
-    def __init__(self, verify: ssl.SSLContext, resolve: Resolver) -> None:
+    def __init__(self, verify: ssl.SSLContext, resolve: Resolver, network: httpcore.AsyncNetworkBackend | None) -> None:
+        backend = _PinnedBackend(resolve, network or httpcore.AnyIOBackend())
         self._pool = httpcore.AsyncConnectionPool(
-            ssl_context=verify, max_connections=100, keepalive_expiry=30.0, network_backend=_PinnedBackend(resolve)
+            ssl_context=verify, max_connections=100, keepalive_expiry=30.0, network_backend=backend
         )
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
@@ -219,10 +302,21 @@ class _PinnedTransport(httpx.AsyncBaseTransport):
 class FetchClient:
     """One pooled HTTP client per process for every hook's fetches."""
 
-    def __init__(self, *, timeout: float, ca_file: str | None = None, resolver: Resolver = system_resolver) -> None:
+    def __init__(
+        self,
+        *,
+        timeout: float,
+        ca_file: str | None = None,
+        resolver: Resolver = system_resolver,
+        network: httpcore.AsyncNetworkBackend | None = None,
+    ) -> None:
+        """`network` is what dials the checked addresses (AnyIO's sockets; tests record what would be dialled)."""
         context = ssl.create_default_context(cafile=ca_file)
         self._client = httpx.AsyncClient(
-            transport=_PinnedTransport(context, resolver), timeout=timeout, follow_redirects=False, trust_env=False
+            transport=_PinnedTransport(context, resolver, network),
+            timeout=timeout,
+            follow_redirects=False,
+            trust_env=False,
         )
 
     async def close(self) -> None:
@@ -230,9 +324,18 @@ class FetchClient:
         await self._client.aclose()
 
     async def perform(
-        self, request: dict[str, Any], allowlist: frozenset[Origin], limits: FetchLimits
+        self,
+        request: dict[str, Any],
+        allowlist: frozenset[Origin],
+        limits: FetchLimits,
+        secrets: Iterable[str] = (),
     ) -> dict[str, Any]:
-        """One request of a hook, redirects within the allowlist followed; `FetchRefused` when not allowed."""
+        """One request of a hook, redirects within the allowlist followed; `FetchRefused` when not allowed.
+
+        A redirect to another origin drops the credentials (`Authorization`, `Cookie`, `Proxy-Authorization`, as
+        the Fetch standard does) and every header carrying one of `secrets`: they stay with the origin the hook
+        sent them to.
+        """
         url, method = str(request.get("url")), str(request.get("method") or "GET").upper()
         body = request.get("body")
         content = None if body is None else str(body).encode()
@@ -244,6 +347,27 @@ class FetchClient:
             if str(name).lower() not in _DROPPED_REQUEST_HEADERS
         ]
         headers.append(("accept-encoding", "identity"))
+        secret_values = [value for value in secrets if value]
+        listed = _LISTED_LITERALS.set(frozenset(a for o in allowlist if (a := literal_address(o.host)) is not None))
+        try:
+            return {
+                "i": request.get("i"),
+                **await self._follow(url, method, headers, content, allowlist, limits, secret_values),
+            }
+        finally:
+            _LISTED_LITERALS.reset(listed)
+
+    async def _follow(
+        self,
+        url: str,
+        method: str,
+        headers: list[tuple[str, str]],
+        content: bytes | None,
+        allowlist: frozenset[Origin],
+        limits: FetchLimits,
+        secret_values: list[str],
+    ) -> dict[str, Any]:
+        first: Origin | None = None
         for hop in range(limits.max_redirects + 1):
             try:
                 origin = Origin.parse(url)
@@ -251,6 +375,14 @@ class FetchClient:
                 raise FetchRefused(str(exc)) from None
             if origin not in allowlist:
                 raise FetchRefused(f"{origin} is not on the project's fetch allowlist")
+            if first is None:
+                first = origin
+            elif origin != first:
+                headers = [
+                    (k, v)
+                    for k, v in headers
+                    if k.lower() not in _CREDENTIAL_HEADERS and not any(secret in v for secret in secret_values)
+                ]
             outgoing = self._client.build_request(method, url, headers=headers, content=content)
             response = await self._client.send(outgoing, stream=True)
             try:
@@ -267,7 +399,6 @@ class FetchClient:
                     if len(data) > limits.max_body_bytes:
                         raise FetchRefused(f"the response body is too large (over {limits.max_body_bytes} bytes)")
                 return {
-                    "i": request.get("i"),
                     "ok": True,
                     "status": response.status_code,
                     "statusText": response.reason_phrase,
@@ -281,25 +412,40 @@ class FetchClient:
         raise FetchRefused(f"more than {limits.max_redirects} redirects")
 
 
+def _stored_entries(entries: Iterable[str]) -> Iterable[Origin]:
+    """The entries saved before a rule refused them (`127。0。0。1`) count for nothing; the others as saved."""
+    for entry in entries:
+        try:
+            yield Origin.parse(entry, entry=True)
+        except ValueError as exc:
+            logger.warning("a stored fetch allowlist entry is ignored: %s", exc)
+
+
 class FetchSession:
     """The fetches of one run: the project's allowlist and the cap on calls (a `hooks.runtime.Fetcher`)."""
 
-    def __init__(self, client: FetchClient, allowlist: Sequence[str], limits: FetchLimits) -> None:
+    def __init__(
+        self, client: FetchClient, allowlist: Sequence[str], limits: FetchLimits, secrets: Iterable[str] = ()
+    ) -> None:
         self.client = client
-        self.allowlist = frozenset(Origin.parse(entry, entry=True) for entry in allowlist)
+        self.secrets = tuple(secrets)
+        self.allowlist = frozenset(_stored_entries(allowlist))
         self.limits = limits
         self.calls = 0
 
     async def __call__(self, requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Perform a batch of the run's requests at once; each answer is a response or a refusal."""
-        return list(await asyncio.gather(*(self._one(request) for request in requests)))
+        with telemetry.span("userio.hook.fetch", {"userio.fetch.calls": len(requests)}):
+            answers = list(await asyncio.gather(*(self._one(request) for request in requests)))
+        telemetry.hook_fetches(answers)
+        return answers
 
     async def _one(self, request: dict[str, Any]) -> dict[str, Any]:
         self.calls += 1
         try:
             if self.calls > self.limits.max_calls:
                 raise FetchRefused(f"too many fetch calls in one run (at most {self.limits.max_calls})")
-            return await self.client.perform(request, self.allowlist, self.limits)
+            return await self.client.perform(request, self.allowlist, self.limits, self.secrets)
         except FetchRefused as exc:
             return {"i": request.get("i"), "ok": False, "error": f"fetch refused: {exc}"}
         except (httpx.HTTPError, httpcore.NetworkError, httpcore.TimeoutException, httpcore.ProtocolError) as exc:

@@ -3,12 +3,14 @@
 Several hooks on one event run in order, each seeing the previous one's payload (DECISIONS 5). A failure stops
 issuance (fail closed, no retries) unless that hook opted in to `on_error: "continue"`; the whole chain shares one
 time budget per token. Hooks get the project's secrets as `ctx.secrets` and `fetch` to its allowlisted origins;
-production runs go to the run log.
+production runs go to the run log. Everything a hook's run gives back (its answer, console, error) has the
+secrets masked (`SecretMask`) before anything else reads it.
 """
 
 from __future__ import annotations
 
 import builtins
+import functools
 import hashlib
 import logging
 import time
@@ -41,8 +43,9 @@ from litestar_userio.hooks.fetch import FetchClient, FetchLimits, FetchSession, 
 from litestar_userio.hooks.repository import HookRepository, HookRow, RunRow, VersionRow
 from litestar_userio.hooks.runlog import RunLog
 from litestar_userio.hooks.runtime import HookRuntime, HookSource, RuntimeLimits
-from litestar_userio.hooks.secrets import SECRET_NAME, SecretBox, mask, mask_console
+from litestar_userio.hooks.secrets import SECRET_NAME, SecretBox, SecretMask, mask_console
 from litestar_userio.hooks.syntax import v8_syntax_problem
+from litestar_userio.observability import telemetry
 from litestar_userio.users.model import UserState
 
 __all__ = ["ChainResult", "HookRun", "HookService", "HookSpec", "SavedHook"]
@@ -129,6 +132,13 @@ def _error_kind(error: HookError, runtime_kind: str | None) -> str:
     return "invalid_response"
 
 
+@functools.cache
+def _probe_hook() -> HookSource:
+    """The readiness probe's hook, compiled on first use."""
+    compiled = compile_hook("export default () => ({})")
+    return HookSource(hashlib.sha256(compiled.javascript.encode()).hexdigest(), compiled.javascript)
+
+
 class HookService:
     """Stores, compiles and runs hooks; the V8 workers start on the first run, not before."""
 
@@ -166,6 +176,14 @@ class HookService:
         if self._fetch_client is not None:
             await self._fetch_client.close()
             self._fetch_client = None
+
+    async def ready(self) -> bool:
+        """Whether the V8 pool runs a trivial hook within a second (readiness probe; it starts the pool if idle)."""
+        if not self._started:
+            await self.runtime.start()
+            self._started = True
+        outcome = await self.runtime.run(_probe_hook(), "{}", timeout=1.0, queue_timeout=1.0)
+        return outcome.ok
 
     def fetch_client(self) -> FetchClient:
         """The process's pooled client for hooks' fetches, made on first use (loading CA certificates takes a while)."""
@@ -348,6 +366,7 @@ class HookService:
         project_id = context.app_id
         project = await self._project(project_id)
         protected = dict(payload)
+        masker = SecretMask(project.secrets.values())
         total = self.config.total_timeout.total_seconds()
         deadline = time.monotonic() + total
         for index, hook in enumerate(chain):
@@ -357,35 +376,48 @@ class HookService:
             started_at = self.clock.now()
             before = result.payload
             runtime_kind: str | None = None
+            queued_ms = 0.0
             try:
                 if remaining <= 0:
                     raise HookTimeout("the hooks of this token ran out of their total time")
                 event = build_event(event_type, user, result.payload, context, self.clock.now(), seq=index + 1)
-                outcome = await self.runtime.run(
-                    hook.runnable(),
-                    msgspec.json.encode(event).decode(),
-                    timeout=min(remaining, self.config.hook_timeout.total_seconds()),
-                    tenant=project_id,
-                    test=test,
-                    queue_timeout=remaining,
-                    secrets=project.secrets,
-                    fetcher=FetchSession(self.fetch_client(), project.allowlist, self.fetch_limits),
-                )
+                with telemetry.span(
+                    "userio.hook.run", {"userio.project_id": project_id, "userio.hook.event": event_type}
+                ):
+                    outcome = await self.runtime.run(
+                        hook.runnable(),
+                        msgspec.json.encode(event).decode(),
+                        timeout=min(remaining, self.config.hook_timeout.total_seconds()),
+                        tenant=project_id,
+                        test=test,
+                        queue_timeout=remaining,
+                        secrets=project.secrets,
+                        fetcher=FetchSession(
+                            self.fetch_client(), project.allowlist, self.fetch_limits, project.secrets.values()
+                        ),
+                    )
+                queued_ms = outcome.queued_ms
                 run.duration_ms = round(outcome.duration_ms, 3)
                 run.console = mask_console(list(outcome.console), project.secrets)
                 if not outcome.ok:
                     runtime_kind = outcome.error_kind
-                    message = mask(outcome.error_message or "", project.secrets.values())
+                    message = masker.text(outcome.error_message or "")
                     if outcome.error_kind == "timeout":
                         raise HookTimeout(f"hook {index} did not answer in time")
                     if outcome.error_kind == "no_worker":
                         raise HookWorkerUnavailable(f"hook {index} did not run: {message}")
                     raise HookInvalidResponse(f"hook {index} failed: {message}")
-                result.payload = apply_response(event_type, outcome.response, result.payload, protected)
+                # Masked before anything reads it: a refusal's title and reason, claims (their names too).
+                response = masker.value(outcome.response)
+                result.payload = apply_response(event_type, response, result.payload, protected)
+                telemetry.hook_run(event_type, "allowed", run.duration_ms / 1000, queued_ms / 1000)
                 if not test:
                     self._log(project_id, event_type, index, started_at, run, "allowed", None, before, result.payload)
             except HookError as error:
                 refused = isinstance(error, HookDisallowed)
+                telemetry.hook_run(
+                    event_type, "refused" if refused else "error", run.duration_ms / 1000, queued_ms / 1000
+                )
                 run.error = msgspec.to_builtins(error.to_object())
                 if not test:
                     kind = None if refused else _error_kind(error, runtime_kind)

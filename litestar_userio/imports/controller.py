@@ -27,6 +27,7 @@ from litestar_userio.imports.schemas import (
 )
 from litestar_userio.imports.service import ImportService
 from litestar_userio.jsonbody import find_duplicate_key
+from litestar_userio.observability import telemetry
 from litestar_userio.openapi import ImportErrorBody, body_examples, error_responses
 from litestar_userio.paging import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, decode_cursor
 from litestar_userio.projects.service import ProjectRecord
@@ -101,6 +102,11 @@ def parse_import_request(content_type: str, body: bytes) -> ImportRequest:
     for index, record in enumerate(request.records):
         if bytes(memoryview(record)[:1]) != b"{":
             raise InvalidRequest(f"invalid request body: records[{index}] must be an object")
+    for index, check in enumerate(request.password_checks or ()):
+        if not request.dry_run:
+            raise InvalidRequest("invalid request body: password_checks needs dry_run = true (nothing is applied)")
+        if check.index >= len(request.records):
+            raise InvalidRequest(f"invalid request body: password_checks[{index}].index {check.index} names no record")
     return request
 
 
@@ -177,6 +183,7 @@ def build_import_controller(config: UserIOConfig) -> type[Controller]:
                 idempotency_key=key,
                 request_sha256=hashlib.sha256(await request.body()).hexdigest() if key is not None else None,
             )
+            telemetry.import_accepted(len(await request.body()))  # the body Litestar already read (cached)
             return Response(created, status_code=202, headers={"Location": f"{self.path}/{created.id}"})
 
         @get(

@@ -15,7 +15,15 @@ from typing import Any
 
 from jsonschema import Draft202012Validator, FormatChecker
 
-from litestar_userio.users.formats import ATTRIBUTE_FORMATS, KEY_PATTERN, STANDARD_STRING_ATTRIBUTES
+from litestar_userio.ids import USER_ID_PATTERN
+from litestar_userio.passwords.formats import PASSWORD_TYPES
+from litestar_userio.users.formats import (
+    ATTRIBUTE_FORMATS,
+    KEY_PATTERN,
+    STANDARD_STRING_ATTRIBUTES,
+    describe_invisible,
+    invisible_character,
+)
 
 __all__ = ["FORMAT_CHECKS", "KEY_PATTERN", "format_error", "is_rfc3339", "record_validator"]
 
@@ -56,6 +64,8 @@ def format_error(format_name: str, value: str) -> str:
     """The `error` detail of a format cause (the reference's text where it has one)."""
     if format_name == "email" and value == "":
         return "invalid email address: mail: no address"
+    if format_name in {"email", "username"} and (char := invisible_character(value)) is not None:
+        return f"contains {describe_invisible(char)}, a character that cannot be seen or typed"
     return _FORMAT_ERRORS.get(format_name, f"not a valid {format_name}")
 
 
@@ -92,17 +102,24 @@ def _password() -> dict[str, Any]:
         "additionalProperties": False,
         "required": ["type", "password_hash"],
         "properties": {
-            "type": {"type": "string", "enum": ["bcrypt"]},
+            "type": {"type": "string", "enum": list(PASSWORD_TYPES)},
             "password_hash": _MIN_LENGTH,
             "expire_after": {"type": "string", "format": "date-time"},
+            "salt": {"type": "string"},
+            "salt_position": {"type": "string", "enum": ["prefix", "suffix"]},
+            "signer_key": {"type": "string"},
+            "salt_separator": {"type": "string"},
+            "rounds": {"type": "integer"},
+            "mem_cost": {"type": "integer"},
         },
     }
 
 
-def _schema(identifier: str) -> dict[str, Any]:
+def _schema(identifier: str | None) -> dict[str, Any]:
     standard = STANDARD_STRING_ATTRIBUTES
     keys = {"type": "array", "items": {"type": "string", "pattern": f"^{KEY_PATTERN}\\Z"}}
     properties: dict[str, Any] = {
+        "sub": {"type": "string", "pattern": USER_ID_PATTERN},
         "disabled": {"type": "boolean"},
         "account_valid_from": {"type": "string", "format": "date-time"},
         "account_valid_until": {"type": "string", "format": "date-time"},
@@ -157,10 +174,11 @@ def _schema(identifier: str) -> dict[str, Any]:
         if login_id == identifier:
             schema["type"] = "string"
         properties[login_id] = schema
-    return {"type": "object", "additionalProperties": False, "required": [identifier], "properties": properties}
+    required = [identifier] if identifier is not None else []
+    return {"type": "object", "additionalProperties": False, "required": required, "properties": properties}
 
 
 @cache
-def record_validator(identifier: str) -> Draft202012Validator:
+def record_validator(identifier: str | None) -> Draft202012Validator:
     """The validator of a record of an import whose identifier is `identifier`."""
     return Draft202012Validator(_schema(identifier), format_checker=_checker())

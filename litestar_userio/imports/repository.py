@@ -303,14 +303,16 @@ class ImportRepository:
         )
         return TaskProgress(row["processed"], row["total"]) if row is not None else None
 
-    async def complete_task(self, tx: Tx, task_id: str, completed_at: datetime, expire_at: datetime) -> None:
-        """Mark the task completed; it is purged after `expire_at`."""
+    async def complete_task(self, tx: Tx, task_id: str, completed_at: datetime, expire_at: datetime) -> datetime | None:
+        """Mark the task completed; it is purged after `expire_at`. Its creation time (None: no such task)."""
         t = ImportTask
-        await tx.run(
-            t.update({t.status: "completed", t.completed_at: completed_at, t.expire_at: expire_at}).where(
-                t.id == task_id
-            )
+        rows = await tx.run(
+            t.update({t.status: "completed", t.completed_at: completed_at, t.expire_at: expire_at})
+            .where(t.id == task_id)
+            .returning(t.created_at)
         )
+        created_at = rows[0]["created_at"] if rows else None
+        return datetime.fromisoformat(created_at) if isinstance(created_at, str) else created_at
 
     # Housekeeping.
 

@@ -17,6 +17,7 @@ from msgspec import UNSET, UnsetType
 from litestar_userio.errors import (
     Cause,
     DuplicatedIdentity,
+    DuplicatedUserID,
     GroupUnknownKeys,
     InvalidAccountStatusTransition,
     RoleUnknownKeys,
@@ -29,9 +30,9 @@ from litestar_userio.imports.validation import STANDARD_STRING_ATTRIBUTES, Parse
 from litestar_userio.users.custom_attributes import CustomAttributeSpec
 from litestar_userio.users.formats import LOGIN_ID_ATTRIBUTES
 from litestar_userio.users.login_id_rules import CASE_INSENSITIVE, LoginIDRules
-from litestar_userio.users.model import AuthenticatorState, LoginID, OAuthLink, UserState
+from litestar_userio.users.model import AuthenticatorState, LoginID, OAuthLink, UserState, disabled_state
 
-__all__ = ["ImportWorld"]
+__all__ = ["ImportWorld", "utc_timestamp"]
 
 _VERIFIABLE = ("email", "phone_number")
 
@@ -50,6 +51,8 @@ class ImportWorld:
     create_unknown_groups: bool = False
     custom_schema: Mapping[str, CustomAttributeSpec] | None = None
     login_id_rules: LoginIDRules = CASE_INSENSITIVE
+    taken_ids: set[str] = field(default_factory=set)
+    """The records' `sub`s that some stored user, in any project, already has (DECISIONS 11)."""
     owners: dict[tuple[str, str], str] = field(default_factory=dict)
     oauth_owners: dict[tuple[str, str], str] = field(default_factory=dict)
     """(provider alias, subject) -> user id: the stored owners of the pairs the chunk names, and the world's."""
@@ -72,9 +75,7 @@ class ImportWorld:
             assert parsed.record is not None
             outcome, user_id = self._apply(parsed.record, warnings)
         except UserIOError as error:
-            return ImportDetail(
-                index=index, record=parsed.echo, outcome="failed", errors=[error.to_object(with_code=False)]
-            )
+            return ImportDetail(index=index, record=parsed.echo, outcome="failed", errors=[error.to_object()])
         return ImportDetail(
             index=index,
             record=parsed.echo,
@@ -82,6 +83,17 @@ class ImportWorld:
             user_id=user_id,
             warnings=[Warning(w) for w in warnings] if warnings else UNSET,
         )
+
+    def insert_user(self, record: UserRecord, warnings: list[str]) -> str:
+        """One user created by the record, as an import inserts it (the admin API's create); its id."""
+        return self._insert(record, warnings)
+
+    def update_user(self, user: UserState, record: UserRecord, warnings: list[str]) -> None:
+        """`user` changed by the record, as an upsert import updates it (the admin API's PATCH).
+
+        With an empty `identifier`, every login id of the record is a change, as SPEC 2.4 rules any non-identifier.
+        """
+        self._update(user, record, warnings)
 
     def _apply(self, record: UserRecord, warnings: list[str]) -> tuple[Any, str]:
         value = getattr(record, self.identifier)
@@ -125,14 +137,25 @@ class ImportWorld:
                 )
         return record.identities
 
+    def _check_sub(self, user: UserState | None, record: UserRecord) -> None:
+        """A `sub` names a new user's id: refused when taken; on an existing user it must be that user's id."""
+        sub = record.sub
+        if not isinstance(sub, str) or (user is not None and sub == user.id):
+            return
+        if user is not None:
+            message = f"sub {sub!r} differs from the id {user.id!r} of the user this record updates; ids never change"
+            raise ValidationFailed([Cause("/sub", "const", {"expected": user.id, "message": message})], message)
+        if sub in self.taken_ids or sub in self.users:
+            raise DuplicatedUserID(f"user id {sub!r} is already taken")
+
     def _valid_period(self, user: UserState | None, record: UserRecord) -> tuple[datetime | None, datetime | None]:
         """The account valid period after the record (ref: each bound given replaces that bound, stored in UTC)."""
         valid_from = user.account_valid_from if user else None
         valid_until = user.account_valid_until if user else None
         if isinstance(record.account_valid_from, str):
-            valid_from = _utc(record.account_valid_from)
+            valid_from = utc_timestamp(record.account_valid_from)
         if isinstance(record.account_valid_until, str):
-            valid_until = _utc(record.account_valid_until)
+            valid_until = utc_timestamp(record.account_valid_until)
         if valid_from is not None and valid_until is not None and not valid_from < valid_until:
             raise InvalidAccountStatusTransition(
                 "the start timestamp of account valid period must be less than the end timestamp of the account"
@@ -146,10 +169,13 @@ class ImportWorld:
         if disabled and user.disabled:
             return "invalid account status transition: disabled -> disabled"
         if not disabled and not user.disabled:
-            outside = (user.account_valid_from is not None and self.now < user.account_valid_from) or (
-                user.account_valid_until is not None and self.now >= user.account_valid_until
+            state = disabled_state(
+                self.now,
+                disabled=False,
+                account_valid_from=user.account_valid_from,
+                account_valid_until=user.account_valid_until,
             )
-            return f"invalid account status transition: {'outside_valid_period' if outside else 'normal'} -> normal"
+            return f"invalid account status transition: {state or 'normal'} -> normal"
         return None
 
     def _check_keys(self, record: UserRecord) -> None:
@@ -178,6 +204,7 @@ class ImportWorld:
     # Insert: the record's values, absent and null alike mean "not set".
 
     def _insert(self, record: UserRecord, warnings: list[str]) -> str:
+        self._check_sub(None, record)
         wanted = self._check_login_ids(None, record)
         links = self._check_identities(None, record)
         self._check_keys(record)
@@ -198,7 +225,8 @@ class ImportWorld:
         if record.disabled is False:
             warnings.append("disabled = false has no effect in insert.")
 
-        user = UserState(id=new_id(), created_at=self.now, updated_at=self.now, is_new=True, changed=True)
+        user_id = record.sub if isinstance(record.sub, str) else new_id()
+        user = UserState(id=user_id, created_at=self.now, updated_at=self.now, is_new=True, changed=True)
         user.account_valid_from, user.account_valid_until = valid_from, valid_until
         for attribute, (value, normalized) in wanted.items():
             self._set_login_id(user, attribute, value, normalized)
@@ -223,7 +251,7 @@ class ImportWorld:
                     "primary",
                     "password",
                     password_hash=record.password.password_hash,
-                    expire_after=_utc(record.password.expire_after),
+                    expire_after=utc_timestamp(record.password.expire_after),
                 )
             )
         if record.mfa is not UNSET:
@@ -241,7 +269,7 @@ class ImportWorld:
                         "secondary",
                         "password",
                         password_hash=record.mfa.password.password_hash,
-                        expire_after=_utc(record.mfa.password.expire_after),
+                        expire_after=utc_timestamp(record.mfa.password.expire_after),
                     )
                 )
             if record.mfa.totp:
@@ -254,6 +282,7 @@ class ImportWorld:
     # Update: SPEC 2.4, row by row.
 
     def _update(self, user: UserState, record: UserRecord, warnings: list[str]) -> None:
+        self._check_sub(user, record)
         wanted = self._check_login_ids(user.id, record)
         links = self._check_identities(user.id, record)
         self._check_keys(record)
@@ -380,7 +409,7 @@ class ImportWorld:
         return AuthenticatorState(id=new_id(), kind=kind, type=type_, created_at=self.now, **secret)
 
 
-def _utc(value: str | UnsetType) -> datetime | None:
+def utc_timestamp(value: str | UnsetType) -> datetime | None:
     """An RFC 3339 timestamp (validated already) in UTC, as the reference stores it."""
     if not isinstance(value, str):
         return None

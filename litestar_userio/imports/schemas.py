@@ -27,6 +27,7 @@ __all__ = [
     "ImportTaskStatus",
     "MFAInput",
     "OAuthIdentityInput",
+    "PasswordCheck",
     "PasswordInput",
     "TOTPInput",
     "UserRecord",
@@ -39,6 +40,13 @@ IDENTIFIERS: tuple[str, ...] = ("preferred_username", "email", "phone_number")
 OptionalStr = str | None | UnsetType
 
 
+class PasswordCheck(Struct, forbid_unknown_fields=True):
+    """A known pair for the dry run (DECISIONS 12): the record at `index` should verify `password`."""
+
+    index: Annotated[int, Meta(ge=0)]
+    password: str
+
+
 class ImportRequest(Struct, forbid_unknown_fields=True):
     """SPEC 2.2. Records stay raw here: each is validated on its own in the job (DECISIONS 3)."""
 
@@ -47,15 +55,30 @@ class ImportRequest(Struct, forbid_unknown_fields=True):
     upsert: bool = False
     dry_run: bool = False
     """Beyond SPEC: run every check against the live data, report the outcomes, write nothing."""
+    password_checks: Annotated[list[PasswordCheck], Meta(max_length=100)] | UnsetType = UNSET
+    """Dry run only: each named record's detail says whether its password object verifies the plaintext
+    (`password_check`); checked when the task is created, the plaintexts never stored."""
 
 
 class PasswordInput(Struct, forbid_unknown_fields=True):
-    """SPEC 2.3: `type` must be `bcrypt`."""
+    """SPEC 2.3 (`bcrypt`) and DECISIONS 12's other formats; the members beyond `password_hash` are theirs."""
 
     type: str
     password_hash: str
     expire_after: str | UnsetType = UNSET
     """RFC 3339 (ref): after it, the password signs in no more until it is changed."""
+    salt: str | UnsetType = UNSET
+    """`firebase_scrypt` (base64) and the weak digests (a string, used as its UTF-8 bytes)."""
+    salt_position: Literal["prefix", "suffix"] | UnsetType = UNSET
+    """Weak digests: the salt before or after the password (default `suffix`)."""
+    signer_key: str | UnsetType = UNSET
+    """`firebase_scrypt`, base64; else the project's `firebase_scrypt` setting's."""
+    salt_separator: str | UnsetType = UNSET
+    """`firebase_scrypt`, base64."""
+    rounds: int | UnsetType = UNSET
+    """`firebase_scrypt`."""
+    mem_cost: int | UnsetType = UNSET
+    """`firebase_scrypt`."""
 
 
 class OAuthIdentityInput(Struct, forbid_unknown_fields=True):
@@ -97,6 +120,8 @@ class AddressInput(Struct, forbid_unknown_fields=True):
 class UserRecord(Struct, forbid_unknown_fields=True):
     """One user of `records` (SPEC 2.2)."""
 
+    sub: str | UnsetType = UNSET
+    """Beyond SPEC (DECISIONS 11): the user's id in the old system, kept as its id here; set on insert only."""
     preferred_username: OptionalStr = UNSET
     email: OptionalStr = UNSET
     phone_number: OptionalStr = UNSET
@@ -169,6 +194,8 @@ class ImportDetail(Struct, omit_defaults=True):
     user_id: str | UnsetType = UNSET
     warnings: list[Warning] | UnsetType = UNSET
     errors: list[ErrorObject] | UnsetType = UNSET
+    password_check: Literal["verified", "mismatch", "unsupported"] | UnsetType = UNSET
+    """Dry run with `password_checks`: whether the record's password object verified the given plaintext."""
 
 
 class ImportTaskStatus(Struct, omit_defaults=True, kw_only=True):

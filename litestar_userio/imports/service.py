@@ -17,7 +17,7 @@ import asyncio
 import gc
 import logging
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
 
@@ -54,13 +54,16 @@ from litestar_userio.imports.schemas import (
 )
 from litestar_userio.imports.screening import may_hold_nul, safe_decode, screen_record, storable_text
 from litestar_userio.imports.validation import ParsedRecord, parse_record, redact
+from litestar_userio.observability import reasons, telemetry
 from litestar_userio.paging import PageCursor, encode_cursor
+from litestar_userio.passwords.formats import HashError, HashPolicy, parse_password
 from litestar_userio.projects.service import ProjectRecord, ProjectService
 from litestar_userio.queue.base import JobQueue
 from litestar_userio.queue.leases import hold_lease
 from litestar_userio.retry import Backoff, retrying
 from litestar_userio.users.custom_attributes import CustomAttributeSpec
 from litestar_userio.users.login_id_rules import LoginIDRules
+from litestar_userio.users.passwords import PasswordVerifier
 from litestar_userio.users.repository import UserRepository
 
 __all__ = ["IMPORT_CHUNK_JOB", "ImportService"]
@@ -95,8 +98,11 @@ class ImportService:
         *,
         repository: ImportRepository,
         users: UserRepository,
+        passwords: PasswordVerifier | None = None,
     ) -> None:
         self.db = db
+        self.passwords = passwords
+        """Where a dry run's `password_checks` run (the sign-in pool, with its per-project share)."""
         self.queue = queue
         self.projects = projects
         self.config = config
@@ -108,6 +114,9 @@ class ImportService:
         """Chunks this process applies at once; the other jobs' chunks wait here, their leases held."""
         self._conflicted_at: dict[str, float] = {}
         """Project id -> when (monotonic) an optimistic run of one of its chunks last conflicted, oldest first."""
+        self.emit: Callable[..., None] = _no_events
+        """Litestar's `app.emit` once the plugin bound it: `userio.import.completed` once per task (DECISIONS 11;
+        no event per record, SPEC 6.2). A worker process has no app: its completions emit nothing."""
 
     # Creating a task (SPEC 4.1).
 
@@ -130,6 +139,9 @@ class ImportService:
                 return existing
         task_id = new_task_id("task_")
         now = self.clock.now()
+        records = request.records
+        if request.password_checks:
+            records = await self._check_passwords(project, request)
         try:
             async with self.db.transaction() as tx:
                 chunks = await self._plan(tx, project, request.records)
@@ -141,7 +153,7 @@ class ImportService:
                     identifier=request.identifier,
                     upsert=request.upsert,
                     dry_run=request.dry_run,
-                    records=request.records,
+                    records=records,
                     chunks=chunks,
                     idempotency_key=idempotency_key,
                     request_sha256=request_sha256,
@@ -157,6 +169,33 @@ class ImportService:
         for seq in range(len(chunks)):
             await self._enqueue(task_id, seq, f"{task_id}:{seq}:0")
         return ImportTaskCreated(id=task_id, created_at=now, status="pending")
+
+    async def _check_passwords(self, project: ProjectRecord, request: ImportRequest) -> list[Raw]:
+        """DECISIONS 12's dry run: verify the known pairs now; the records carry only the outcome to the job.
+
+        A checked record is stored wrapped (`_CHECKED`), so its detail tells the outcome; the plaintexts go nowhere.
+        """
+        policy = project.settings.hash_policy(self.config.hash_bounds, self.config.max_bcrypt_cost)
+        outcomes: dict[int, str] = {}
+        for check in request.password_checks or ():
+            outcome = "unsupported"
+            password = _password_object(request.records[check.index])
+            if password is not None and self.passwords is not None:
+                try:
+                    legacy = parse_password(password, policy)
+                except HashError:
+                    pass
+                else:
+                    verified = await self.passwords.verify(project.id, legacy, check.password)
+                    outcome = "verified" if verified else "mismatch"
+            if outcomes.get(check.index) != "mismatch":  # two pairs for one record: both must verify
+                outcomes[check.index] = outcome
+        return [
+            Raw(b'{"' + _CHECKED + b'":"' + outcomes[i].encode() + b'","record":' + bytes(raw) + b"}")
+            if i in outcomes
+            else raw
+            for i, raw in enumerate(request.records)
+        ]
 
     async def _plan(self, tx: Tx, project: ProjectRecord, records: list[Raw]) -> list[list[int]]:
         """The task's chunks: interacting records together (`plan_chunks`).
@@ -188,7 +227,9 @@ class ImportService:
 
     async def _enqueue(self, task_id: str, seq: int, job_key: str, *, first: bool = False) -> None:
         try:
-            await self.queue.enqueue(IMPORT_CHUNK_JOB, task_id, seq, job_id=f"userio:import:{job_key}", first=first)
+            await self.queue.enqueue(
+                IMPORT_CHUNK_JOB, task_id, seq, telemetry.carrier(), job_id=f"userio:import:{job_key}", first=first
+            )
         except Exception:  # the task is stored: the sweeper enqueues it once the queue is back
             logger.warning(
                 "could not enqueue chunk %s of import %s; the sweeper will retry", seq, task_id, exc_info=True
@@ -247,16 +288,20 @@ class ImportService:
                         task_id,
                         self.queue_config.max_attempts,
                     )
-                    await self._finish_chunk(task_id, seq, mode="give_up")
-                    return
-                await self._apply_chunk(task_id, seq)
+                    completed = await self._finish_chunk(task_id, seq, mode="give_up")
+                else:
+                    completed = await self._apply_chunk(task_id, seq)
+        if completed is not None:
+            await self._emit_completed(completed)
 
-    async def _apply_chunk(self, task_id: str, seq: int) -> None:
-        """Whole, and when that keeps failing for a reason that is not transient, record by record."""
+    async def _apply_chunk(self, task_id: str, seq: int) -> tuple[str, str] | None:
+        """Whole, and when that keeps failing for a reason that is not transient, record by record.
+
+        (project id, task id) when this chunk completed the task.
+        """
         for attempt in range(1, _WHOLE_CHUNK_TRIES + 1):
             try:
-                await self._finish_with_conflict_retries(task_id, seq, mode="whole")
-                return
+                return await self._finish_with_conflict_retries(task_id, seq, mode="whole")
             except (ServiceUnavailable, WriteConflict):
                 raise  # transient: the queue runs the job again
             except Exception:
@@ -269,32 +314,39 @@ class ImportService:
                     "; applying its records one by one" if attempt == _WHOLE_CHUNK_TRIES else "",
                     exc_info=True,
                 )
-        await self._finish_with_conflict_retries(task_id, seq, mode="one_by_one")
+        return await self._finish_with_conflict_retries(task_id, seq, mode="one_by_one")
 
-    async def _finish_with_conflict_retries(self, task_id: str, seq: int, *, mode: str) -> None:
+    async def _finish_with_conflict_retries(self, task_id: str, seq: int, *, mode: str) -> tuple[str, str] | None:
         # Another task wrote one of these users meanwhile: run the chunk again on what is committed now.
         retries = retrying(attempts=_CONFLICT_RETRIES + 1, on=WriteConflict, backoff=Backoff(0.01, jitter=(1.0, 5.0)))
         optimistic = mode == "whole"
         async for attempt in retries:
             with attempt:
                 try:
-                    await self._finish_chunk(task_id, seq, mode=mode, optimistic=optimistic)
+                    return await self._finish_chunk(task_id, seq, mode=mode, optimistic=optimistic)
                 finally:
                     optimistic = False
+        return None  # pragma: no cover  # retrying re-raises the last conflict
 
-    async def _finish_chunk(self, task_id: str, seq: int, *, mode: str, optimistic: bool = False) -> None:
+    async def _finish_chunk(
+        self, task_id: str, seq: int, *, mode: str, optimistic: bool = False
+    ) -> tuple[str, str] | None:
         """Apply the chunk (`whole`, `one_by_one`) or report its records failed (`give_up`), and mark it done.
 
-        `optimistic`: see `_apply`.
+        `optimistic`: see `_apply`. (project id, task id) when this chunk completed the task.
         """
+        started = time.perf_counter()
         async with self.db.transaction() as tx:
             chunk = await self.repository.lock_pending_chunk(tx, task_id, seq)
             if chunk is None:
-                return
+                return None
             task = await self.repository.task_settings(tx, task_id)
             if task is None:
-                return
+                return None
             indices, records = chunk.indices, chunk.records
+            checked: dict[int, str] = {}
+            if task.dry_run:
+                records = [_unwrap_checked(index, raw, checked) for index, raw in zip(indices, records, strict=True)]
             if mode == "give_up":
                 error = InternalError("this record could not be processed; it was not applied")
                 details = [_refused_detail(i, raw, error) for i, raw in zip(indices, records, strict=True)]
@@ -302,9 +354,31 @@ class ImportService:
                 details = await self._apply_one_by_one(tx, task, task_id, indices, records)
             else:
                 details = await self._apply(tx, task, indices, records, optimistic=optimistic)
+            for detail in details:
+                if detail.index in checked:
+                    detail.password_check = checked[detail.index]  # type: ignore[assignment]
             progress = await self.repository.record_outcomes(tx, chunk, task_id, details)
+            completed: tuple[str, str] | None = None
             if progress is not None and progress.processed >= progress.total:
                 await self._complete(tx, task_id)
+                completed = task.project_id, task_id
+        telemetry.import_chunk_done(reasons(details), time.perf_counter() - started)
+        return completed
+
+    async def _emit_completed(self, completed: tuple[str, str]) -> None:
+        """`userio.import.completed` with the task's id, project and summary, after the last chunk committed."""
+        project_id, task_id = completed
+        try:
+            async with self.db.reader() as tx:
+                task = await self.repository.task(tx, project_id, task_id)
+            if task is not None:
+                summary = msgspec.to_builtins(_summary(task))
+                self.emit(
+                    "userio.import.completed",
+                    {"id": task_id, "project_id": project_id, "dry_run": task.dry_run, "summary": summary},
+                )
+        except Exception:  # the import is done whatever a listener does
+            logger.exception("could not emit userio.import.completed for %s", task_id)
 
     async def _apply_one_by_one(
         self, tx: Tx, task: TaskSettings, task_id: str, indices: list[int], records: list[Raw]
@@ -340,7 +414,8 @@ class ImportService:
         schema = await self.projects.custom_schema(project_id, tx)
         rules = project.settings.login_id_rules()
         with paused_gc():
-            parsed = [_parse(raw, schema, self.config.max_bcrypt_cost, identifier=task.identifier) for raw in records]
+            policy = project.settings.hash_policy(self.config.hash_bounds, self.config.max_bcrypt_cost)
+            parsed = [_parse(raw, schema, policy, identifier=task.identifier) for raw in records]
         applicable = [p.record for p in parsed if p.record is not None]  # a failed record touches no user
         owners: dict[LoginKey, str] = {}
         look_up = (
@@ -361,6 +436,8 @@ class ImportService:
             group_keys |= user.groups
         role_ids = await self.users.key_ids(tx, project_id, "userio_role", role_keys)
         group_ids = await self.users.key_ids(tx, project_id, "userio_group", group_keys)
+        subs = {record.sub for record in applicable if isinstance(record.sub, str)}
+        taken_ids = await self.users.existing_ids(tx, subs) if subs else set()
         now = self.clock.now()
         world = ImportWorld(
             identifier=task.identifier,
@@ -374,6 +451,7 @@ class ImportService:
             custom_schema=schema or None,
             login_id_rules=rules,
             oauth_owners=oauth_owners,
+            taken_ids=taken_ids,
         )
         with paused_gc():
             details = [world.apply(index, p) for index, p in zip(indices, parsed, strict=True)]
@@ -408,7 +486,9 @@ class ImportService:
     async def _complete(self, tx: Tx, task_id: str) -> None:
         """The last chunk is done: the task is completed and expires `result_ttl` later."""
         now = self.clock.now()
-        await self.repository.complete_task(tx, task_id, now, now + self.config.result_ttl)
+        created_at = await self.repository.complete_task(tx, task_id, now, now + self.config.result_ttl)
+        if created_at is not None:  # counted before the commit: a rare rollback counts a task twice
+            telemetry.import_task_done((now - created_at).total_seconds())
 
     # Housekeeping (the sweeper).
 
@@ -451,7 +531,19 @@ class ImportService:
         ahead = {(chunk.task_id, chunk.seq) for chunk in taken_over}
         for task_id, seq, attempts in enqueued:
             await self._enqueue(task_id, seq, f"{task_id}:{seq}:{attempts}-{stamp}", first=(task_id, seq) in ahead)
+        telemetry.requeued("import_chunk", len(enqueued))
         return len(enqueued)
+
+    async def observe_queue(self) -> None:
+        """Report the chunks waiting for a worker and running, and the oldest wait (metrics only)."""
+        if telemetry.metrics is None:
+            return
+        async with self.db.reader() as tx:
+            pending = await self.repository.pending_chunks(tx)
+        waiting = [chunk.enqueued_at for chunk in pending if chunk.enqueued_at is not None]
+        oldest = (self.clock.now() - min(waiting)).total_seconds() if waiting else 0.0
+        counts = {"pending": len(waiting), "running": len(pending) - len(waiting)}
+        telemetry.queue_state("import_chunk", counts, max(oldest, 0.0))
 
     async def purge_expired(self) -> int:
         """Delete tasks 24 hours (`result_ttl`) after completion; returns how many."""
@@ -468,6 +560,10 @@ class ImportService:
         items = [_list_item(task) for task in tasks[:limit]]
         last = items[-1] if len(tasks) > limit else None
         return ImportTaskList(items, encode_cursor(PageCursor(last.created_at, last.id)) if last else None)
+
+
+def _no_events(event_id: str, *args: object) -> None:
+    """Until the plugin binds the app's emitter, a completion emits nothing."""
 
 
 def _list_item(task: TaskRow) -> ImportTaskItem:
@@ -524,7 +620,7 @@ def _job_chunk(job_id: str) -> tuple[str, int] | None:
 
 
 def _parse(
-    raw: Raw, schema: dict[str, CustomAttributeSpec] | None, max_bcrypt_cost: int, *, identifier: str
+    raw: Raw, schema: dict[str, CustomAttributeSpec] | None, policy: HashPolicy, *, identifier: str
 ) -> ParsedRecord:
     """`parse_record`, unless the record holds a value no layer below can hold: then it fails, naming where.
 
@@ -535,12 +631,12 @@ def _parse(
     """
     if not may_hold_nul(raw):
         try:
-            return parse_record(raw, schema, max_bcrypt_cost, identifier=identifier)
+            return parse_record(raw, schema, policy, identifier=identifier)
         except msgspec.ValidationError:  # a number out of range (screening names each), or something else (below)
             pass
     if causes := screen_record(raw):
         return ParsedRecord(redact(safe_decode(raw)), None, ValidationFailed(causes), [])
-    return parse_record(raw, schema, max_bcrypt_cost, identifier=identifier)
+    return parse_record(raw, schema, policy, identifier=identifier)
 
 
 def _wanted(records: list[UserRecord], rules: LoginIDRules) -> dict[str, set[str]]:
@@ -573,8 +669,38 @@ def _planning_keys(raw: Raw, rules: LoginIDRules) -> list[LoginKey]:
         return []
 
 
+_CHECKED = b"$userio_password_check"
+"""The member that wraps a dry run's checked record with its outcome. A record sent in that very shape is read
+as a checked one: in a dry run, which writes nothing, that only misleads its own sender."""
+_CHECK_OUTCOMES = frozenset({"verified", "mismatch", "unsupported"})
+
+
+def _password_object(raw: Raw) -> dict[str, object] | None:
+    """The record's `password` object, or None when it has none (or the record is not JSON)."""
+    try:
+        record = msgspec.json.decode(raw)
+    except msgspec.DecodeError:
+        return None
+    password = record.get("password") if isinstance(record, dict) else None
+    return password if isinstance(password, dict) else None
+
+
+def _unwrap_checked(index: int, raw: Raw, checked: dict[int, str]) -> Raw:
+    """A dry run's record as submitted, its password check's outcome noted in `checked`."""
+    if bytes(memoryview(raw)[: len(_CHECKED) + 2]) != b'{"' + _CHECKED:
+        return raw
+    try:
+        wrapper = msgspec.json.decode(raw, type=dict[str, Raw])
+        outcome = msgspec.json.decode(wrapper[_CHECKED.decode()])
+        record = wrapper["record"]
+    except (msgspec.DecodeError, msgspec.ValidationError, KeyError):
+        return raw
+    if set(wrapper) != {_CHECKED.decode(), "record"} or outcome not in _CHECK_OUTCOMES:
+        return raw
+    checked[index] = outcome
+    return record
+
+
 def _refused_detail(index: int, raw: Raw, error: UserIOError) -> ImportDetail:
     """A failed detail built without the code that failed: the echo comes from `safe_decode`, which never raises."""
-    return ImportDetail(
-        index=index, record=redact(safe_decode(raw)), outcome="failed", errors=[error.to_object(with_code=False)]
-    )
+    return ImportDetail(index=index, record=redact(safe_decode(raw)), outcome="failed", errors=[error.to_object()])

@@ -16,9 +16,19 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from litestar_userio.causes import EXAMPLES, schema_causes, sort_causes
-from litestar_userio.errors import Cause, InvalidBcryptHash, InvalidTOTPSecret, UserIOError, ValidationFailed
+from litestar_userio.config import PasswordHashBounds
+from litestar_userio.errors import (
+    Cause,
+    InvalidBcryptHash,
+    InvalidPasswordHash,
+    InvalidTOTPSecret,
+    UserIOError,
+    ValidationFailed,
+)
+from litestar_userio.ids import USER_ID_PATTERN, is_user_id
 from litestar_userio.imports.record_schema import KEY_PATTERN, format_error, is_rfc3339, record_validator
 from litestar_userio.imports.schemas import AddressInput, OAuthIdentityInput, PasswordInput, TOTPInput, UserRecord
+from litestar_userio.passwords.formats import PASSWORD_TYPES, HashError, HashPolicy, parse_password
 from litestar_userio.users.custom_attributes import CustomAttributeSpec, check_custom_attribute
 from litestar_userio.users.formats import ATTRIBUTE_FORMATS, STANDARD_STRING_ATTRIBUTES
 
@@ -33,6 +43,7 @@ __all__ = [
 ]
 
 REDACTED = "REDACTED"
+_DEFAULT_BOUNDS = PasswordHashBounds()
 
 
 _BCRYPT = re.compile(r"\$2[aby]\$(0[4-9]|[12][0-9]|3[01])\$[./A-Za-z0-9]{53}")
@@ -51,18 +62,23 @@ class ParsedRecord(msgspec.Struct):
     warnings: list[str]
 
 
+def _redact_password(password: dict[str, Any]) -> dict[str, Any]:
+    """Every member of a password object but `type` and `expire_after` (salts and Firebase's keys are secrets too)."""
+    return {k: v if k in ("type", "expire_after") else REDACTED for k, v in password.items()}
+
+
 def redact(raw: Any) -> Any:
-    """SPEC 2.1: the echo replaces every secret by `REDACTED` (password hashes, the TOTP secret)."""
+    """SPEC 2.1: the echo replaces every secret by `REDACTED` (password objects but their type, the TOTP secret)."""
     if not isinstance(raw, dict):
         return raw
     echo = dict(raw)
-    if isinstance(echo.get("password"), dict) and "password_hash" in echo["password"]:
-        echo["password"] = {**echo["password"], "password_hash": REDACTED}
+    if isinstance(echo.get("password"), dict):
+        echo["password"] = _redact_password(echo["password"])
     mfa = echo.get("mfa")
     if isinstance(mfa, dict):
         mfa = dict(mfa)
-        if isinstance(mfa.get("password"), dict) and "password_hash" in mfa["password"]:
-            mfa["password"] = {**mfa["password"], "password_hash": REDACTED}
+        if isinstance(mfa.get("password"), dict):
+            mfa["password"] = _redact_password(mfa["password"])
         if isinstance(mfa.get("totp"), dict) and "secret" in mfa["totp"]:
             mfa["totp"] = {**mfa["totp"], "secret": REDACTED}
         echo["mfa"] = mfa
@@ -133,8 +149,8 @@ def _password_causes(location: str, password: PasswordInput | UnsetType) -> list
     causes = []
     if password.password_hash == "":
         causes.append(Cause(f"{location}/password_hash", "minLength", {"actual": 0, "expected": 1}))
-    if password.type != "bcrypt":
-        causes.append(Cause(f"{location}/type", "enum", {"actual": password.type, "expected": ["bcrypt"]}))
+    if password.type not in PASSWORD_TYPES:
+        causes.append(Cause(f"{location}/type", "enum", {"actual": password.type, "expected": list(PASSWORD_TYPES)}))
     return causes + _timestamp_causes(f"{location}/expire_after", password.expire_after)
 
 
@@ -160,10 +176,13 @@ def _identity_causes(identities: list[OAuthIdentityInput] | UnsetType) -> list[C
     return causes
 
 
-def _format_causes(record: UserRecord, identifier: str) -> list[Cause]:
-    """Every cause of a record that decoded: formats, empty values, enums (structure is already right)."""
+def _format_causes(record: UserRecord, identifier: str | None) -> list[Cause]:
+    """Every cause of a record that decoded: formats, empty values, enums (structure is already right).
+
+    `identifier` None: no member is required (an update of a user named otherwise, the admin API's PATCH).
+    """
     causes: list[Cause] = []
-    value = getattr(record, identifier)
+    value = getattr(record, identifier) if identifier is not None else ""
     if value is UNSET:
         keys = sorted(f for f in record.__struct_fields__ if getattr(record, f) is not UNSET) or None
         causes.append(Cause("", "required", {"actual": keys, "expected": [identifier], "missing": [identifier]}))
@@ -182,6 +201,8 @@ def _format_causes(record: UserRecord, identifier: str) -> list[Cause]:
                 and (cause := _string_cause(location, value, format_name, check))
             ):
                 causes.append(cause)
+    if isinstance(record.sub, str) and not is_user_id(record.sub):
+        causes.append(Cause("/sub", "pattern", {"pattern": USER_ID_PATTERN}))
     for field in ("roles", "groups"):
         for i, key in enumerate(getattr(record, field) or ()):
             if not _KEY.fullmatch(key):
@@ -215,7 +236,7 @@ def _custom_attribute_causes(
 
 
 def record_causes(
-    raw: Any, identifier: str, custom_schema: Mapping[str, CustomAttributeSpec] | None = None
+    raw: Any, identifier: str | None, custom_schema: Mapping[str, CustomAttributeSpec] | None = None
 ) -> list[Cause]:
     """Every cause why a decoded JSON record is invalid, sorted by location (the slow, complete path)."""
     try:
@@ -227,13 +248,21 @@ def record_causes(
     return sort_causes(causes)
 
 
-def _secret_error(record: UserRecord, max_bcrypt_cost: int) -> UserIOError | None:
-    """A non-empty hash or secret that is malformed or too costly (an empty one is a `minLength` cause)."""
+def _secret_error(record: UserRecord, policy: HashPolicy) -> UserIOError | None:
+    """A non-empty hash or secret that is malformed or too costly (an empty one is a `minLength` cause).
+
+    A hash of another format than bcrypt is replaced by its stored form (`passwords/formats.py`).
+    """
+    max_bcrypt_cost = policy.max_bcrypt_cost
     hashes = [("password", record.password)]
     if record.mfa is not UNSET:
         hashes.append(("mfa.password", record.mfa.password))
     for where, password in hashes:
         if not isinstance(password, PasswordInput):
+            continue
+        if password.type != "bcrypt":
+            if error := _other_format(where, password, policy):
+                return error
             continue
         if not _BCRYPT.fullmatch(password.password_hash):
             return InvalidBcryptHash(
@@ -251,6 +280,18 @@ def _secret_error(record: UserRecord, max_bcrypt_cost: int) -> UserIOError | Non
     return None
 
 
+def _other_format(where: str, password: PasswordInput, policy: HashPolicy) -> InvalidPasswordHash | None:
+    """DECISIONS 12: parse and bound the hash, naming the format expected or the bound; store its stored form."""
+    obj = {f: v for f in password.__struct_fields__ if (v := getattr(password, f)) is not UNSET}
+    try:
+        parsed = parse_password(obj, policy)
+    except HashError as exc:
+        location = "/" + where.replace(".", "/") + "/password_hash"
+        return InvalidPasswordHash(f"{where}.password_hash {exc.message}", info={"location": location, **exc.info})
+    password.password_hash = parsed.stored
+    return None
+
+
 def _costly_hash(where: str, cost: int, max_bcrypt_cost: int) -> InvalidBcryptHash:
     """A hash whose cost would let one sign-in attempt pin a thread for seconds (`ImportConfig.max_bcrypt_cost`)."""
     location = "/" + where.replace(".", "/") + "/password_hash"
@@ -263,15 +304,17 @@ def _costly_hash(where: str, cost: int, max_bcrypt_cost: int) -> InvalidBcryptHa
 def parse_record(
     raw: bytes,
     custom_schema: Mapping[str, CustomAttributeSpec] | None,
-    max_bcrypt_cost: int = 14,
-    identifier: str = "email",
+    passwords: HashPolicy | int = 14,
+    identifier: str | None = "email",
 ) -> ParsedRecord:
     """Decode and validate one submitted record; never raises.
 
     msgspec decodes a good record fast; a record it refuses (it stops at the first problem) is checked again
     against the record's JSON schema, so its error lists every cause, sorted by location, as the reference
-    reports them. A record that decodes has every format cause collected by `_format_causes`.
+    reports them. A record that decodes has every format cause collected by `_format_causes`. `passwords` is the
+    project's hash policy (an int: the bcrypt maximum, with the default bounds of the other formats).
     """
+    policy = passwords if isinstance(passwords, HashPolicy) else HashPolicy(_DEFAULT_BOUNDS, passwords)
     decoded = msgspec.json.decode(raw)
     echo = redact(decoded)
     try:
@@ -284,7 +327,7 @@ def parse_record(
         causes += _custom_attribute_causes(record.custom_attributes, custom_schema)
     if causes:
         return ParsedRecord(echo, None, ValidationFailed(sort_causes(causes)), [])
-    if error := _secret_error(record, max_bcrypt_cost):
+    if error := _secret_error(record, policy):
         return ParsedRecord(echo, None, error, [])
     warnings: list[str] = []
     if custom_schema and record.custom_attributes is not UNSET:

@@ -6,8 +6,8 @@ again under a fresh job id. arq would also run the dead job again once its in-pr
 (`job_timeout` + 10 s); by then it finds the work done. The job functions are idempotent (import chunks commit
 their writes and their done-mark together).
 
-Every key this deployment writes carries the queue name: job ids, rate-limit buckets and leases (the sweeper's
-included), so deployments sharing a Redis never meet.
+Every key this deployment writes carries the queue name: job ids and leases (the sweeper's included), so
+deployments sharing a Redis never meet.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from redis.exceptions import RedisError
 
 from litestar_userio.queue.connections import redis_errors
 from litestar_userio.queue.leases import RedisLeaseStore
-from litestar_userio.ratelimit import RedisRateLimiter
 
 __all__ = ["ArqQueue"]
 
@@ -43,7 +42,6 @@ class ArqQueue:
         self.in_progress_timeout = job_timeout + timedelta(seconds=10)
         """How long arq's in-progress mark of a job lives (arq: the longest job timeout plus 10 s)."""
         self._pool: ArqRedis | None = None
-        self._limiter: RedisRateLimiter | None = None
         self._leases: RedisLeaseStore | None = None
 
     async def start(self) -> None:
@@ -71,13 +69,6 @@ class ArqQueue:
         if self._pool is None:
             raise RuntimeError("ArqQueue.start() was not called")
         return self._pool
-
-    @property
-    def limiter(self) -> RedisRateLimiter:
-        """Buckets in Redis under `<queue name>:ratelimit`."""
-        if self._limiter is None:
-            self._limiter = RedisRateLimiter(self.pool, prefix=f"{self.queue_name}:ratelimit")
-        return self._limiter
 
     @property
     def leases(self) -> RedisLeaseStore:
@@ -121,6 +112,13 @@ class ArqQueue:
 
     async def serve(self, ctx: dict[str, Any]) -> None:
         """Nothing: arq workers (`litestar userio worker`) run the jobs."""
+
+    async def ready(self) -> bool:
+        """Redis answers a PING."""
+        try:
+            return bool(await self.pool.ping())
+        except (OSError, RedisError):
+            return False
 
     async def close(self) -> None:
         """Close the Redis pool."""

@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from litestar_userio.queue.leases import LeaseStore
-    from litestar_userio.ratelimit import RateLimiter
 
 __all__ = ["JobFunction", "JobQueue", "Jobs"]
 
@@ -32,14 +31,10 @@ class Jobs:
 class JobQueue(Protocol):
     """Enqueues jobs by function name, and brings the helpers that must live where the jobs run.
 
-    The rate limiter and the lease store come with the backend (Redis for arq, the database and memory for the
-    in-process runner), so nothing else needs to know which backend runs.
+    The lease store comes with the backend (Redis for arq, memory for the in-process runner), so nothing else needs
+    to know which backend runs. Rate-limit buckets are not the queue's: they are taken in the database, inside the
+    transaction that admits the work (`ratelimit.py`).
     """
-
-    @property
-    def limiter(self) -> RateLimiter:
-        """Rate-limit buckets shared by every process of this deployment."""
-        ...
 
     @property
     def leases(self) -> LeaseStore:
@@ -62,6 +57,10 @@ class JobQueue(Protocol):
 
     async def start(self) -> None:
         """Connect (arq); nothing for the in-process runner."""
+        ...
+
+    async def ready(self) -> bool:
+        """Whether jobs can be enqueued now (readiness probe): Redis answers, or always for the in-process runner."""
         ...
 
     async def serve(self, ctx: dict[str, Any]) -> None:

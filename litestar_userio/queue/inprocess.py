@@ -15,7 +15,6 @@ from typing import Any
 
 from litestar_userio.queue.base import JobFunction
 from litestar_userio.queue.leases import MemoryLeaseStore
-from litestar_userio.ratelimit import DatabaseRateLimiter
 from litestar_userio.retry import Backoff, retrying
 
 __all__ = ["InProcessQueue"]
@@ -38,8 +37,6 @@ class InProcessQueue:
         retry_delay: float = 0.5,
     ) -> None:
         self.functions = dict(functions)
-        self.limiter = DatabaseRateLimiter()
-        """Buckets in the database, inside the caller's transaction (which locks the project)."""
         self.leases = MemoryLeaseStore()
         """This process's jobs: they die only with it, and `recover_job` picks their work up at the next start."""
         self.recover_job = recover_job
@@ -105,6 +102,10 @@ class InProcessQueue:
 
     async def start(self) -> None:
         """Nothing to connect to."""
+
+    async def ready(self) -> bool:
+        """Always: the jobs run in this process."""
+        return True
 
     async def serve(self, ctx: dict[str, Any]) -> None:
         """Run jobs here with `ctx`: first recover the work a previous process left pending, then sweep periodically."""

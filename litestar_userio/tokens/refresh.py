@@ -4,6 +4,10 @@ A refresh token is 32 random bytes (URL-safe base64) handed out once; the databa
 use marks it used and hands out a successor in the same family. Presenting a used token again means it leaked
 (or a client raced itself): the whole family is revoked, so neither the thief nor the client can go on with
 it (RFC 9700 section 4.14.2, refresh token rotation).
+
+A refresh is all or nothing (issue 29): `check` only reads (a reuse it finds still revokes), the host issues the
+new tokens, and only then `rotate` commits the rotation. Tokens that were never delivered (a hook threw or timed
+out, no worker was free, the server failed) use nothing up: the client's retry with the same token works.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from litestar_userio.clock import Clock
 from litestar_userio.db.engine import Database
 from litestar_userio.errors import RefreshTokenInvalid
 from litestar_userio.ids import new_id
+from litestar_userio.observability import telemetry
 from litestar_userio.tokens.repository import RefreshTokenRepository
 
 __all__ = ["RefreshGrant", "RefreshTokenService"]
@@ -28,11 +33,17 @@ def _hash(token: str) -> str:
 
 @dataclass(frozen=True)
 class RefreshGrant:
-    """What a valid refresh token grants: the user, the scope of the first sign-in, and the successor token."""
+    """What a valid refresh token grants: the user, the scope of the first sign-in, and the successor token.
+
+    The successor is stored, and the presented token used up, only by `RefreshTokenService.rotate`.
+    """
 
     user_id: str
     scope: str
     refresh_token: str
+    token_hash: str
+    """Of the presented token, which `rotate` uses up."""
+    client_id: str
 
 
 class RefreshTokenService:
@@ -60,18 +71,32 @@ class RefreshTokenService:
                 created_at=now,
                 expires_at=now + self.lifetime,
             )
+        telemetry.token_issued("refresh")
         return token
 
-    async def rotate(self, project_id: str, client_id: str, token: str) -> RefreshGrant:
-        """Exchange a refresh token for its successor; `RefreshTokenInvalid` when it cannot be used.
+    async def check(self, project_id: str, client_id: str, token: str) -> RefreshGrant:
+        """What the refresh token grants, changing nothing; `RefreshTokenInvalid` when it cannot be used.
 
         A token used before revokes its whole family; the revocation commits before the error is raised.
         """
+        return await self._use(project_id, client_id, _hash(token), None)
+
+    async def rotate(self, project_id: str, grant: RefreshGrant) -> None:
+        """Use up the checked token and store its successor, once the new tokens are issued.
+
+        Checked again under the row's lock: a concurrent refresh that used the token first makes this one a reuse
+        (its family is revoked, `RefreshTokenInvalid`), exactly as if the two had come one after the other.
+        """
+        await self._use(project_id, grant.client_id, grant.token_hash, grant.refresh_token)
+        telemetry.token_issued("refresh")
+
+    async def _use(self, project_id: str, client_id: str, token_hash: str, successor: str | None) -> RefreshGrant:
+        """Check the token; with a `successor`, also use it up and store the successor."""
         now = self.clock.now()
-        successor = secrets.token_urlsafe(32)
+        new = successor or secrets.token_urlsafe(32)
         refusal: str | None = None
         async with self.db.transaction() as tx:
-            row = await self._tokens.find_for_use(tx, _hash(token))
+            row = await self._tokens.find_for_use(tx, token_hash)
             if row is None or row.project_id != project_id or row.client_id != client_id:
                 refusal = "the refresh token is not valid for this client"
             elif row.revoked_at is not None:
@@ -81,7 +106,7 @@ class RefreshTokenService:
                 refusal = "the refresh token was already used; every token of this sign-in is now revoked"
             elif row.expires_at <= now:
                 refusal = "the refresh token expired"
-            else:
+            elif successor is not None:
                 await self._tokens.mark_used(tx, row.id, now)
                 await self._tokens.insert(
                     tx,
@@ -89,11 +114,11 @@ class RefreshTokenService:
                     user_id=row.user_id,
                     client_id=client_id,
                     family_id=row.family_id,
-                    token_hash=_hash(successor),
+                    token_hash=_hash(new),
                     scope=row.scope,
                     created_at=now,
                     expires_at=now + self.lifetime,
                 )
         if refusal is not None or row is None:
             raise RefreshTokenInvalid(refusal)
-        return RefreshGrant(row.user_id, row.scope, successor)
+        return RefreshGrant(row.user_id, row.scope, new, token_hash, client_id)

@@ -20,6 +20,7 @@ from litestar_userio.db.engine import Database
 from litestar_userio.errors import ErrorObject, InvalidRequest, NotFound
 from litestar_userio.hooks.events import EventContext
 from litestar_userio.hooks.service import HookRun, HookService, SavedHook
+from litestar_userio.observability import telemetry
 from litestar_userio.tokens.applications import ApplicationRecord, ApplicationService
 from litestar_userio.tokens.keys import SigningKeyStore
 from litestar_userio.tokens.refresh import RefreshTokenService
@@ -135,6 +136,7 @@ class TokenService:
         """A JWT access token after `oidc.jwt.pre_create`, or an opaque one when the client does not use JWTs."""
         application = await self.application(project_id, client_id)
         if not application.issue_jwt_access_token:
+            telemetry.token_issued("access")
             return AccessToken(secrets.token_urlsafe(32), "Bearer", application.access_token_lifetime, False)
         user = await self.load_user(project_id, user_id)
         now = self.clock.now()
@@ -211,4 +213,5 @@ class TokenService:
 
     async def _sign(self, project_id: str, claims: dict[str, Any], *, typ: str) -> str:
         key = await self.keys.active(project_id)
+        telemetry.token_issued("access" if typ == "at+jwt" else "id")
         return jwt.encode(claims, key.private_key, algorithm="RS256", headers={"kid": key.kid, "typ": typ})

@@ -228,6 +228,13 @@ def _with_connection(command: Callable[..., None]) -> Callable[..., None]:
 @click.option(
     "--max-request-bytes", type=click.IntRange(256), help="Request body limit of the server [default: 500000]."
 )
+@click.option(
+    "--check-passwords",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    metavar="PAIRS",
+    help='Import nothing: dry-run the records PAIRS names ({"index": N, "password": "..."} a line) and print'
+    " whether each record's password hash verifies its known plaintext, per record and per format.",
+)
 @_with_connection
 def import_command(
     connection: Connection,
@@ -244,6 +251,7 @@ def import_command(
     resume: Path | None,
     in_flight: int | None,
     max_request_bytes: int | None,
+    check_passwords: Path | None,
 ) -> None:
     """Import the users of FILE (ndjson, a JSON array, or an import request; `-` reads stdin).
 
@@ -259,6 +267,15 @@ def import_command(
     if resume is not None and report is not None and report != resume:
         _fail("--resume REPORT continues REPORT itself: leave out --report")
     path = None if file == "-" else Path(file)
+    if check_passwords is not None:
+        from litestar_userio.transfer.client import TransferError
+        from litestar_userio.transfer.password_checks import check_passwords as run_checks
+
+        try:
+            code = run_checks(connection, path, source, identifier, check_passwords)
+        except TransferError as exc:
+            _fail(exc.message, exc.exit_code)
+        raise click.exceptions.Exit(code)
     if path is None and sys.stdin.isatty():  # else the run would wait for input without a word
         click.echo("reading records from the terminal, one JSON object a line; end with Ctrl-D", err=True)
     settings = ImportSettings(

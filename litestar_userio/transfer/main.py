@@ -10,6 +10,7 @@ import click
 
 from litestar_userio.transfer.commands import export_command, import_command
 from litestar_userio.transfer.hooks import hooks_group
+from litestar_userio.transfer.passwords import password_migration_command
 
 __all__ = ["main"]
 
@@ -27,3 +28,4 @@ def main() -> None:
 main.add_command(import_command)
 main.add_command(export_command)
 main.add_command(hooks_group)
+main.add_command(password_migration_command)

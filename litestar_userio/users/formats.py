@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import calendar
 import re
+import unicodedata
 import zoneinfo
 from collections.abc import Callable
 from functools import lru_cache
@@ -27,6 +28,8 @@ __all__ = [
     "LOGIN_ID_ATTRIBUTES",
     "STANDARD_ATTRIBUTES",
     "STANDARD_STRING_ATTRIBUTES",
+    "describe_invisible",
+    "invisible_character",
     "is_bcp47",
     "is_birthdate",
     "is_country_code",
@@ -88,9 +91,11 @@ def _is_plain_email(value: str) -> bool:
 
 
 def is_email(value: str) -> bool:
-    """An address, without display name; deliverability is not checked (no DNS in a bulk job)."""
+    """An address, without display name or invisible characters; deliverability is not checked (no DNS in bulk)."""
     if _is_plain_email(value):
         return True
+    if invisible_character(value) is not None:
+        return False
     try:
         email_validator.validate_email(value, check_deliverability=False)
     except email_validator.EmailNotValidError:
@@ -100,10 +105,36 @@ def is_email(value: str) -> bool:
 
 _USERNAME_FORBIDDEN = re.compile(r"[\s\x00-\x1f\x7f]")
 
+_DEFAULT_IGNORABLE_NOT_FORMAT = re.compile(
+    "[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u2065\u3164\ufe00-\ufe0f\uffa0\ufff0-\ufff8\U000e0000-\U000e0fff]"
+)
+"""Unicode's `Default_Ignorable_Code_Point` characters that are not of category Cf (format): the combining
+grapheme joiner, Hangul fillers, Khmer inherent vowels, variation selectors, and reserved ones (Unicode 16
+DerivedCoreProperties.txt); the format characters (zero width space and joiners, soft hyphen, word joiner, the
+byte order mark, every bidi control) are found by their category."""
+
+
+def invisible_character(value: str) -> str | None:
+    """The first default-ignorable or format character of `value` (one a person cannot see or type), or None.
+
+    Such a character makes `ali\u200bce` a second login id that looks like `alice`: NFKC and case folding keep it.
+    """
+    if value.isascii():
+        return None
+    for char in value:
+        if unicodedata.category(char) == "Cf" or _DEFAULT_IGNORABLE_NOT_FORMAT.match(char):
+            return char
+    return None
+
+
+def describe_invisible(char: str) -> str:
+    """`U+200B ZERO WIDTH SPACE`: how a cause names an invisible character."""
+    return f"U+{ord(char):04X} {unicodedata.name(char, 'unnamed')}"
+
 
 def is_username(value: str) -> bool:
-    """1 to 255 characters without white space or control characters."""
-    return 0 < len(value) <= 255 and not _USERNAME_FORBIDDEN.search(value)
+    """1 to 255 characters without white space, control, format or default-ignorable characters."""
+    return 0 < len(value) <= 255 and not _USERNAME_FORBIDDEN.search(value) and invisible_character(value) is None
 
 
 _FULL_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")

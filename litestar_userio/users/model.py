@@ -10,7 +10,52 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-__all__ = ["AuthenticatorState", "LoginID", "OAuthLink", "UserState"]
+__all__ = ["AuthenticatorState", "LoginID", "OAuthLink", "UserState", "disabled_state", "is_disabled_at"]
+
+
+def disabled_state(
+    now: datetime,
+    *,
+    disabled: bool,
+    temporarily_disabled_from: datetime | None = None,
+    temporarily_disabled_until: datetime | None = None,
+    account_valid_from: datetime | None = None,
+    account_valid_until: datetime | None = None,
+) -> str | None:
+    """Why a user is disabled at `now` (ref `IsDisabled`), or None when it is not: the one rule of DECISIONS 11.
+
+    `disabled` (until enabled), `temporarily_disabled` (inside the window, from inclusive, until exclusive),
+    `outside_valid_period` (before `account_valid_from`, or from `account_valid_until` on). Export, the admin
+    API, hook events and sign-in all ask here.
+    """
+    if disabled:
+        return "disabled"
+    if (
+        temporarily_disabled_from is not None
+        and temporarily_disabled_until is not None
+        and temporarily_disabled_from <= now < temporarily_disabled_until
+    ):
+        return "temporarily_disabled"
+    if (account_valid_from is not None and now < account_valid_from) or (
+        account_valid_until is not None and now >= account_valid_until
+    ):
+        return "outside_valid_period"
+    return None
+
+
+def is_disabled_at(user: UserState, now: datetime) -> bool:
+    """Whether `user` is reported `disabled` at `now` (`disabled_state` of its columns)."""
+    return (
+        disabled_state(
+            now,
+            disabled=user.disabled,
+            temporarily_disabled_from=user.temporarily_disabled_from,
+            temporarily_disabled_until=user.temporarily_disabled_until,
+            account_valid_from=user.account_valid_from,
+            account_valid_until=user.account_valid_until,
+        )
+        is not None
+    )
 
 
 @dataclass
@@ -79,6 +124,10 @@ class UserState:
     groups: set[str] = field(default_factory=set)
     account_valid_from: datetime | None = None
     account_valid_until: datetime | None = None
+    temporarily_disabled_from: datetime | None = None
+    temporarily_disabled_until: datetime | None = None
+    disable_reason: str | None = None
+    last_login_at: datetime | None = None
     changed: bool = False
     roles_changed: bool = False
     groups_changed: bool = False

@@ -1,35 +1,48 @@
-"""bcrypt at sign-in without a denial of service: a bounded pool of threads that projects share fairly.
+"""Password checks at sign-in without a denial of service: a bounded pool of threads that projects share fairly.
 
-One bcrypt check at cost 12 takes about 330 ms of a core. Run on asyncio's default executor, a flood of wrong
-passwords against one project filled every thread and every other project's sign-ins queued behind it. Here
-each project may hold at most `threads_per_project` of the `threads`, so the others always find a thread
-free or wait behind at most one round of checks per busy project; and the work of one project's checks running
-or waiting is bounded (`max_pending_per_project` checks of cost 10, or their equivalent: a burst of cheap
-checks passes, a few costly ones fill it), beyond which an attempt is refused at once (`PasswordVerificationBusy`).
+One bcrypt check at cost 12 takes about 330 ms of a core; an Argon2 check may also hold hundreds of MiB. Run on
+asyncio's default executor, a flood of wrong passwords against one project filled every thread and every other
+project's sign-ins queued behind it. Here each project may hold at most `threads_per_project` of the `threads`, so
+the others always find a thread free or wait behind at most one round of checks per busy project; memory-hard
+checks (Argon2, scrypt) also wait for their memory within `max_memory`, after their project's slot, so one project
+holds at most its slots' worth of it; and the work of one project's checks running or waiting is bounded
+(`max_pending_per_project` checks of bcrypt cost 10, or their equivalent in any format), beyond which an attempt is
+refused at once (`PasswordVerificationBusy`). Every format (`passwords/formats.py`) runs here, and so does the
+re-hash of a legacy password at its first good sign-in.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
 
 import bcrypt
 
-from litestar_userio.config import PasswordConfig
+from litestar_userio.config import PasswordConfig, PasswordHashBounds
 from litestar_userio.errors import PasswordVerificationBusy
+from litestar_userio.observability import telemetry
+from litestar_userio.passwords.formats import (
+    ARGON2ID_MEMORY,
+    BCRYPT_MAX_BYTES,
+    HashError,
+    HashPolicy,
+    LegacyHash,
+    hash_password,
+    load_stored,
+    parse_password,
+    stored_format,
+)
 
-__all__ = ["BCRYPT_MAX_BYTES", "PasswordVerifier", "bcrypt_cost"]
+__all__ = ["BCRYPT_MAX_BYTES", "PasswordVerifier", "bcrypt_cost", "hash_format"]
 
 logger = logging.getLogger("litestar_userio.users")
 
-BCRYPT_MAX_BYTES = 72
-"""bcrypt compares only the first 72 bytes, as the systems the hashes come from did."""
+T = TypeVar("T")
 _DUMMY_PASSWORD = b"userio-dummy"
-_REFERENCE_COST = 10
-"""Pending work is counted in checks of this cost: a cost-12 check counts 4, a cost-4 check 1/64."""
 
 
 def bcrypt_cost(password_hash: str) -> int | None:
@@ -39,63 +52,141 @@ def bcrypt_cost(password_hash: str) -> int | None:
 
 
 class PasswordVerifier:
-    """Checks passwords against bcrypt hashes on its own threads, a bounded share per project."""
+    """Checks passwords against stored hashes of any format on its own threads, a bounded share per project."""
 
-    def __init__(self, config: PasswordConfig, max_cost: int) -> None:
+    def __init__(self, config: PasswordConfig, max_cost: int, bounds: PasswordHashBounds | None = None) -> None:
         self.config = config
         self.max_cost = max_cost
-        self._executor = ThreadPoolExecutor(max_workers=config.threads, thread_name_prefix="userio-bcrypt")
+        self.policy = HashPolicy(bounds or PasswordHashBounds(), max_cost, allow_weak=True)
+        """What a stored hash may cost: weak formats were allowed by the project when they were imported."""
+        self._executor = ThreadPoolExecutor(max_workers=config.threads, thread_name_prefix="userio-passwords")
         self._slots: dict[str, asyncio.Semaphore] = {}
         self._pending: Counter[str] = Counter()
         self._work: dict[str, float] = {}
+        self._memory_used = 0
+        self._memory_waiters: deque[tuple[int, asyncio.Future[None]]] = deque()
         self._dummy_hash: bytes | None = None
+        self._dummy_work = 2.0 ** (config.dummy_hash_cost - 10)
         self._dummy_lock = asyncio.Lock()
 
-    async def check(self, project_id: str, password: str, password_hash: str | None) -> bool:
-        """Whether `password` matches; a missing hash (unknown user) is checked against the fixed dummy hash.
+    async def check(self, project_id: str, password: str, stored: str | None) -> bool:
+        """Whether `password` matches a stored hash; a missing one (unknown user) is checked against the dummy hash.
 
-        A hash above `max_cost` (it could only have come in before the limit existed) is never run: the attempt
-        fails after the dummy check, as an unknown user's does.
+        A hash above its format's bound (it could only have come in before the limit existed) or one that no longer
+        parses is never run: the attempt fails after the dummy check, as an unknown user's does.
         """
-        candidate = password.encode()[:BCRYPT_MAX_BYTES]
-        cost = bcrypt_cost(password_hash) if password_hash is not None else None
-        if cost is not None and cost > self.max_cost:
-            logger.warning(
-                "a password hash of project %s has cost %s, above the maximum %s", project_id, cost, self.max_cost
+        candidate = password.encode()
+        legacy = None
+        if stored is not None:
+            try:
+                legacy = parse_password(load_stored(stored), self.policy)
+            except HashError as exc:
+                logger.warning(
+                    "a %s password hash of project %s is not checked: it %s",
+                    stored_format(stored),
+                    project_id,
+                    exc.message,
+                )
+        if legacy is None:
+            dummy = await self._dummy()
+            await self._run(
+                project_id, lambda: bcrypt.checkpw(candidate[:BCRYPT_MAX_BYTES], dummy), self._dummy_work, 0
             )
-            password_hash = None
-        if password_hash is None:
-            await self._run(project_id, candidate, await self._dummy())
             return False
+        verify = legacy.verify
         try:
-            return await self._run(project_id, candidate, password_hash.encode())
-        except ValueError:  # not a bcrypt hash bcrypt can read
+            return await self._run(project_id, lambda: verify(candidate), legacy.work, legacy.memory, label=legacy.type)
+        except ValueError:  # a hash the library cannot read after all
             return False
 
-    async def _run(self, project_id: str, candidate: bytes, hashed: bytes) -> bool:
-        cost = bcrypt_cost(hashed[:7].decode("ascii", "replace"))
-        work = 2.0 ** ((cost if cost is not None else _REFERENCE_COST) - _REFERENCE_COST)
+    async def verify(self, project_id: str, legacy: LegacyHash, password: str) -> bool:
+        """Whether `password` matches a parsed hash (a dry run's known pair), on the pool like a sign-in.
+
+        Admitted even when the project's sign-ins are busy: a dry run checks its pairs one at a time.
+        """
+        candidate = password.encode()
+        try:
+            return await self._run(project_id, lambda: legacy.verify(candidate), legacy.work, legacy.memory, admit=True)
+        except ValueError:
+            return False
+
+    async def hash(self, project_id: str, password: str, algorithm: str) -> str:
+        """`password` hashed with `algorithm` (the stored form), on the pool: a re-hash is admitted even when busy."""
+        memory = ARGON2ID_MEMORY if algorithm == "argon2id" else 0
+        work = 1.0 if algorithm == "argon2id" else 2.0 ** (self.config.bcrypt_cost - 10)
+        encoded = password.encode()
+        return await self._run(
+            project_id, lambda: hash_password(encoded, algorithm, self.config.bcrypt_cost), work, memory, admit=True
+        )
+
+    async def _run(
+        self,
+        project_id: str,
+        call: Callable[[], T],
+        work: float,
+        memory: int,
+        *,
+        admit: bool = False,
+        label: str = "none",
+    ) -> T:
         pending_work = self._work.get(project_id, 0.0)
-        if pending_work and pending_work + work > self.config.max_pending_per_project:
+        if not admit and pending_work and pending_work + work > self.config.max_pending_per_project:
+            telemetry.password_checked(label, "busy")
             raise PasswordVerificationBusy()
         self._pending[project_id] += 1
         self._work[project_id] = pending_work + work
         slots = self._slots.get(project_id)
         if slots is None:
             slots = self._slots[project_id] = asyncio.Semaphore(self.config.threads_per_project)
+        memory = min(memory, self.config.max_memory)  # a check above the budget runs alone
         try:
             await slots.acquire()
         except BaseException:
-            self._release(project_id, None, work)
+            self._release(project_id, None, work, 0)
+            raise
+        try:
+            await self._reserve(memory)
+        except BaseException:
+            self._release(project_id, slots, work, 0)
             raise
         loop = asyncio.get_running_loop()
         # The slot is given back when the thread is done, not when the caller stops waiting (a client that
         # disconnects mid-check must not free its project's share while the thread still works for it).
-        future = self._executor.submit(bcrypt.checkpw, candidate, hashed)
-        future.add_done_callback(lambda _: _call_soon(loop, self._release, project_id, slots, work))
+        future = self._executor.submit(call)
+        future.add_done_callback(lambda _: _call_soon(loop, self._release, project_id, slots, work, memory))
         return await asyncio.wrap_future(future)
 
-    def _release(self, project_id: str, slots: asyncio.Semaphore | None, work: float) -> None:
+    async def _reserve(self, memory: int) -> None:
+        """Wait, first come first served, until `memory` bytes fit in `max_memory` beside the checks running."""
+        if memory == 0:
+            return
+        if not self._memory_waiters and self._memory_used + memory <= self.config.max_memory:
+            self._memory_used += memory
+            return
+        waiter = asyncio.get_running_loop().create_future()
+        self._memory_waiters.append((memory, waiter))
+        try:
+            await waiter
+        except BaseException:
+            if waiter.done() and not waiter.cancelled():
+                self._free(memory)  # granted as it was cancelled: give it back
+            else:
+                self._memory_waiters.remove((memory, waiter))
+            raise
+
+    def _free(self, memory: int) -> None:
+        self._memory_used -= memory
+        while self._memory_waiters:
+            wanted, waiter = self._memory_waiters[0]
+            if self._memory_used + wanted > self.config.max_memory:
+                break
+            self._memory_waiters.popleft()
+            self._memory_used += wanted
+            waiter.set_result(None)
+
+    def _release(self, project_id: str, slots: asyncio.Semaphore | None, work: float, memory: int) -> None:
+        if memory:
+            self._free(memory)
         if slots is not None:
             slots.release()
         self._pending[project_id] -= 1
@@ -118,6 +209,15 @@ class PasswordVerifier:
     def close(self) -> None:
         """Stop the threads once the checks under way are done."""
         self._executor.shutdown(wait=False, cancel_futures=True)
+
+    def pending(self) -> int:
+        """Checks running or waiting in this process (a metric)."""
+        return sum(self._pending.values())
+
+
+def hash_format(password_hash: str | None) -> str:
+    """The stored hash's format as a metric label: its `password.type` (`bcrypt`, `argon2`, ...) or `none`."""
+    return "none" if password_hash is None else stored_format(password_hash)
 
 
 def _call_soon(loop: asyncio.AbstractEventLoop, callback: Callable[..., object], *args: object) -> None:

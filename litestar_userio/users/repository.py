@@ -16,7 +16,7 @@ from typing import Any
 import msgspec
 
 from litestar_userio.db.engine import Row, Tx
-from litestar_userio.db.tables import Group, Role, User
+from litestar_userio.db.tables import Authenticator, Group, Role, User
 from litestar_userio.ids import new_id
 from litestar_userio.users.formats import LOGIN_ID_ATTRIBUTES
 from litestar_userio.users.model import AuthenticatorState, LoginID, OAuthLink, UserState
@@ -54,7 +54,7 @@ def user_rows_query(tx: Tx, where: str) -> str:
     identity = ("i.login_id_key", "i.login_id_type", "i.original_value", "i.normalized_value", "i.id", "i.created_at")
     return (
         "SELECT u.id, u.created_at, u.updated_at, u.last_login_at, u.is_disabled, u.account_valid_from,"
-        " u.account_valid_until,"
+        " u.account_valid_until, u.temporarily_disabled_from, u.temporarily_disabled_until,"
         " u.standard_attributes, u.custom_attributes,"
         f" (SELECT {tx.json_rows(*identity)}"
         "  FROM userio_identity i WHERE i.user_id = u.id) AS identities,"
@@ -91,6 +91,9 @@ def user_from_row(row: Row) -> UserState:
         custom=_json(row["custom_attributes"]),
         account_valid_from=row["account_valid_from"],
         account_valid_until=row["account_valid_until"],
+        temporarily_disabled_from=row["temporarily_disabled_from"],
+        temporarily_disabled_until=row["temporarily_disabled_until"],
+        last_login_at=row["last_login_at"],
         roles=set(_json_list(row["roles"])),
         groups=set(_json_list(row["groups"])),
     )
@@ -154,6 +157,39 @@ class UserRepository:
         )
         return (row["user_id"], row["password_hash"]) if row is not None else None
 
+    async def replace_password_hash(self, tx: Tx, project_id: str, user_id: str, old: str, new: str) -> None:
+        """Swap the user's primary password hash `old` for `new`; nothing when it is no longer `old`."""
+        a = Authenticator
+        await tx.run(
+            a.update({a.password_hash: new}).where(
+                (a.project_id == project_id)
+                & (a.user == user_id)
+                & (a.kind == "primary")
+                & (a.type == "password")
+                & (a.password_hash == old)
+            )
+        )
+
+    async def password_heads(self, tx: Tx, project_id: str) -> list[tuple[str | None, int, int]]:
+        """(head of the primary password hash or None, users, of them never signed in), per head, one scan.
+
+        The head is what tells the format without the secret (`passwords.formats.stored_format`): bcrypt is stored
+        verbatim, every other format as JSON with `type` first; 44 characters of an argon2 one tell the variant.
+        A GROUP BY over a CASE, which Piccolo's builder does not express.
+        """
+        rows = await tx.fetch(
+            "SELECT CASE WHEN a.password_hash IS NULL THEN NULL"
+            " WHEN a.password_hash NOT LIKE '{%' THEN 'bcrypt'"
+            ' WHEN a.password_hash LIKE \'{"type":"argon2"%\' THEN substr(a.password_hash, 1, 44)'
+            " ELSE substr(a.password_hash, 1, 26) END AS head,"
+            " COUNT(*) AS users, SUM(CASE WHEN u.last_login_at IS NULL THEN 1 ELSE 0 END) AS never"
+            " FROM userio_user u LEFT JOIN userio_authenticator a"
+            " ON a.user_id = u.id AND a.kind = 'primary' AND a.type = 'password'"
+            " WHERE u.project_id = $1 GROUP BY 1",
+            project_id,
+        )
+        return [(row["head"], int(row["users"]), int(row["never"] or 0)) for row in rows]
+
     async def find_owners(
         self, tx: Tx, project_id: str, login_ids: Mapping[str, Iterable[str]]
     ) -> dict[tuple[str, str], str]:
@@ -207,6 +243,13 @@ class UserRepository:
         )
         return {(r["provider_alias"], r["subject"]): r["user_id"] for r in rows}
 
+    async def existing_ids(self, tx: Tx, user_ids: Iterable[str]) -> set[str]:
+        """Those of `user_ids` some user has, in any project: ids are unique in the deployment (DECISIONS 11)."""
+        ids = sorted(set(user_ids))
+        if not ids:
+            return set()
+        return {row["id"] for row in await tx.run(User.select(User.id).where(User.id.is_in(ids)))}
+
     async def load_one(self, tx: Tx, project_id: str, user_id: str) -> UserState | None:
         """One user of a project with its login ids, roles and groups, in one query (token issuance)."""
         row = await tx.fetchrow(user_rows_query(tx, "u.id = $1 AND u.project_id = $2"), user_id, project_id)
@@ -221,7 +264,8 @@ class UserRepository:
         array = tx.array(ids)
         for row in await tx.fetch(
             "SELECT id, created_at, updated_at, is_disabled, standard_attributes, custom_attributes,"
-            " account_valid_from, account_valid_until"
+            " account_valid_from, account_valid_until, temporarily_disabled_from, temporarily_disabled_until,"
+            " disable_reason, last_login_at"
             f" FROM userio_user WHERE {tx.any('id', 1)} ORDER BY id{tx.for_update if lock else ''}",
             array,
         ):
@@ -239,6 +283,10 @@ class UserRepository:
                 verified=verified,
                 account_valid_from=row["account_valid_from"],
                 account_valid_until=row["account_valid_until"],
+                temporarily_disabled_from=row["temporarily_disabled_from"],
+                temporarily_disabled_until=row["temporarily_disabled_until"],
+                disable_reason=row["disable_reason"],
+                last_login_at=row["last_login_at"],
             )
         users = loaded.users
         for row in await tx.fetch(
@@ -395,7 +443,8 @@ class UserRepository:
         )
         await tx.executemany(
             "UPDATE userio_user SET updated_at = $2, is_disabled = $3, standard_attributes = $4,"
-            " custom_attributes = $5, account_valid_from = $6, account_valid_until = $7 WHERE id = $1",
+            " custom_attributes = $5, account_valid_from = $6, account_valid_until = $7,"
+            " temporarily_disabled_from = $8, temporarily_disabled_until = $9, disable_reason = $10 WHERE id = $1",
             [
                 (
                     u.id,
@@ -405,6 +454,9 @@ class UserRepository:
                     dump(u.custom),
                     u.account_valid_from,
                     u.account_valid_until,
+                    u.temporarily_disabled_from,
+                    u.temporarily_disabled_until,
+                    u.disable_reason,
                 )
                 for u in old_users
             ],
@@ -514,27 +566,72 @@ class UserRepository:
                 raise
             users = await following
 
-    async def find_by_login_id_prefix(
-        self, tx: Tx, project_id: str, prefixes: Mapping[str, str], limit: int
-    ) -> list[tuple[str, str, str]]:
-        """Identities whose normalized value starts with the prefix given for their attribute, by value.
+    async def user_row(self, tx: Tx, project_id: str, user_id: str) -> Row | None:
+        """The user as a row of `user_rows_query` (what the export's document is built from); None if absent."""
+        return await tx.fetchrow(user_rows_query(tx, "u.id = $1 AND u.project_id = $2"), user_id, project_id)
 
-        `prefixes` maps a login id attribute to a normalized prefix; the answer is (user id, login id key,
-        original value), `limit` at most.
+    async def in_project(self, tx: Tx, project_id: str, user_id: str) -> bool:
+        """Whether the project has a user of that id."""
+        found = await tx.run(User.select(User.id).where((User.id == user_id) & (User.project == project_id)))
+        return bool(found)
+
+    async def user_rows_page(
+        self,
+        tx: Tx,
+        project_id: str,
+        *,
+        after: str,
+        limit: int,
+        user_ids: Iterable[str] | None = None,
+        prefixes: Mapping[str, str] | None = None,
+        role: str | None = None,
+        group: str | None = None,
+    ) -> list[Row]:
+        """Up to `limit` users with an id above `after`, in id order, as rows of `user_rows_query` (keyset pages).
+
+        Filters: one of `user_ids`; a login id starting with the prefix given for its attribute (`prefixes`,
+        normalized); holding the role or group key. An admin list, not a measured bulk path.
         """
-        args: list[Any] = [project_id, limit]
-        clauses = []
-        for attribute, prefix in prefixes.items():
-            args += [LOGIN_ID_ATTRIBUTES[attribute], _like_prefix(prefix)]
-            clauses.append(f"(login_id_key = ${len(args) - 1} AND normalized_value LIKE ${len(args)} ESCAPE '\\')")
-        if not clauses:
-            return []
-        rows = await tx.fetch(
-            "SELECT user_id, login_id_key, original_value FROM userio_identity"
-            f" WHERE project_id = $1 AND ({' OR '.join(clauses)}) ORDER BY normalized_value, login_id_key LIMIT $2",
-            *args,
-        )
-        return [(r["user_id"], r["login_id_key"], r["original_value"]) for r in rows]
+        args: list[Any] = [project_id, after, limit]
+        where = ["u.project_id = $1", "u.id > $2"]
+        if user_ids is not None:
+            args.append(tx.array(sorted(set(user_ids))))
+            where.append(tx.any("u.id", len(args)))
+        if prefixes is not None:
+            clauses = []
+            for attribute, prefix in prefixes.items():
+                args += [LOGIN_ID_ATTRIBUTES[attribute], _like_prefix(prefix)]
+                clauses.append(
+                    f"(i.login_id_key = ${len(args) - 1} AND i.normalized_value LIKE ${len(args)} ESCAPE '\\')"
+                )
+            where.append(
+                "EXISTS (SELECT 1 FROM userio_identity i WHERE i.user_id = u.id"
+                f" AND ({' OR '.join(clauses) or 'FALSE'}))"
+            )
+        for key, table, column in ((role, "userio_role", "role_id"), (group, "userio_group", "group_id")):
+            if key is not None:
+                args.append(key)
+                where.append(
+                    f"EXISTS (SELECT 1 FROM userio_user_{table.removeprefix('userio_')} m JOIN {table} k"
+                    f" ON k.id = m.{column} WHERE m.user_id = u.id AND k.key = ${len(args)})"
+                )
+        return await tx.fetch(user_rows_query(tx, " AND ".join(where) + " ORDER BY u.id LIMIT $3"), *args)
+
+    async def delete_user(self, tx: Tx, project_id: str, user_id: str) -> None:
+        """Delete the user with its identities, authenticators, roles, groups and refresh tokens.
+
+        Each table explicitly: PostgreSQL's statement triggers would cascade, SQLite's foreign keys only where the
+        connection enforces them.
+        """
+        for table in (
+            "userio_refresh_token",
+            "userio_identity",
+            "userio_authenticator",
+            "userio_user_role",
+            "userio_user_group",
+        ):
+            await tx.delete_in(table, "user_id", [user_id])
+        await tx.run(User.delete().where((User.id == user_id) & (User.project == project_id)))
 
 
 def _like_prefix(value: str) -> str:

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from litestar_userio.clock import Clock, SystemClock
-from litestar_userio.config import PasswordConfig
+from litestar_userio.config import PasswordConfig, PasswordHashBounds
 from litestar_userio.db.engine import Database
 from litestar_userio.errors import PasswordExpired, UserOutsideValidPeriod
+from litestar_userio.observability import telemetry
+from litestar_userio.passwords.formats import is_target, stored_format
+from litestar_userio.passwords.schemas import FormatCount, PasswordMigration
 from litestar_userio.projects.service import ProjectService
 from litestar_userio.users.formats import LOGIN_ID_ATTRIBUTES
 from litestar_userio.users.login_id_rules import CASE_INSENSITIVE, LoginIDRules
-from litestar_userio.users.passwords import PasswordVerifier
+from litestar_userio.users.passwords import PasswordVerifier, hash_format
 from litestar_userio.users.repository import UserRepository
 
 __all__ = ["UserService"]
@@ -26,9 +29,10 @@ class UserService:
         clock: Clock | None = None,
         *,
         projects: ProjectService | None = None,
+        hash_bounds: PasswordHashBounds | None = None,
     ) -> None:
         self.db = db
-        self.passwords = PasswordVerifier(config or PasswordConfig(), max_bcrypt_cost)
+        self.passwords = PasswordVerifier(config or PasswordConfig(), max_bcrypt_cost, hash_bounds)
         self.clock: Clock = clock or SystemClock()
         self.projects = projects or ProjectService(db, self.clock)
         """Where the project's login-id rules come from."""
@@ -74,7 +78,8 @@ class UserService:
         An unknown login id, or a user without a password, costs a bcrypt check too (a fixed hash of the
         configured typical cost), so timing does not tell which login ids exist. bcrypt compares only the first
         72 bytes, as the systems the hashes come from did. Checks run on a bounded pool shared fairly by projects;
-        `PasswordVerificationBusy` when too many of this project's checks already wait.
+        `PasswordVerificationBusy` when too many of this project's checks already wait. A good password whose hash
+        is not in the project's `password_algorithm` is re-hashed to it now (`_rehash`).
         """
         rules = await self._login_id_rules(project_id)
         candidates = {attribute: rules.normalize(attribute, login_id) for attribute in LOGIN_ID_ATTRIBUTES}
@@ -82,6 +87,9 @@ class UserService:
             found = await self.repository.find_password(tx, project_id, candidates)
         stored = found[1] if found is not None else None
         ok = await self.passwords.check(project_id, password, stored)
+        telemetry.password_checked(hash_format(stored), "match" if ok else "mismatch")
+        if ok and found is not None and stored is not None:
+            await self._rehash(project_id, found[0], password, stored)
         return found[0] if ok and found is not None else None
 
     async def find_by_oauth(self, project_id: str, provider_alias: str, subject: str) -> str | None:
@@ -93,10 +101,46 @@ class UserService:
             owners = await self.repository.find_oauth_owners(tx, project_id, [(provider_alias, subject)])
         return owners.get((provider_alias, subject))
 
+    async def _rehash(self, project_id: str, user_id: str, password: str, stored: str) -> None:
+        """DECISIONS 12: a hash not in the project's `password_algorithm` is replaced in the sign-in that proved it.
+
+        The swap is conditional on the legacy hash still being there, so two first sign-ins at once store one
+        new hash, and a password changed meanwhile is not overwritten.
+        """
+        project = await self.projects.get(project_id)
+        algorithm = project.settings.password_algorithm if project is not None else "bcrypt"
+        if is_target(stored, algorithm):
+            return
+        new = await self.passwords.hash(project_id, password, algorithm)
+        async with self.db.transaction() as tx:
+            await self.repository.replace_password_hash(tx, project_id, user_id, stored, new)
+
     async def _login_id_rules(self, project_id: str) -> LoginIDRules:
         """The project's login-id case sensitivity: sign-in compares login ids as the import stored them."""
         project = await self.projects.get(project_id)
         return project.settings.login_id_rules() if project is not None else CASE_INSENSITIVE
+
+    async def password_migration(self, project_id: str) -> PasswordMigration:
+        """How far the project's users are from its `password_algorithm` (admin API, `userio password-migration`)."""
+        project = await self.projects.get(project_id)
+        algorithm = project.settings.password_algorithm if project is not None else "bcrypt"
+        async with self.db.reader() as tx:
+            heads = await self.repository.password_heads(tx, project_id)
+        state = PasswordMigration(algorithm, 0, 0, 0, 0, 0, {})
+        for head, users, never in heads:
+            state.users += users
+            state.never_signed_in += never
+            if head is None:
+                state.without_password += users
+                continue
+            count = state.formats.setdefault(stored_format(head), FormatCount(0, 0))
+            count.users += users
+            count.never_signed_in += never
+            if not is_target(head, algorithm):
+                state.awaiting_rehash += users
+                state.awaiting_rehash_never_signed_in += never
+        state.formats = dict(sorted(state.formats.items()))
+        return state
 
     def close(self) -> None:
         """Stop the bcrypt threads."""

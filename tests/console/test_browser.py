@@ -442,7 +442,7 @@ async def test_hook_editor_completes_marks_errors_saves_and_tests_against_an_imp
 
     await page.locator("#test-user").fill("user00001@")
     await page.locator("#test-user-match option").first.wait_for(state="attached")
-    assert await page.locator("#test-user-match option").first.inner_text() == "user00001@example.com (email)"
+    assert await page.locator("#test-user-match option").first.inner_text() == "user00001@example.com"
     await page.locator("#test-client").select_option("demo-app")
     await page.locator("#run-test").click()
     added = page.locator("#test-diff tr.added")
@@ -510,6 +510,42 @@ async def test_hook_versions_panel_lists_diffs_and_rolls_back_where_the_server_k
     assert "plan of" in (await page.locator("#editor .view-lines").inner_text()).replace("\xa0", " ")
 
 
+async def test_finds_a_user_disables_enables_sets_a_password_and_deletes_with_a_confirmation(session):
+    page = session["page"]
+    await page.goto(session["link"].split("#")[0] + "#/users")
+    await page.locator("#user-query").fill("user00002@")
+    await page.locator("#find-user").click()
+    await page.get_by_role("button", name="user00002@example.com", exact=True).click()
+    state = page.locator("#user-state")
+    await state.wait_for()
+    assert await state.inner_text() == "Enabled"
+    assert '"email": "user00002@example.com"' in await page.locator("#user-record").inner_text()
+    assert await serious_violations(page) == []
+
+    await page.locator("#disable-user").click()
+    await page.locator("#enable-user").wait_for()
+    assert await state.inner_text() == "Disabled"
+    await page.locator("#enable-user").click()
+    await page.locator("#disable-user").wait_for()
+    assert await state.inner_text() == "Enabled"
+
+    await page.locator("#new-password").fill("a console password")
+    await page.locator("#set-password").click()
+    await page.get_by_role("status").filter(has_text="Password set.").wait_for()
+    sent = [r for r in session["api_requests"] if r.method == "PUT" and r.url.endswith("/password")]
+    assert [json.loads(r.post_data_buffer) for r in sent] == [{"password": "a console password"}]
+
+    await page.locator("#delete-confirmation").fill("someone else")
+    await page.locator("#delete-user").click()
+    await page.get_by_role("status").filter(has_text="to confirm the delete").wait_for()
+    assert not [r for r in session["api_requests"] if r.method == "DELETE"]
+    await page.locator("#delete-confirmation").fill("user00002@example.com")
+    await page.locator("#delete-user").click()
+    await page.get_by_role("status").filter(has_text="deleted.").wait_for()
+    await page.get_by_text("No user's login id starts with this.").wait_for()
+    await fits_a_phone(page, "12-users")
+
+
 async def test_is_usable_by_keyboard(session):
     page = session["page"]
     await page.goto(session["link"].split("#")[0] + "#/imports")
@@ -517,7 +553,7 @@ async def test_is_usable_by_keyboard(session):
     focused = "document.activeElement.id || document.activeElement.textContent"
 
     assert await page.evaluate(focused) == "main"  # a page change moves focus to its content
-    for name in ("sign-out", "Hooks", "Exports"):
+    for name in ("sign-out", "Users", "Hooks", "Exports"):
         await page.keyboard.press("Shift+Tab")
         assert await page.evaluate(focused) == name
     await page.keyboard.press("Enter")
@@ -526,7 +562,7 @@ async def test_is_usable_by_keyboard(session):
     assert await page.evaluate(focused) == "format-csv"
     await page.keyboard.press("ArrowDown")
     assert await page.locator("#fields").is_hidden()  # ndjson chosen: no column picker
-    for name in ("sign-out", "Hooks", "Exports", "Imports", "Skip to content"):
+    for name in ("sign-out", "Users", "Hooks", "Exports", "Imports", "Skip to content"):
         await page.keyboard.press("Shift+Tab")
         assert await page.evaluate(focused) == name
     assert page.url.endswith("#/exports")

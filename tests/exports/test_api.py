@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import re
+from collections.abc import AsyncIterator
 from datetime import timedelta
 
 import httpx
 import pytest
 
+from litestar_userio.jobs import sweep
 from litestar_userio.projects.settings import ProjectSettings
+from tests.conftest import Project
 from tests.exports.helpers import EXPORT, download, export_and_wait, initiate
 from tests.helpers import IMPORT, run_import
 
@@ -179,6 +183,67 @@ async def test_rate_limit_is_per_project(env):
 
     assert (await initiate(first, {"format": "ndjson"})).status_code == 429
     assert (await initiate(second, {"format": "ndjson"})).status_code == 202
+    await env.drain()
+
+
+async def test_a_project_window_longer_than_the_plugins_still_counts_after_a_sweep(env):
+    """The sweeper purged uses older than the plugin's 24 hours, and a project's own 48 exported again at 25."""
+    project = await env.make_project(ProjectSettings(export_rate_limit=1, export_rate_period_seconds=48 * 3600))
+    await export_and_wait(project, {"format": "ndjson"})
+    env.clock.advance(timedelta(hours=25))
+    await sweep({"userio": env.services})
+
+    refused = await initiate(project, {"format": "ndjson"})
+
+    assert refused.status_code == 429
+    assert error_of(refused)["reason"] == "RateLimited"
+    assert refused.headers["retry-after"] == str(23 * 3600)
+
+
+async def test_a_bucket_keeps_only_the_uses_of_its_window(env):
+    project = await env.make_project(ProjectSettings(export_rate_limit=1, export_rate_period_seconds=3600))
+
+    for _ in range(3):
+        await export_and_wait(project, {"format": "ndjson"})
+        env.clock.advance(timedelta(hours=1, seconds=1))
+
+    rows = await project.fetch("SELECT COUNT(*) AS n FROM userio_rate_limit_event WHERE project_id = $1", project.id)
+    assert rows[0]["n"] == 1
+
+
+@contextlib.asynccontextmanager
+async def refusing_export_tasks(project: Project) -> AsyncIterator[None]:
+    """The database refuses to store the project's export tasks: an admission fails after taking its use."""
+    name = f"refuse_{project.id}"
+    async with project.env.services.db.transaction() as tx:
+        if tx.dialect == "postgres":
+            await tx.execute(
+                f"CREATE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE 'refused'; END $$;"
+                f" CREATE TRIGGER {name} BEFORE INSERT ON userio_export_task FOR EACH ROW"
+                f" WHEN (NEW.project_id = '{project.id}') EXECUTE FUNCTION {name}()"
+            )
+        else:
+            await tx.execute(
+                f"CREATE TRIGGER {name} BEFORE INSERT ON userio_export_task WHEN NEW.project_id = '{project.id}'"
+                " BEGIN SELECT RAISE(ABORT, 'refused'); END"
+            )
+    try:
+        yield
+    finally:
+        async with project.env.services.db.transaction() as tx:
+            await tx.execute(f"DROP TRIGGER {name}" + (" ON userio_export_task" if tx.dialect == "postgres" else ""))
+            if tx.dialect == "postgres":
+                await tx.execute(f"DROP FUNCTION {name}()")
+
+
+async def test_an_admission_that_rolls_back_leaves_its_bucket_as_it_was(env):
+    project = await env.make_project(ProjectSettings(export_rate_limit=1))
+
+    async with refusing_export_tasks(project):
+        failed = await initiate(project, {"format": "ndjson"})
+
+    assert failed.status_code == 500, failed.text
+    assert (await initiate(project, {"format": "ndjson"})).status_code == 202, "the one use is still free"
     await env.drain()
 
 

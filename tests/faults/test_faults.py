@@ -352,8 +352,7 @@ async def test_redis_down_and_back_in_the_middle_of_an_import(
         worker.send_signal(signal.SIGTERM)
         worker.wait(timeout=60)
 
-    assert down.status_code == 503
-    assert down.json()["error"]["info"] == {"dependency": "queue"}
+    assert down.status_code == 202, "an export is stored while Redis is down (its bucket is in the database)"
     assert stored.status_code == 202, "an import is stored even while Redis is down"
     assert (await outcomes(project, locations))[:-1] == expected_outcomes
     assert len(await canonical_users(project)) == len(expected_users) + 1

@@ -278,7 +278,7 @@ class ImportModel:
                 continue
             owner = self.owner(attribute, value)
             if owner is not None and owner != user_id:
-                reasons.add("DuplicatedIdentity")
+                reasons.add("InvariantViolated")  # cause DuplicatedIdentity (DECISIONS 3)
         if isinstance(record.get("roles"), list) and set(record["roles"]) - self.roles:
             reasons.add("RoleUnknownKeys")
         if isinstance(record.get("groups"), list) and set(record["groups"]) - self.groups:

@@ -101,7 +101,7 @@ PASSWORD = _mostly(
             {"type": "bcrypt", "password_hash": "not a hash"},
             {"type": "bcrypt", "password_hash": "$2b$03$" + HASH_2B[7:]},
             {"type": "bcrypt", "password_hash": "$2b$15$" + HASH_2B[7:]},
-            {"type": "md5", "password_hash": HASH_2B},
+            {"type": "sha3", "password_hash": HASH_2B},
         )
     ),
 )

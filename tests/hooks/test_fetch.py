@@ -120,7 +120,7 @@ async def run_with_fetch(
     timeout: float | None = None,
     secrets: dict[str, str] | None = None,
 ) -> HookRunResult:
-    session = FetchSession(client, allowlist, limits or FetchLimits())
+    session = FetchSession(client, allowlist, limits or FetchLimits(), (secrets or {}).values())
     return await runtime.run(hook(source), EVENT_JSON, timeout=timeout, secrets=secrets, fetcher=session)
 
 
@@ -201,6 +201,39 @@ async def test_redirects_are_followed_only_within_the_allowlist(runtime, client,
     assert inside.response["body"]["path"] == "/echo?redirected=1"
     other = Servers.origin(servers.other)
     assert outside.response == {"error": f"TypeError: fetch refused: {other} is not on the project's fetch allowlist"}
+
+
+CREDENTIALS = (
+    '{ headers: { authorization: "Bearer t0k3n", cookie: "sid=abc", "proxy-authorization": "Basic cA==",'
+    ' "x-api-key": ctx.secrets.CRM_KEY, "x-trace": "kept" } }'
+)
+
+
+@pytest.mark.parametrize("path", ["/redirect-in", "/redirect-out"])
+async def test_a_redirect_to_another_origin_drops_credentials_and_secret_headers(
+    runtime, client, servers, path
+) -> None:
+    """Issue 29: the Fetch standard drops `Authorization` across origins; so do we, with cookies and secrets."""
+    allowed, other = Servers.origin(servers.allowed), Servers.origin(servers.other)
+    count = len(servers.seen)
+    result = await run_with_fetch(
+        runtime,
+        client,
+        f"export default async (e: any, ctx: any) => {{ const r = await fetch('{allowed}{path}', {CREDENTIALS});"
+        " return { status: r.status, url: r.url }; }",
+        [allowed, other],
+        secrets={"CRM_KEY": "sk_live_redirected"},
+    )
+    assert result.ok and result.response["status"] == 200, result
+    first, sent = ({k.lower(): v for k, v in seen["headers"].items()} for seen in servers.seen[count:])
+    assert first["authorization"] == "Bearer t0k3n" and first["x-api-key"] == "sk_live_redirected"
+    credentials = {"authorization", "cookie", "proxy-authorization", "x-api-key"}
+    if path == "/redirect-in":  # same origin: everything goes along
+        assert credentials <= set(sent)
+    else:
+        assert result.response["url"] == f"{other}/echo"
+        assert not credentials & set(sent), sent
+        assert sent["x-trace"] == "kept"
 
 
 async def test_a_response_over_the_body_cap_is_refused(runtime, client, servers) -> None:

@@ -117,6 +117,7 @@ async def test_insert_with_from_not_before_until_fails_as_the_reference(project)
             "name": "Invalid",
             "reason": "InvalidAccountStatusTransition",
             "message": PERIOD_ERROR,
+            "code": 400,
             "info": {"cause": {"kind": "AccountValidFromShouldBeBeforeAccountValidUntil"}},
         }
     ]

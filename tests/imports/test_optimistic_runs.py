@@ -62,7 +62,8 @@ async def test_a_login_id_of_another_stored_user_fails_that_record_alone(backend
     assert body["summary"] == {"total": 41, "inserted": 40, "updated": 0, "skipped": 0, "failed": 1}
     failed = body["details"][1]
     assert failed["outcome"] == "failed"
-    assert failed["errors"][0]["reason"] == "DuplicatedIdentity"
+    assert failed["errors"][0]["reason"] == "InvariantViolated"
+    assert failed["errors"][0]["info"] == {"cause": {"kind": "DuplicatedIdentity"}}
     assert await user_count(project) == 41
     owners = await project.fetch(
         "SELECT COUNT(*) AS n FROM userio_identity WHERE project_id = $1 AND normalized_value = '+14155550100'",

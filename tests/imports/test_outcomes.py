@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from litestar_userio.passwords.formats import PASSWORD_TYPES
 from litestar_userio.projects.settings import ProjectSettings
 from tests.helpers import HASH_2B, TOTP_SECRET, authenticators, identities, import_one, memberships
 
@@ -59,6 +60,7 @@ async def test_failed_detail_has_errors_and_no_user_id(project):
             "name": "Invalid",
             "reason": "ValidationFailed",
             "message": "email must be an email address, e.g. ada@example.com",
+            "code": 400,
             "info": {
                 "causes": [
                     {
@@ -190,8 +192,8 @@ EMAIL = {"error": "invalid email address", "format": "email"}
             ("/address/city", "", None),
         ),
         (
-            {"email": "a@example.com", "password": {"type": "md5", "password_hash": "x"}},
-            ("/password/type", "enum", {"expected": ["bcrypt"], "actual": "md5"}),
+            {"email": "a@example.com", "password": {"type": "sha3", "password_hash": "x"}},
+            ("/password/type", "enum", {"expected": list(PASSWORD_TYPES), "actual": "sha3"}),
         ),
         (
             {"email": "a@example.com", "password": {"type": "bcrypt"}},
@@ -268,7 +270,8 @@ async def test_login_id_of_another_user_fails_with_duplicated_identity(project):
     detail = await import_one(project, {"email": "b@example.com", "phone_number": "+14155550123"})
 
     (error,) = detail["errors"]
-    assert (error["name"], error["reason"]) == ("Invalid", "DuplicatedIdentity")
+    assert (error["name"], error["reason"], error["code"]) == ("Invalid", "InvariantViolated", 400)
+    assert error["info"] == {"cause": {"kind": "DuplicatedIdentity"}}  # DECISIONS 3, ref
     assert (
         await project.fetch(
             "SELECT id FROM userio_identity WHERE project_id = $1 AND normalized_value = 'b@example.com'", project.id
@@ -290,6 +293,7 @@ async def test_unknown_roles_and_groups_fail_with_their_keys(env):
             "message": "unknown role keys: alpha, zeta; define them with `litestar userio roles add --project PROJECT"
             " KEY...`, or let the import create them: `litestar userio project configure --project PROJECT --set"
             " create_unknown_roles_on_import=true`",
+            "code": 404,
             "info": {"keys": ["alpha", "zeta"]},
         }
     ]

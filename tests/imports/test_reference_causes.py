@@ -227,5 +227,6 @@ async def test_cause_messages_name_the_field_and_what_is_expected(project):
         "/mfa/totp": "mfa.totp is missing secret (e.g. JBSWY3DPEHPK3PXP)",
         "/password": "password is missing password_hash (e.g. $2b$10$N9qo8uLOickgx2ZMRZoMyeIjZAgcfl7p92ldGxad68LJZdL17lhWy)"
         " and type (e.g. bcrypt)",
-        "/password/unknown": "password.unknown is not an accepted key; expected one of expire_after, password_hash, type",
+        "/password/unknown": "password.unknown is not an accepted key; expected one of expire_after, mem_cost,"
+        " password_hash, rounds, salt, salt_position, salt_separator, signer_key, type",
     }

@@ -295,3 +295,18 @@ async def test_fetch_allowlist_is_saved_canonical_and_kept_when_a_put_omits_it(w
         "https://crm.example.com",
         "http://127.0.0.1:8080",
     ]
+
+
+async def test_an_allowlist_entry_that_is_an_address_in_disguise_is_refused_by_the_api(world):
+    """Issue 29: `127。0。0。1` is what httpx dials as 127.0.0.1, so it is no host name."""
+    saved = await put(
+        world, {"hooks": [], "fetch_allowlist": ["https://B\u00fccher.de", "https://api\uff0eexample.com."]}
+    )
+    disguised = await put(world, {"hooks": [], "fetch_allowlist": ["http://169\u3002254\u3002169\u3002254"]})
+
+    assert saved.json()["result"]["fetch_allowlist"] == ["https://xn--bcher-kva.de", "https://api.example.com"]
+    assert disguised.status_code == 400
+    assert "the host is the address 169.254.169.254" in disguised.json()["error"]["message"]
+    assert (await world.project.get(HOOKS)).json()["result"]["fetch_allowlist"] == saved.json()["result"][
+        "fetch_allowlist"
+    ]

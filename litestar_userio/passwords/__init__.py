@@ -1,0 +1,1 @@
+"""Password formats of imported users and their verification (DECISIONS 12)."""

@@ -1,0 +1,492 @@
+"""One user at a time (DECISIONS 11): create, read, search, update, set password, disable, enable, delete.
+
+The host's handlers take `UserAdminService` by DI and the admin REST endpoints call it too. A create is one import
+record and an update is SPEC 2.4's upsert, both applied by the import's own rules (`imports/rules.py`), so a user
+changed here and one changed by an import obey the same rules. Each change emits a Litestar event whose argument
+is the user as the export writes it (never a secret), after its transaction committed.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import logging
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import msgspec
+
+from litestar_userio.clock import Clock
+from litestar_userio.config import ImportConfig
+from litestar_userio.db.engine import Database, Row, Tx
+from litestar_userio.errors import (
+    Cause,
+    InvalidAccountStatusTransition,
+    InvalidRequest,
+    UserNotFound,
+    ValidationFailed,
+    WriteConflict,
+)
+from litestar_userio.exports.document import build_document
+from litestar_userio.ids import new_id
+from litestar_userio.imports.rules import ImportWorld, utc_timestamp
+from litestar_userio.imports.schemas import PasswordInput, UserRecord
+from litestar_userio.imports.validation import ParsedRecord, parse_record
+from litestar_userio.projects.service import ProjectRecord, ProjectService
+from litestar_userio.retry import Backoff, retrying
+from litestar_userio.tokens.repository import RefreshTokenRepository
+from litestar_userio.users.formats import LOGIN_ID_ATTRIBUTES
+from litestar_userio.users.login_id_rules import LoginIDRules
+from litestar_userio.users.model import AuthenticatorState, UserState, is_disabled_at
+from litestar_userio.users.passwords import PasswordVerifier
+from litestar_userio.users.repository import UserRepository
+
+__all__ = ["USER_EVENTS", "UserAdminService", "UserPage", "without_secrets"]
+
+logger = logging.getLogger("litestar_userio.users")
+
+USER_EVENTS = (
+    "userio.user.created",
+    "userio.user.updated",
+    "userio.user.password_changed",
+    "userio.user.disabled",
+    "userio.user.enabled",
+    "userio.user.deleted",
+)
+"""The events a change of one user emits; the argument is the user as exported."""
+
+_CONFLICT_RETRIES = 5
+_SCAN_BATCH = 200
+"""Users read per query while a `disabled` filter (computed, not a column) fills a page."""
+
+Emit = Callable[..., None]
+
+
+def _no_events(event_id: str, *args: Any) -> None:
+    """Until the plugin binds the app's emitter (`bind_events`), changes emit nothing."""
+
+
+@dataclass
+class UserPage:
+    """One page of users as exported, and the cursor of the next page (None on the last)."""
+
+    items: list[dict[str, Any]]
+    next_cursor: str | None
+
+
+class UserAdminService:
+    """The single-user lifecycle of DECISIONS 11, for the host's handlers and the admin API."""
+
+    def __init__(
+        self,
+        db: Database,
+        projects: ProjectService,
+        passwords: PasswordVerifier,
+        clock: Clock,
+        *,
+        imports: ImportConfig,
+        users: UserRepository | None = None,
+        refresh_tokens: RefreshTokenRepository | None = None,
+    ) -> None:
+        self.db = db
+        self.projects = projects
+        self.passwords = passwords
+        self.clock = clock
+        self.imports = imports
+        """The import's password bounds: a record here passes the checks it would pass in an import."""
+        self.users = users or UserRepository()
+        self.refresh_tokens = refresh_tokens or RefreshTokenRepository()
+        self.emit: Emit = _no_events
+        """Litestar's `app.emit` once the plugin bound it: each change emits its `USER_EVENTS` member."""
+
+    # Reads.
+
+    async def get(self, project_id: str, user_id: str) -> dict[str, Any]:
+        """The user as exported; `UserNotFound` when the project has no user of that id."""
+        async with self.db.reader() as tx:
+            return await self._document(tx, project_id, user_id)
+
+    async def find_by_login_id(self, project_id: str, login_id: str) -> dict[str, Any] | None:
+        """The user whose email, phone number or username is `login_id`, normalized as sign-in does; or None."""
+        page = await self.list_users(project_id, login_id=login_id, limit=1)
+        return page.items[0] if page.items else None
+
+    async def list_users(
+        self,
+        project_id: str,
+        *,
+        login_id: str | None = None,
+        q: str | None = None,
+        role: str | None = None,
+        group: str | None = None,
+        disabled: bool | None = None,
+        cursor: str | None = None,
+        limit: int = 50,
+    ) -> UserPage:
+        """A page of the project's users in id order, filtered; pass `next_cursor` back as `cursor`.
+
+        `login_id` an exact login id (normalized as sign-in does), `q` the start of one, `role`/`group` a key held,
+        `disabled` the state now (DECISIONS 11, computed by `is_disabled_at`, so it is filtered here, not in SQL).
+        """
+        after = _decode_cursor(cursor)
+        now = self.clock.now()
+        rules = await self._login_id_rules(project_id)
+        user_ids: set[str] | None = None
+        items: list[dict[str, Any]] = []
+        async with self.db.reader() as tx:
+            if login_id is not None:
+                wanted = {a: {rules.normalize(a, login_id.strip())} for a in LOGIN_ID_ATTRIBUTES}
+                user_ids = set((await self.users.find_owners(tx, project_id, wanted)).values())
+                if not user_ids:
+                    return UserPage([], None)
+            prefixes = None if q is None else {a: rules.normalize(a, q.strip()) for a in LOGIN_ID_ATTRIBUTES}
+            batch = limit + 1 if disabled is None else max(_SCAN_BATCH, limit + 1)
+            while len(items) <= limit:
+                rows = await self.users.user_rows_page(
+                    tx,
+                    project_id,
+                    after=after,
+                    limit=batch,
+                    user_ids=user_ids,
+                    prefixes=prefixes,
+                    role=role,
+                    group=group,
+                )
+                for row in rows:
+                    document = build_document(row, project_id, now)
+                    if disabled is None or document["disabled"] is disabled:
+                        items.append(document)
+                        if len(items) > limit:
+                            break
+                if len(rows) < batch:
+                    break
+                after = rows[-1]["id"]
+        next_cursor = _encode_cursor(items[limit - 1]["sub"]) if len(items) > limit else None
+        return UserPage(items[:limit], next_cursor)
+
+    # Changes.
+
+    async def create(self, project: ProjectRecord, record: bytes) -> tuple[dict[str, Any], list[str]]:
+        """Create one user from an import record (JSON); the user as exported and the import's warnings.
+
+        The identifier is the first present of `email`, `phone_number`, `preferred_username` (DECISIONS 11); a
+        record fails as it would in an import (`ValidationFailed`, `InvariantViolated`, `DuplicatedUserID`, ...).
+        """
+        identifier = _identifier(record)
+        parsed = await self._parse(project, record, identifier)
+        warnings = list(parsed.warnings)
+
+        async def apply(tx: Tx, world: ImportWorld) -> str:
+            assert parsed.record is not None
+            return world.insert_user(parsed.record, warnings)
+
+        document = await self._change(project, parsed.record, None, apply, identifier=identifier or "email")
+        self._emit("userio.user.created", document)
+        return document, warnings
+
+    async def update(self, project: ProjectRecord, user_id: str, record: bytes) -> tuple[dict[str, Any], list[str]]:
+        """Apply SPEC 2.4's update rules, exactly as an upsert import, to one user; as exported, with warnings.
+
+        `sub` is refused (ids never change); the last login id of a user cannot go.
+        """
+        decoded = _json_object(record)
+        if "sub" in decoded:
+            raise ValidationFailed([Cause("", "additionalProperties", {"actual": ["sub"]})], "sub cannot be updated")
+        parsed = await self._parse(project, record, None)
+        warnings = list(parsed.warnings)
+
+        async def apply(tx: Tx, world: ImportWorld) -> str:
+            assert parsed.record is not None
+            user = world.users[user_id]
+            world.update_user(user, parsed.record, warnings)
+            if not user.login_ids:
+                raise ValidationFailed(
+                    [Cause("", "general", {"message": "a user keeps at least one login id"})],
+                    "this change would remove the user's last login id",
+                )
+            return user_id
+
+        document = await self._change(project, parsed.record, user_id, apply)
+        self._emit("userio.user.updated", document)
+        return document, warnings
+
+    async def set_password(
+        self, project: ProjectRecord, user_id: str, *, password: str | None = None, password_hash: Any = None
+    ) -> None:
+        """Replace the primary password: `password` hashed here, or `password_hash` an import password object.
+
+        The new password has no `expire_after` unless the password object gives one.
+        """
+        if (password is None) == (password_hash is None):
+            raise ValidationFailed(
+                [Cause("", "oneOf", {"expected": ["password", "password_hash"]})],
+                "give either password or password_hash",
+            )
+        if password is not None:
+            algorithm = project.settings.password_algorithm
+            new = PasswordInput(
+                type=algorithm, password_hash=await self.passwords.hash(project.id, password, algorithm)
+            )
+        else:
+            # The import's own checks of a password object (type, well-formed hash, cost bound).
+            parsed = await self._parse(project, msgspec.json.encode({"password": password_hash}), None)
+            assert parsed.record is not None and isinstance(parsed.record.password, PasswordInput)
+            new = parsed.record.password
+
+        async def apply(tx: Tx, world: ImportWorld) -> str:
+            user = world.users[user_id]
+            user.authenticators = [a for a in user.authenticators if not (a.kind == "primary" and a.type == "password")]
+            expire_after = utc_timestamp(new.expire_after)
+            user.authenticators.append(
+                AuthenticatorState(
+                    id=new_id(),
+                    kind="primary",
+                    type="password",
+                    created_at=world.now,
+                    password_hash=new.password_hash,
+                    expire_after=expire_after,
+                )
+            )
+            user.updated_at, user.changed = world.now, True
+            return user_id
+
+        document = await self._change(project, None, user_id, apply)
+        self._emit("userio.user.password_changed", document)
+
+    async def disable(
+        self,
+        project: ProjectRecord,
+        user_id: str,
+        *,
+        reason: str | None = None,
+        temporarily_disabled_from: datetime | None = None,
+        temporarily_disabled_until: datetime | None = None,
+    ) -> dict[str, Any]:
+        """Disable until enabled, or only inside a window (both bounds, from < until, inside the valid period).
+
+        Any disable revokes the user's refresh tokens: every session ends (ref).
+        """
+        window = (temporarily_disabled_from, temporarily_disabled_until)
+        if (window[0] is None) != (window[1] is None):
+            raise InvalidAccountStatusTransition(
+                "a temporary disable window needs both temporarily_disabled_from and temporarily_disabled_until",
+                info={"cause": {"kind": "TemporarilyDisabledWindowIncomplete"}},
+            )
+        if window[0] is not None and window[1] is not None and not window[0] < window[1]:
+            raise InvalidAccountStatusTransition(
+                "temporarily_disabled_from must be before temporarily_disabled_until",
+                info={"cause": {"kind": "TemporarilyDisabledFromShouldBeBeforeUntil"}},
+            )
+
+        async def apply(tx: Tx, world: ImportWorld) -> str:
+            user = world.users[user_id]
+            start, end = window
+            if start is not None and end is not None:
+                if (user.account_valid_from is not None and start < user.account_valid_from) or (
+                    user.account_valid_until is not None and end > user.account_valid_until
+                ):
+                    raise InvalidAccountStatusTransition(
+                        "the temporary disable window must lie inside the account valid period",
+                        info={"cause": {"kind": "TemporarilyDisabledOutsideValidPeriod"}},
+                    )
+                user.disabled = False  # disabled only inside the window
+            else:
+                user.disabled = True
+            user.temporarily_disabled_from, user.temporarily_disabled_until = window
+            user.disable_reason = reason
+            user.updated_at, user.changed = world.now, True
+            await self.refresh_tokens.revoke_user(tx, user_id, world.now)
+            return user_id
+
+        document = await self._change(project, None, user_id, apply)
+        self._emit("userio.user.disabled", document)
+        return document
+
+    async def enable(self, project: ProjectRecord, user_id: str) -> dict[str, Any]:
+        """Clear a disable and a temporary disable window (the account valid period stays)."""
+
+        async def apply(tx: Tx, world: ImportWorld) -> str:
+            user = world.users[user_id]
+            user.disabled = False
+            user.temporarily_disabled_from = user.temporarily_disabled_until = user.disable_reason = None
+            user.updated_at, user.changed = world.now, True
+            return user_id
+
+        document = await self._change(project, None, user_id, apply)
+        self._emit("userio.user.enabled", document)
+        return document
+
+    async def delete(self, project: ProjectRecord, user_id: str) -> None:
+        """Delete the user and every identity, authenticator, role, group and refresh token of it (erasure)."""
+        async with self.db.transaction() as tx:
+            document = await self._document(tx, project.id, user_id)
+            await self.users.delete_user(tx, project.id, user_id)
+        self._emit("userio.user.deleted", document)
+
+    def is_disabled(self, user: UserState) -> bool:
+        """Whether `user` is disabled now (DECISIONS 11's one rule, `users.model.is_disabled_at`)."""
+        return is_disabled_at(user, self.clock.now())
+
+    # The one way a change is made.
+
+    async def _change(
+        self,
+        project: ProjectRecord,
+        record: UserRecord | None,
+        user_id: str | None,
+        apply: Callable[[Tx, ImportWorld], Awaitable[str]],
+        *,
+        identifier: str = "",
+    ) -> dict[str, Any]:
+        """Run `apply` on the world of one user (locked) in a transaction, write it back, return it as exported.
+
+        The user's row is locked (PostgreSQL) or the database's one writer held (SQLite) from the read to the
+        write, so two concurrent changes of one user apply one after the other and neither is lost; a unique
+        violation (a login id or an id taken meanwhile) runs the change again on what is committed then.
+        """
+        settings = project.settings
+        rules = settings.login_id_rules()
+        schema = await self.projects.custom_schema(project.id)
+        retries = retrying(attempts=_CONFLICT_RETRIES + 1, on=WriteConflict, backoff=Backoff(0.01, jitter=(1.0, 5.0)))
+        async for attempt in retries:
+            with attempt:
+                async with self.db.transaction() as tx:
+                    if user_id is not None and not await self.users.in_project(tx, project.id, user_id):
+                        raise UserNotFound()
+                    loaded = await self.users.load(tx, [user_id] if user_id is not None else [])
+                    if user_id is not None and user_id not in loaded.users:
+                        raise UserNotFound()  # deleted meanwhile, before this change took its lock
+                    wanted = _login_ids(record, rules) if record is not None else {}
+                    owners = await self.users.find_owners(tx, project.id, wanted) if wanted else {}
+                    keys = _keys(record, loaded.users.values())
+                    role_ids = await self.users.key_ids(tx, project.id, "userio_role", keys[0])
+                    group_ids = await self.users.key_ids(tx, project.id, "userio_group", keys[1])
+                    sub = record.sub if record is not None and isinstance(record.sub, str) else None
+                    now = self.clock.now()
+                    world = ImportWorld(
+                        identifier=identifier,
+                        upsert=True,
+                        now=now,
+                        users=loaded.users,
+                        known_roles=set(role_ids),
+                        known_groups=set(group_ids),
+                        create_unknown_roles=settings.create_unknown_roles_on_import,
+                        create_unknown_groups=settings.create_unknown_groups_on_import,
+                        custom_schema=schema or None,
+                        login_id_rules=rules,
+                        taken_ids=await self.users.existing_ids(tx, [sub]) if sub else set(),
+                    )
+                    world.owners.update(owners)
+                    changed_id = await apply(tx, world)
+                    if world.new_roles:
+                        role_ids |= await self.users.key_ids(
+                            tx, project.id, "userio_role", world.new_roles, create_at=now
+                        )
+                    if world.new_groups:
+                        group_ids |= await self.users.key_ids(
+                            tx, project.id, "userio_group", world.new_groups, create_at=now
+                        )
+                    await self.users.flush(tx, project.id, loaded, world.users.values(), role_ids, group_ids)
+                    return await self._document(tx, project.id, changed_id)
+        raise AssertionError("unreachable: retrying re-raises the last conflict")  # pragma: no cover
+
+    async def _document(self, tx: Tx, project_id: str, user_id: str) -> dict[str, Any]:
+        row: Row | None = await self.users.user_row(tx, project_id, user_id)
+        if row is None:
+            raise UserNotFound()
+        return build_document(row, project_id, self.clock.now())
+
+    async def _parse(self, project: ProjectRecord, record: bytes, identifier: str | None) -> ParsedRecord:
+        """The import's validation of one record (the project's password formats and bounds); its error raised."""
+        schema = await self.projects.custom_schema(project.id)
+        policy = project.settings.hash_policy(self.imports.hash_bounds, self.imports.max_bcrypt_cost)
+        parsed = parse_record(record, schema or None, policy, identifier=identifier)
+        if parsed.error is not None:
+            raise parsed.error
+        return parsed
+
+    async def _login_id_rules(self, project_id: str) -> LoginIDRules:
+        project = await self.projects.get(project_id)
+        if project is None:
+            raise UserNotFound()
+        return project.settings.login_id_rules()
+
+    def _emit(self, event_id: str, document: dict[str, Any]) -> None:
+        """Emit after the commit; a listener's failure is the host's, never the change's."""
+        try:
+            self.emit(event_id, without_secrets(document))
+        except Exception:
+            logger.exception("could not emit %s", event_id)
+
+
+def without_secrets(document: dict[str, Any]) -> dict[str, Any]:
+    """The exported record an event carries: each TOTP's `secret` and `uri` left out (never a secret in an event).
+
+    The admin API answers the export's record whole (the admin JWT reads the export too); a listener does not.
+    """
+    mfa = document.get("mfa")
+    if not isinstance(mfa, dict) or not mfa.get("totps"):
+        return document
+    totps = [{k: v for k, v in totp.items() if k not in ("secret", "uri")} for totp in mfa["totps"]]
+    return {**document, "mfa": {**mfa, "totps": totps}}
+
+
+def _json_object(record: bytes) -> dict[str, Any]:
+    try:
+        decoded = msgspec.json.decode(record)
+    except msgspec.DecodeError as exc:
+        raise ValidationFailed([Cause("", "json", {"error": str(exc)})], "request body is not valid JSON") from exc
+    if not isinstance(decoded, dict):
+        raise ValidationFailed([Cause("", "type", {"expected": ["object"], "actual": [type(decoded).__name__]})])
+    return decoded
+
+
+def _identifier(record: bytes) -> str | None:
+    """The first login id the record gives as a string (DECISIONS 11); None when it gives none."""
+    decoded = _json_object(record)
+    for attribute in ("email", "phone_number", "preferred_username"):
+        if isinstance(decoded.get(attribute), str):
+            return attribute
+    missing = ["email", "phone_number", "preferred_username"]
+    raise ValidationFailed(
+        [Cause("", "required", {"expected": missing, "missing": missing})],
+        "a user needs one of email, phone_number or preferred_username",
+    )
+
+
+def _login_ids(record: UserRecord, rules: LoginIDRules) -> dict[str, set[str]]:
+    return {
+        attribute: {rules.normalize(attribute, value)}
+        for attribute in LOGIN_ID_ATTRIBUTES
+        if isinstance(value := getattr(record, attribute), str)
+    }
+
+
+def _keys(record: UserRecord | None, users: Iterable[UserState]) -> tuple[set[str], set[str]]:
+    """The role and group keys the record names or the loaded users hold, for their ids."""
+    roles: set[str] = set()
+    groups: set[str] = set()
+    if record is not None:
+        if isinstance(record.roles, list):
+            roles.update(record.roles)
+        if isinstance(record.groups, list):
+            groups.update(record.groups)
+    for user in users:
+        roles |= user.roles
+        groups |= user.groups
+    return roles, groups
+
+
+def _encode_cursor(user_id: str) -> str:
+    return base64.urlsafe_b64encode(user_id.encode()).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: str | None) -> str:
+    if not cursor:
+        return ""
+    try:
+        return base64.b64decode(cursor + "=" * (-len(cursor) % 4), altchars=b"-_", validate=True).decode()
+    except (binascii.Error, UnicodeDecodeError, ValueError) as exc:
+        raise InvalidRequest("invalid cursor: pass back a next_cursor this API gave") from exc

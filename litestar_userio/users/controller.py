@@ -1,0 +1,285 @@
+"""`/_api/admin/users` and `/_api/admin/users/{id}...`: one user at a time (DECISIONS 11).
+
+Thin: authenticate (the admin guard), decode the typed body, call `UserAdminService`, wrap the user in
+`{"result": ...}` with the import's `warnings` beside it. Every error is the export's envelope (413, 415 and
+duplicate keys included).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, TypeVar
+
+import msgspec
+from litestar import Controller, Response, delete, get, patch, post, put
+from litestar.di import NamedDependency
+from litestar.params import FromPath, JSONBody, QueryParameter
+
+from litestar_userio.bodies import StrictJSONDTO
+from litestar_userio.config import UserIOConfig
+from litestar_userio.dependencies import admin_dependencies, authenticate_admin, provide_user_admin_service
+from litestar_userio.errors import (
+    Cause,
+    DuplicateKeyFound,
+    UnsupportedMediaType,
+    ValidationFailed,
+    export_error_handler,
+)
+from litestar_userio.imports.schemas import PasswordInput, UserRecord
+from litestar_userio.imports.validation import cause_from_msgspec
+from litestar_userio.jsonbody import find_duplicate_key
+from litestar_userio.openapi import ExportErrorBody, error_responses, struct_schema
+from litestar_userio.projects.service import ProjectRecord
+from litestar_userio.users.admin import UserAdminService
+
+__all__ = [
+    "DisableRequest",
+    "PasswordRequest",
+    "UserBody",
+    "build_users_controller",
+    "parse_json_body",
+]
+
+T = TypeVar("T")
+
+MAX_BODY = 500_000
+"""As the import's limit (decimal bytes, as the reference)."""
+MAX_PAGE = 100
+
+
+class UserBody(msgspec.Struct):
+    """An import record (`UserRecord`), kept as its JSON: the service validates it with the project's schema."""
+
+    json: bytes
+
+
+class PasswordRequest(msgspec.Struct, forbid_unknown_fields=True):
+    """`password` (hashed by the server) or `password_hash` (an import password object), not both."""
+
+    password: Annotated[str, msgspec.Meta(min_length=1, max_length=1024)] | None = None
+    password_hash: PasswordInput | None = None
+
+
+class DisableRequest(msgspec.Struct, forbid_unknown_fields=True):
+    """A disable until enabled, or inside a window (both bounds, RFC 3339 with an offset)."""
+
+    reason: Annotated[str, msgspec.Meta(max_length=1000)] | None = None
+    temporarily_disabled_from: Annotated[datetime, msgspec.Meta(tz=True)] | None = None
+    temporarily_disabled_until: Annotated[datetime, msgspec.Meta(tz=True)] | None = None
+
+
+def parse_json_body(content_type: str, body: bytes, type_: type[T]) -> T:
+    """Decode a JSON body as `type_`: 415 for another content type, `ValidationFailed` with its cause otherwise."""
+    if content_type.split(";", 1)[0].strip().lower() != "application/json":
+        raise UnsupportedMediaType()
+    try:
+        decoded = msgspec.json.decode(body, type=type_)
+    except msgspec.ValidationError as exc:
+        raise ValidationFailed([cause_from_msgspec(exc)]) from exc
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError) as exc:
+        raise ValidationFailed([Cause("", "json", {"error": str(exc)})], "request body is not valid JSON") from exc
+    if duplicate := find_duplicate_key(body):
+        raise DuplicateKeyFound(duplicate.key, duplicate.location)
+    return decoded
+
+
+class UserBodyDTO(StrictJSONDTO[UserBody]):
+    """`data: UserBody`: a JSON object without duplicate keys; documented as `UserRecord`."""
+
+    @classmethod
+    def parse(cls, content_type: str, body: bytes) -> UserBody:
+        """The record stays JSON here: `UserAdminService` checks it as the import checks a record."""
+        parse_json_body(content_type, body, dict[str, Any])
+        return UserBody(body)
+
+    @classmethod
+    def create_openapi_schema(cls, field_definition: Any, handler_id: str, schema_creator: Any) -> Any:
+        """The import record's schema."""
+        return struct_schema(UserRecord)
+
+
+class PasswordRequestDTO(StrictJSONDTO[PasswordRequest]):
+    """`data: PasswordRequest`."""
+
+    @classmethod
+    def parse(cls, content_type: str, body: bytes) -> PasswordRequest:
+        """See `parse_json_body`."""
+        return parse_json_body(content_type, body, PasswordRequest)
+
+
+class DisableRequestDTO(StrictJSONDTO[DisableRequest]):
+    """`data: DisableRequest`."""
+
+    @classmethod
+    def parse(cls, content_type: str, body: bytes) -> DisableRequest:
+        """See `parse_json_body`; an empty body is no window."""
+        return DisableRequest() if not body.strip() else parse_json_body(content_type, body, DisableRequest)
+
+
+def _result(user: dict[str, Any], warnings: list[str] | None = None, status_code: int = 200) -> Response[Any]:
+    body: dict[str, Any] = {"result": user}
+    if warnings:
+        body["warnings"] = warnings
+    return Response(body, status_code=status_code)
+
+
+def build_users_controller(config: UserIOConfig) -> type[Controller]:
+    """The single-user endpoints under the admin prefix."""
+
+    class UsersController(Controller):
+        """Thin: the service holds the rules."""
+
+        path = f"{config.path_prefix}/users"
+        tags = ["Users"]
+        guards = [authenticate_admin]
+        dependencies = admin_dependencies(user_admin=provide_user_admin_service)
+        exception_handlers = {Exception: export_error_handler}
+        request_max_body_size = MAX_BODY
+
+        @post(
+            "/",
+            status_code=201,
+            summary="Create one user from an import record",
+            description="The identifier is the first present of email, phone_number, preferred_username.",
+            dto=UserBodyDTO,
+            responses=error_responses(ExportErrorBody, 400, 403, 404, 413, 415, 503),
+        )
+        async def create(
+            self,
+            data: JSONBody[UserBody],
+            project: NamedDependency[ProjectRecord],
+            user_admin: NamedDependency[UserAdminService],
+        ) -> Response[Any]:
+            user, warnings = await user_admin.create(project, data.json)
+            return _result(user, warnings, status_code=201)
+
+        @get(
+            "/",
+            summary="List and search users",
+            description="Keyset pages in id order; pass `next_cursor` back as `cursor`. Items carry `user_id` beside"
+            " `sub` for one release (the former picker's member).",
+            responses=error_responses(ExportErrorBody, 400, 403, 503),
+        )
+        async def list_users(
+            self,
+            project: NamedDependency[ProjectRecord],
+            user_admin: NamedDependency[UserAdminService],
+            login_id: Annotated[str | None, QueryParameter(min_length=1, max_length=320)] = None,
+            q: Annotated[str | None, QueryParameter(min_length=1, max_length=320)] = None,
+            role: Annotated[str | None, QueryParameter(min_length=1, max_length=64)] = None,
+            group: Annotated[str | None, QueryParameter(min_length=1, max_length=64)] = None,
+            disabled: Annotated[bool | None, QueryParameter(description="The state now (DECISIONS 11)")] = None,
+            cursor: Annotated[str | None, QueryParameter(max_length=200)] = None,
+            limit: Annotated[int, QueryParameter(ge=1, le=MAX_PAGE)] = 20,
+        ) -> dict[str, Any]:
+            page = await user_admin.list_users(
+                project.id,
+                login_id=login_id,
+                q=q,
+                role=role,
+                group=group,
+                disabled=disabled,
+                cursor=cursor,
+                limit=limit,
+            )
+            items = [{**item, "user_id": item["sub"]} for item in page.items]
+            return {"result": {"items": items, "next_cursor": page.next_cursor}}
+
+        @get(
+            "/{user_id:str}",
+            summary="One user, as the export writes it",
+            responses=error_responses(ExportErrorBody, 403, 404, 503),
+        )
+        async def get_user(
+            self,
+            user_id: FromPath[str],
+            project: NamedDependency[ProjectRecord],
+            user_admin: NamedDependency[UserAdminService],
+        ) -> dict[str, Any]:
+            return {"result": await user_admin.get(project.id, user_id)}
+
+        @patch(
+            "/{user_id:str}",
+            summary="Update one user by SPEC 2.4's rules, as an upsert import",
+            dto=UserBodyDTO,
+            responses=error_responses(ExportErrorBody, 400, 403, 404, 413, 415, 503),
+        )
+        async def update(
+            self,
+            user_id: FromPath[str],
+            data: JSONBody[UserBody],
+            project: NamedDependency[ProjectRecord],
+            user_admin: NamedDependency[UserAdminService],
+        ) -> Response[Any]:
+            user, warnings = await user_admin.update(project, user_id, data.json)
+            return _result(user, warnings)
+
+        @put(
+            "/{user_id:str}/password",
+            status_code=204,
+            summary="Set the user's password",
+            dto=PasswordRequestDTO,
+            responses=error_responses(ExportErrorBody, 400, 403, 404, 413, 415, 503),
+        )
+        async def set_password(
+            self,
+            user_id: FromPath[str],
+            data: JSONBody[PasswordRequest],
+            project: NamedDependency[ProjectRecord],
+            user_admin: NamedDependency[UserAdminService],
+        ) -> None:
+            hash_object = msgspec.to_builtins(data.password_hash) if data.password_hash is not None else None
+            await user_admin.set_password(project, user_id, password=data.password, password_hash=hash_object)
+
+        @post(
+            "/{user_id:str}/disable",
+            status_code=200,
+            summary="Disable the user, until enabled or inside a window; revokes its refresh tokens",
+            dto=DisableRequestDTO,
+            responses=error_responses(ExportErrorBody, 400, 403, 404, 413, 415, 503),
+        )
+        async def disable(
+            self,
+            user_id: FromPath[str],
+            data: JSONBody[DisableRequest],
+            project: NamedDependency[ProjectRecord],
+            user_admin: NamedDependency[UserAdminService],
+        ) -> dict[str, Any]:
+            user = await user_admin.disable(
+                project,
+                user_id,
+                reason=data.reason,
+                temporarily_disabled_from=data.temporarily_disabled_from,
+                temporarily_disabled_until=data.temporarily_disabled_until,
+            )
+            return {"result": user}
+
+        @post(
+            "/{user_id:str}/enable",
+            status_code=200,
+            summary="Enable the user: clears a disable and a temporary disable window",
+            responses=error_responses(ExportErrorBody, 403, 404, 503),
+        )
+        async def enable(
+            self,
+            user_id: FromPath[str],
+            project: NamedDependency[ProjectRecord],
+            user_admin: NamedDependency[UserAdminService],
+        ) -> dict[str, Any]:
+            return {"result": await user_admin.enable(project, user_id)}
+
+        @delete(
+            "/{user_id:str}",
+            status_code=204,
+            summary="Delete the user with its identities, authenticators, roles, groups and refresh tokens",
+            responses=error_responses(ExportErrorBody, 403, 404, 503),
+        )
+        async def delete_user(
+            self,
+            user_id: FromPath[str],
+            project: NamedDependency[ProjectRecord],
+            user_admin: NamedDependency[UserAdminService],
+        ) -> None:
+            await user_admin.delete(project, user_id)
+
+    return UsersController
