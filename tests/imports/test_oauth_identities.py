@@ -47,7 +47,7 @@ async def test_a_subject_linked_to_another_user_fails_the_record(project):
         ],
     )
     outcomes = [(d["outcome"], d.get("errors", [{}])[0].get("reason")) for d in body["details"]]
-    assert outcomes == [("failed", "DuplicatedIdentity"), ("inserted", None), ("failed", "DuplicatedIdentity")]
+    assert outcomes == [("failed", "InvariantViolated"), ("inserted", None), ("failed", "InvariantViolated")]
     assert "already linked to another user" in body["details"][0]["errors"][0]["message"]
     users = project.env.services.users
     assert await users.find_by_oauth(project.id, "google", "1098") == first["details"][0]["user_id"]
