@@ -277,6 +277,14 @@ class UserNotFound(NotFound):
     default_message = "user not found"
 
 
+def _define_keys(kind: str) -> str:
+    """What fixes an unknown role or group key: the command that defines it, or the setting that creates it."""
+    return (
+        f"define them with `litestar userio {kind} add --project PROJECT KEY...`, or let the import create them:"
+        f" `litestar userio project configure --project PROJECT --set create_unknown_{kind}_on_import=true`"
+    )
+
+
 class RoleUnknownKeys(NotFound):
     """Roles named by a record are not defined in the project."""
 
@@ -284,7 +292,7 @@ class RoleUnknownKeys(NotFound):
     default_message = "unknown role keys"
 
     def __init__(self, keys: list[str]) -> None:
-        super().__init__(f"unknown role keys: {', '.join(keys)}", info={"keys": keys})
+        super().__init__(f"unknown role keys: {', '.join(keys)}; {_define_keys('roles')}", info={"keys": keys})
 
 
 class GroupUnknownKeys(NotFound):
@@ -294,7 +302,7 @@ class GroupUnknownKeys(NotFound):
     default_message = "unknown group keys"
 
     def __init__(self, keys: list[str]) -> None:
-        super().__init__(f"unknown group keys: {', '.join(keys)}", info={"keys": keys})
+        super().__init__(f"unknown group keys: {', '.join(keys)}; {_define_keys('groups')}", info={"keys": keys})
 
 
 class TooManyRequest(UserIOError):

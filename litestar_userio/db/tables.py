@@ -39,6 +39,7 @@ __all__ = [
     "Identity",
     "ImportChunk",
     "ImportTask",
+    "OAuthIdentity",
     "Project",
     "ProjectDomain",
     "RateLimitEvent",
@@ -115,6 +116,24 @@ class Identity(Table, tablename="userio_identity"):
     login_id_type = Varchar(length=32)
     original_value = Text()
     normalized_value = Text()
+    created_at = Timestamptz()
+
+
+class OAuthIdentity(Table, tablename="userio_oauth_identity"):
+    """A linked OAuth/OIDC identity (DECISIONS 14); unique per project, provider alias and subject."""
+
+    id = Varchar(length=36, primary_key=True)
+    project_id = Varchar(length=64)
+    """No foreign key: the user's row carries the project's (as `Identity.project_id`)."""
+    user = ForeignKey(User, db_column_name="user_id", on_delete=OnDelete.cascade, null=False, index=True)
+    provider_alias = Varchar(length=128)
+    """The project's name for the provider (`google`, `apple`, `corp-oidc`): what the host's sign-in looks up."""
+    provider_type = Varchar(length=128)
+    """The kind of provider (`google`, `oidc`); the alias when the record gives none."""
+    subject = Text()
+    """The provider's `sub` for the user."""
+    claims = JSONB(default={})
+    """The provider's profile claims as imported (the export's `user_profile`)."""
     created_at = Timestamptz()
 
 
@@ -383,6 +402,7 @@ TABLES: tuple[type[Table], ...] = (
     AdminAPIKey,
     User,
     Identity,
+    OAuthIdentity,
     Authenticator,
     Role,
     Group,

@@ -58,6 +58,21 @@ def _identity(key: str, type_: str, original: str, normalized: str, *_: Any) -> 
     }
 
 
+def _oauth(alias: str, type_: str, subject: str, claims: Any) -> dict[str, Any]:
+    """A linked identity as the reference's export writes an OAuth one (DECISIONS 14)."""
+    profile = _sorted_keys(_decode(claims))
+    return {
+        "type": "oauth",
+        "oauth": {
+            "provider_alias": alias,
+            "provider_type": type_,
+            "provider_subject_id": subject,
+            "user_profile": profile,
+        },
+        "claims": profile,
+    }
+
+
 def _mfa(authenticators: list[list[Any]], issuer: str, account: str) -> dict[str, list[Any]]:
     secondary = [a for a in authenticators if a[0] == "secondary"]
     if not secondary:
@@ -120,6 +135,8 @@ def build_document(user: Row, issuer: str, now: datetime) -> dict[str, Any]:
         if len(identities) > 1:
             identities.sort(key=_identity_position)
         document["identities"] = [_identity(*identity) for identity in identities]
+    if user["oauth_identities"] is not None:
+        document["identities"] += [_oauth(*identity) for identity in _decode_json(user["oauth_identities"])]
     authenticators = user["authenticators"]
     if authenticators is not None and (authenticators := _decode_json(authenticators)):
         account = standard.get("email") or standard.get("preferred_username") or standard.get("phone_number")

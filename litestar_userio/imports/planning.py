@@ -16,10 +16,37 @@ import msgspec
 from litestar_userio.users.formats import LOGIN_ID_ATTRIBUTES
 from litestar_userio.users.login_id_rules import CASE_INSENSITIVE, LoginIDRules
 
-__all__ = ["LoginKey", "login_keys", "plan_chunks", "record_login_keys"]
+__all__ = ["OAUTH_KEY", "LoginKey", "login_keys", "oauth_keys", "plan_chunks", "record_login_keys"]
 
 LoginKey = tuple[str, str]
 """(attribute, normalized value)."""
+
+
+OAUTH_KEY = "oauth"
+"""The attribute of a planning key that is a linked identity's `provider_alias` NUL `subject` (DECISIONS 14):
+records linking the same identity interact as records naming the same login id do."""
+
+
+class _Identity(msgspec.Struct):
+    provider_alias: object = None
+    subject: object = None
+
+
+class _Identities(msgspec.Struct):
+    identities: list[_Identity] | None = None
+
+
+def oauth_keys(raw: bytes) -> list[LoginKey]:
+    """The linked identities a raw record names, as planning keys (the record is not validated yet)."""
+    try:
+        identities = msgspec.json.decode(raw, type=_Identities).identities or []
+    except msgspec.ValidationError:
+        return []
+    return [
+        (OAUTH_KEY, f"{i.provider_alias}\0{i.subject}")
+        for i in identities
+        if isinstance(i.provider_alias, str) and isinstance(i.subject, str)
+    ]
 
 
 class _LoginIDs(msgspec.Struct):

@@ -138,6 +138,21 @@ def _schema(identifier: str | None) -> dict[str, Any]:
         "roles": keys,
         "groups": keys,
         "password": _password(),
+        "identities": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["type", "provider_alias", "subject"],
+                "properties": {
+                    "type": {"type": "string", "enum": ["oauth"]},
+                    "provider_alias": {"type": "string", "minLength": 1, "maxLength": 128},
+                    "provider_type": {"type": "string", "minLength": 1, "maxLength": 128},
+                    "subject": _MIN_LENGTH,
+                    "claims": {"type": "object"},
+                },
+            },
+        },
         "mfa": {
             "type": "object",
             "additionalProperties": False,

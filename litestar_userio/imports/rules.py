@@ -25,12 +25,12 @@ from litestar_userio.errors import (
     ValidationFailed,
 )
 from litestar_userio.ids import new_id
-from litestar_userio.imports.schemas import AddressInput, ImportDetail, UserRecord, Warning
+from litestar_userio.imports.schemas import AddressInput, ImportDetail, OAuthIdentityInput, UserRecord, Warning
 from litestar_userio.imports.validation import STANDARD_STRING_ATTRIBUTES, ParsedRecord
 from litestar_userio.users.custom_attributes import CustomAttributeSpec
 from litestar_userio.users.formats import LOGIN_ID_ATTRIBUTES
 from litestar_userio.users.login_id_rules import CASE_INSENSITIVE, LoginIDRules
-from litestar_userio.users.model import AuthenticatorState, LoginID, UserState, disabled_state
+from litestar_userio.users.model import AuthenticatorState, LoginID, OAuthLink, UserState, disabled_state
 
 __all__ = ["ImportWorld", "utc_timestamp"]
 
@@ -54,6 +54,8 @@ class ImportWorld:
     taken_ids: set[str] = field(default_factory=set)
     """The records' `sub`s that some stored user, in any project, already has (DECISIONS 11)."""
     owners: dict[tuple[str, str], str] = field(default_factory=dict)
+    oauth_owners: dict[tuple[str, str], str] = field(default_factory=dict)
+    """(provider alias, subject) -> user id: the stored owners of the pairs the chunk names, and the world's."""
     new_roles: set[str] = field(default_factory=set)
     new_groups: set[str] = field(default_factory=set)
 
@@ -61,6 +63,8 @@ class ImportWorld:
         for user in self.users.values():
             for login_id in user.login_ids.values():
                 self.owners[(login_id.attribute, login_id.normalized)] = user.id
+            for pair in user.oauth:
+                self.oauth_owners[pair] = user.id
 
     def apply(self, index: int, parsed: ParsedRecord) -> ImportDetail:
         """Apply one record; the detail says what happened (SPEC 2.1)."""
@@ -119,6 +123,19 @@ class ImportWorld:
                     raise DuplicatedIdentity(f"{attribute} {value!r} is already used by another user")
                 wanted[attribute] = (value, normalized)
         return wanted
+
+    def _check_identities(self, user_id: str | None, record: UserRecord) -> list[OAuthIdentityInput]:
+        """The linked identities the record names; refused if another user holds one (DECISIONS 14)."""
+        if not isinstance(record.identities, list):
+            return []
+        for identity in record.identities:
+            owner = self.oauth_owners.get((identity.provider_alias, identity.subject))
+            if owner is not None and owner != user_id:
+                raise DuplicatedIdentity(
+                    f"identities: {identity.provider_alias} subject {identity.subject!r} is already linked to another"
+                    " user"
+                )
+        return record.identities
 
     def _check_sub(self, user: UserState | None, record: UserRecord) -> None:
         """A `sub` names a new user's id: refused when taken; on an existing user it must be that user's id."""
@@ -189,6 +206,7 @@ class ImportWorld:
     def _insert(self, record: UserRecord, warnings: list[str]) -> str:
         self._check_sub(None, record)
         wanted = self._check_login_ids(None, record)
+        links = self._check_identities(None, record)
         self._check_keys(record)
         valid_from, valid_until = self._valid_period(None, record)
         for attribute in LOGIN_ID_ATTRIBUTES:
@@ -256,6 +274,7 @@ class ImportWorld:
                 )
             if record.mfa.totp:
                 user.authenticators.append(self._authenticator("secondary", "totp", totp_secret=record.mfa.totp.secret))
+        self._link(user, links)
         self._remember_keys(record)
         self.users[user.id] = user
         return user.id
@@ -265,6 +284,7 @@ class ImportWorld:
     def _update(self, user: UserState, record: UserRecord, warnings: list[str]) -> None:
         self._check_sub(user, record)
         wanted = self._check_login_ids(user.id, record)
+        links = self._check_identities(user.id, record)
         self._check_keys(record)
         valid_period = self._valid_period(user, record)
 
@@ -322,6 +342,8 @@ class ImportWorld:
             # mfa.email, mfa.phone_number: UPDATED_IF_PRESENT_AND_REMOVED_IF_NULL.
             self._set_oob(user, "oob_otp_email", record.mfa.email)
             self._set_oob(user, "oob_otp_sms", record.mfa.phone_number)
+        # identities: UPDATED_IF_PRESENT, each on its own: added, or its type and claims replaced; none removed.
+        self._link(user, links)
         self._remember_keys(record)
         user.updated_at = self.now
         user.changed = True
@@ -343,6 +365,29 @@ class ImportWorld:
             created_at=self.now,
         )
         self.owners[(attribute, normalized)] = user.id
+
+    def _link(self, user: UserState, links: list[OAuthIdentityInput]) -> None:
+        for identity in links:
+            pair = (identity.provider_alias, identity.subject)
+            provider_type = identity.provider_type if isinstance(identity.provider_type, str) else pair[0]
+            claims = identity.claims if isinstance(identity.claims, dict) else {}
+            current = user.oauth.get(pair)
+            if current is None:
+                user.oauth[pair] = OAuthLink(
+                    id=new_id(),
+                    provider_alias=identity.provider_alias,
+                    provider_type=provider_type,
+                    subject=identity.subject,
+                    claims=claims,
+                    created_at=self.now,
+                    changed=True,
+                )
+                self.oauth_owners[pair] = user.id
+                continue
+            if isinstance(identity.provider_type, str) and current.provider_type != provider_type:
+                current.provider_type, current.changed = provider_type, True
+            if isinstance(identity.claims, dict) and current.claims != claims:
+                current.claims, current.changed = claims, True
 
     def _remove_login_id(self, user: UserState, attribute: str) -> None:
         current = user.login_ids.pop(attribute, None)

@@ -26,6 +26,7 @@ __all__ = [
     "ImportTaskList",
     "ImportTaskStatus",
     "MFAInput",
+    "OAuthIdentityInput",
     "PasswordCheck",
     "PasswordInput",
     "TOTPInput",
@@ -78,6 +79,16 @@ class PasswordInput(Struct, forbid_unknown_fields=True):
     """`firebase_scrypt`."""
     mem_cost: int | UnsetType = UNSET
     """`firebase_scrypt`."""
+
+
+class OAuthIdentityInput(Struct, forbid_unknown_fields=True):
+    """DECISIONS 14: a linked OAuth/OIDC identity; `provider_type` defaults to the alias."""
+
+    type: str
+    provider_alias: str
+    subject: str
+    provider_type: str | UnsetType = UNSET
+    claims: dict[str, Any] | UnsetType = UNSET
 
 
 class TOTPInput(Struct, forbid_unknown_fields=True):
@@ -139,6 +150,8 @@ class UserRecord(Struct, forbid_unknown_fields=True):
     """RFC 3339 (ref): the account signs in until then (exclusive)."""
     password: PasswordInput | UnsetType = UNSET
     mfa: MFAInput | UnsetType = UNSET
+    identities: list[OAuthIdentityInput] | UnsetType = UNSET
+    """Beyond SPEC (DECISIONS 14): linked OAuth identities, added or kept (never removed) by an update."""
 
 
 class ImportTaskCreated(Struct):

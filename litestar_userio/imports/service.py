@@ -38,7 +38,7 @@ from litestar_userio.errors import (
     WriteConflict,
 )
 from litestar_userio.ids import new_task_id
-from litestar_userio.imports.planning import LoginKey, login_keys, plan_chunks, record_login_keys
+from litestar_userio.imports.planning import OAUTH_KEY, LoginKey, login_keys, oauth_keys, plan_chunks, record_login_keys
 from litestar_userio.imports.repository import OUTCOMES, ChunkRef, ImportRepository, TaskRow, TaskSettings
 from litestar_userio.imports.rules import ImportWorld
 from litestar_userio.imports.schemas import (
@@ -208,7 +208,8 @@ class ImportService:
             return [list(range(len(records)))] if records else []
         rules = project.settings.login_id_rules()
         keys = [_planning_keys(raw, rules) for raw in records]
-        owners = await self.users.find_owners(tx, project.id, _by_attribute(k for ks in keys for k in ks))
+        login_ids = _by_attribute(k for ks in keys for k in ks if k[0] != OAUTH_KEY)
+        owners = await self.users.find_owners(tx, project.id, login_ids)
         return plan_chunks(keys, owners, self.config.chunk_size)
 
     async def _replayed(self, project_id: str, key: str, request_sha256: str | None) -> ImportTaskCreated | None:
@@ -426,6 +427,8 @@ class ImportService:
         if look_up:
             owners = await self.users.find_owners(tx, project_id, _wanted(applicable, rules))
         loaded = await self.users.load(tx, owners.values())
+        pairs = _oauth_pairs(applicable)
+        oauth_owners = await self.users.find_oauth_owners(tx, project_id, pairs) if look_up and pairs else {}
         role_keys = {k for p in parsed if p.record and isinstance(p.record.roles, list) for k in p.record.roles}
         group_keys = {k for p in parsed if p.record and isinstance(p.record.groups, list) for k in p.record.groups}
         for user in loaded.users.values():
@@ -447,6 +450,7 @@ class ImportService:
             create_unknown_groups=project.settings.create_unknown_groups_on_import,
             custom_schema=schema or None,
             login_id_rules=rules,
+            oauth_owners=oauth_owners,
             taken_ids=taken_ids,
         )
         with paused_gc():
@@ -640,6 +644,11 @@ def _wanted(records: list[UserRecord], rules: LoginIDRules) -> dict[str, set[str
     return _by_attribute(key for record in records for key in record_login_keys(record, rules))
 
 
+def _oauth_pairs(records: list[UserRecord]) -> set[tuple[str, str]]:
+    """The (provider alias, subject) pairs of the records' linked identities (DECISIONS 14)."""
+    return {(i.provider_alias, i.subject) for r in records if isinstance(r.identities, list) for i in r.identities}
+
+
 def _by_attribute(keys: Iterable[LoginKey]) -> dict[str, set[str]]:
     """Login keys grouped as `UserRepository.find_owners` takes them: attribute -> normalized values."""
     grouped: dict[str, set[str]] = {}
@@ -654,7 +663,8 @@ def _planning_keys(raw: Raw, rules: LoginIDRules) -> list[LoginKey]:
     A record the job will refuse must not make the request fail: its odd login id is left out of planning.
     """
     try:
-        return [(attribute, value) for attribute, value in login_keys(raw, rules) if storable_text(value)]
+        keys = login_keys(raw, rules) + oauth_keys(raw)
+        return [(attribute, value) for attribute, value in keys if storable_text(value)]
     except Exception:
         return []
 

@@ -27,7 +27,7 @@ from litestar_userio.errors import (
 )
 from litestar_userio.ids import USER_ID_PATTERN, is_user_id
 from litestar_userio.imports.record_schema import KEY_PATTERN, format_error, is_rfc3339, record_validator
-from litestar_userio.imports.schemas import AddressInput, PasswordInput, TOTPInput, UserRecord
+from litestar_userio.imports.schemas import AddressInput, OAuthIdentityInput, PasswordInput, TOTPInput, UserRecord
 from litestar_userio.passwords.formats import PASSWORD_TYPES, HashError, HashPolicy, parse_password
 from litestar_userio.users.custom_attributes import CustomAttributeSpec, check_custom_attribute
 from litestar_userio.users.formats import ATTRIBUTE_FORMATS, STANDARD_STRING_ATTRIBUTES
@@ -154,6 +154,28 @@ def _password_causes(location: str, password: PasswordInput | UnsetType) -> list
     return causes + _timestamp_causes(f"{location}/expire_after", password.expire_after)
 
 
+_PROVIDER_MAX_LENGTH = 128
+"""The longest provider alias or type (the column's length, as the record's JSON schema says)."""
+
+
+def _identity_causes(identities: list[OAuthIdentityInput] | UnsetType) -> list[Cause]:
+    """DECISIONS 14: what the JSON schema refuses in `identities` that msgspec's types let through."""
+    causes: list[Cause] = []
+    for i, identity in enumerate(identities or ()):
+        location = f"/identities/{i}"
+        if identity.type != "oauth":
+            causes.append(Cause(f"{location}/type", "enum", {"actual": identity.type, "expected": ["oauth"]}))
+        for member in ("provider_alias", "provider_type", "subject"):
+            value = getattr(identity, member)
+            if value == "":
+                causes.append(Cause(f"{location}/{member}", "minLength", {"actual": 0, "expected": 1}))
+            elif member != "subject" and isinstance(value, str) and len(value) > _PROVIDER_MAX_LENGTH:
+                causes.append(
+                    Cause(f"{location}/{member}", "maxLength", {"actual": len(value), "expected": _PROVIDER_MAX_LENGTH})
+                )
+    return causes
+
+
 def _format_causes(record: UserRecord, identifier: str | None) -> list[Cause]:
     """Every cause of a record that decoded: formats, empty values, enums (structure is already right).
 
@@ -188,6 +210,8 @@ def _format_causes(record: UserRecord, identifier: str | None) -> list[Cause]:
     causes += _timestamp_causes("/account_valid_from", record.account_valid_from)
     causes += _timestamp_causes("/account_valid_until", record.account_valid_until)
     causes += _password_causes("/password", record.password)
+    if record.identities is not UNSET:
+        causes += _identity_causes(record.identities)
     if record.mfa is not UNSET:
         for attribute, location in (("email", "/mfa/email"), ("phone_number", "/mfa/phone_number")):
             value = getattr(record.mfa, attribute)

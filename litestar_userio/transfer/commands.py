@@ -192,8 +192,16 @@ def _with_connection(command: Callable[..., None]) -> Callable[..., None]:
 @click.option(
     "--from",
     "source",
-    type=click.Choice(["auth0", "cognito-csv", "supabase", "clerk", "userio"]),
+    type=click.Choice(
+        ["auth0", "cognito-csv", "supabase", "clerk", "firebase", "keycloak", "django", "kratos", "userio"]
+    ),
     help="Convert another system's export (or our own ndjson export).",
+)
+@click.option(
+    "--firebase-hash-config",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    help="With --from firebase: the project's password hash parameters (console: Authentication > Users > "
+    "Password hash parameters), as shown or as JSON.",
 )
 @click.option(
     "--phone-region",
@@ -236,6 +244,7 @@ def import_command(
     upsert: bool | None,
     dry_run: bool | None,
     source: str | None,
+    firebase_hash_config: Path | None,
     phone_region: str | None,
     report: Path | None,
     failed: Path | None,
@@ -281,6 +290,7 @@ def import_command(
         in_flight=in_flight,
         max_request_bytes=max_request_bytes,
         phone_region=phone_region,
+        firebase_hash_config=firebase_hash_config,
     )
     try:
         plan = plan_import(settings, connection=connection)

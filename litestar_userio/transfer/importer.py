@@ -19,6 +19,7 @@ import asyncio
 import bisect
 import contextlib
 import gc
+import hashlib
 import itertools
 import os
 import shlex
@@ -36,10 +37,26 @@ import msgspec
 
 from litestar_userio.files import open_private
 from litestar_userio.transfer.client import IMPORT_PATH, AdminClient, Connection, TransferError
-from litestar_userio.transfer.converters import SOURCES, ConversionError, Source
+from litestar_userio.transfer.converters import (
+    SOURCE_TITLES,
+    SOURCES,
+    ConversionError,
+    Source,
+    firebase_hash_config,
+    guess_source,
+    source_with,
+)
 from litestar_userio.transfer.phones import PhoneFixer
 from litestar_userio.transfer.progress import ImportProgress, Snapshot, format_count
-from litestar_userio.transfer.reader import CSVRows, InputError, JSONRecords, RequestOptions, decode_record, one_line
+from litestar_userio.transfer.reader import (
+    CSVRows,
+    InputError,
+    JSONRecords,
+    RequestOptions,
+    decode_record,
+    looks_like_csv,
+    one_line,
+)
 from litestar_userio.transfer.report import OUTCOMES, ReportError, ReportWriter, ResumeState, read_report
 from litestar_userio.transfer.summary import FailureSummary, failures_path
 from litestar_userio.users.login_ids import normalize_login_id
@@ -91,6 +108,8 @@ class ImportSettings:
     max_request_bytes: int | None = None
     phone_region: str | None = None
     """`--phone-region`: national and spaced numbers become E.164 for this region before sending."""
+    firebase_hash_config: Path | None = None
+    """`--firebase-hash-config`: the project's scrypt parameters, put into every converted Firebase password."""
 
 
 @dataclass
@@ -107,6 +126,8 @@ class ImportResult:
     dry_run: bool
     failures: FailureSummary
     summary_path: Path
+    done_before: int = 0
+    """A resumed run: records the earlier run(s) had an outcome for (in `counts` too, not sent again)."""
 
     @property
     def exit_code(self) -> int:
@@ -189,10 +210,15 @@ class _Input:
         """False for a pass that only checks records (no login-id normalization needed)."""
         self.csv: CSVRows | None = None
         self.json: JSONRecords | None = None
+        self._convert = source.convert if source is not None else None
         if source is not None and source.reads == "csv":
             self.csv = CSVRows(stream)
+        elif source is not None and source.csv_header is not None and looks_like_csv(stream):
+            self.csv = CSVRows(stream, header=source.csv_header)
+            self._convert = source.convert_csv
         else:
-            self.json = JSONRecords(stream, late_options=late_options, ignored=ignored)
+            members = source.members if source is not None else None
+            self.json = JSONRecords(stream, late_options=late_options, ignored=ignored, members=members)
             if source is not None and self.json.layout == "request":
                 raise InputError(None, f"--from {source.name} reads the {source.name} export, not an import request")
 
@@ -249,7 +275,8 @@ class _Input:
         assert self._source is not None
         warnings: list[dict[str, str]] = []
         try:
-            record = self._source.convert(value, upsert=self._upsert(), warnings=warnings)
+            assert self._convert is not None
+            record = self._convert(value, upsert=self._upsert(), warnings=warnings)
         except ConversionError as exc:
             raise InputError(line, str(exc)) from exc
         if self._phones is not None:
@@ -276,13 +303,13 @@ class InputSummary:
     size: int
 
 
-def scan_input(path: Path, source: str | None, phone_region: str | None = None) -> InputSummary:
+def scan_input(path: Path, source: Source | None, phone_region: str | None = None) -> InputSummary:
     """Check every record of a file (and convert it with `--from`) without sending anything; count them."""
     stream = _open(path)
     with stream:
         size = os.fstat(stream.fileno()).st_size
         phones = PhoneFixer(phone_region) if phone_region else None
-        reader = _Input(stream, SOURCES[source] if source else None, lambda: False, phones=phones)
+        reader = _Input(stream, source, lambda: False, phones=phones)
         if reader.json is not None and source is None and phones is None:
             count = _check_records(reader.json)
         else:
@@ -338,11 +365,13 @@ class _Done:
 
 @dataclass(eq=False)
 class _Rejected:
-    """A record too large for any request: failed here, never sent."""
+    """A record failed here, never sent: too large for any request, or a duplicate of an earlier line."""
 
     index: int
     record: _Record
     message: str
+    reason: str = "RecordTooLarge"
+    info: dict[str, Any] | None = None
 
 
 _Unit = _Batch | _Done | _Rejected
@@ -406,8 +435,21 @@ def _split(batch: _Batch, cut: int) -> tuple[_Batch, _Batch]:
 class _Batcher:
     """Cuts the record stream into units (runs in a worker thread: it reads the file)."""
 
-    def __init__(self, records: Iterator[_Record], head: bytes, limit: int, resume: ResumeState | None) -> None:
+    def __init__(
+        self,
+        records: Iterator[_Record],
+        head: bytes,
+        limit: int,
+        resume: ResumeState | None,
+        identifier: str | None = None,
+    ) -> None:
+        """`identifier`: records naming one value of it after the first are failed as duplicates (None: not)."""
         self._records = records
+        self._identifier = identifier + ":" if identifier is not None else None
+        self._first_lines: dict[int, tuple[int, int]] = {}
+        """Hash of a normalized identifier -> (index, line) of the first record naming it."""
+        self._duplicates: dict[int, tuple[int, str]] = {}
+        """Index of a record whose identifier an earlier line named -> (that line, the identifier)."""
         self._head_size = len(head) + len(b"]}")
         self._limit = limit
         self._resume = resume
@@ -431,9 +473,25 @@ class _Batcher:
             if record is None:
                 return None
             self._next = (self._index, record)
+            self._note_identifier(self._index, record)
             self._index += 1
             self.read += 1
         return self._next
+
+    def _note_identifier(self, index: int, record: _Record) -> None:
+        """Note a record whose identifier an earlier line named (after the server's normalization).
+
+        The later one would be `skipped` with the earlier one's user id, or overwrite it with upsert.
+        """
+        if self._identifier is None:
+            return
+        key = next((k for k in record.keys if k.startswith(self._identifier)), None)
+        if key is None:
+            return
+        digest = int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest())
+        first_index, first_line = self._first_lines.setdefault(digest, (index, record.line))
+        if first_index != index:
+            self._duplicates[index] = (first_line, key.removeprefix(self._identifier))
 
     def _take(self) -> tuple[int, _Record]:
         item = self._peek()
@@ -461,6 +519,17 @@ class _Batcher:
         if index in self._uncertain_ranges:
             return self._uncertain_batch(index)
         self._take()
+        if (duplicate := self._duplicates.pop(index, None)) is not None:
+            first, value = duplicate
+            attribute = (self._identifier or ":")[:-1]
+            return _Rejected(
+                index,
+                record,
+                f"duplicate of line {first}: {attribute} {value!r} (as normalized) names the user of line {first};"
+                " not sent: merge the two records, or remove one",
+                reason="DuplicateInFile",
+                info={"duplicate_of_line": first, attribute: value},
+            )
         if self._head_size + len(record.body) > self._limit:
             return _Rejected(
                 index,
@@ -472,7 +541,9 @@ class _Batcher:
         resumed = self._resume is not None  # else nothing to skip or mark: no per-record look-ups
         while (following := self._peek()) is not None:
             next_index, next_record = following
-            if resumed and (next_index in self._open_tasks or self._is_done(next_index)):
+            if next_index in self._duplicates or (
+                resumed and (next_index in self._open_tasks or self._is_done(next_index))
+            ):
                 break
             grown = size + 1 + len(next_record.body)
             if grown > self._limit:
@@ -552,6 +623,37 @@ class ImportPlan:
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
     phone_region: str | None = None
     summary_path: Path = Path("report.failures.json")
+    looks_like: str | None = None
+    """Without `--from`: the source whose export the input looks like (`converters.guess_source`), for a hint."""
+
+
+def _converter(source: str | None, hash_config_path: str | None) -> Source | None:
+    """The `--from` source of a run, with the Firebase hash config file's parameters when one is given."""
+    if source is None:
+        return None
+    if hash_config_path is None:
+        return SOURCES[source]
+    try:
+        text = Path(hash_config_path).read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TransferError(f"cannot read the Firebase hash config {hash_config_path}: {exc}") from exc
+    try:
+        return source_with(source, firebase_hash_config=firebase_hash_config(text))
+    except ConversionError as exc:
+        raise TransferError(f"{hash_config_path}: {exc}") from exc
+
+
+def _looks_like(path: Path) -> str | None:
+    try:
+        with path.open("rb") as stream:
+            return guess_source(stream.read(1 << 16))
+    except OSError:
+        return None
+
+
+def from_hint(path: Path | str, source: str) -> str:
+    """The hint for a file sent without `--from` that looks like `source`'s export."""
+    return f"hint: {path} looks like {SOURCE_TITLES[source]}: import it with --from {source}"
 
 
 def _size(path: Path) -> int:
@@ -605,6 +707,11 @@ def plan_import(settings: ImportSettings, *, connection: Connection) -> ImportPl
         return recorded
 
     source = resolved("from", settings.source, None)
+    given_config = str(settings.firebase_hash_config) if settings.firebase_hash_config is not None else None
+    hash_config_path = resolved("firebase_hash_config", given_config, None)
+    if hash_config_path is not None and source != "firebase":
+        raise TransferError("--firebase-hash-config goes with --from firebase")
+    converter = _converter(source, hash_config_path)
     phone_region = resolved("phone_region", settings.phone_region, None)
     if phone_region is not None:
         phone_region = check_region(phone_region)
@@ -613,6 +720,7 @@ def plan_import(settings: ImportSettings, *, connection: Connection) -> ImportPl
     total: int | None = None
     stdin: _Input | None = None
     size: int | None = None
+    looks_like: str | None = None
     overridden = frozenset(
         k
         for k, v in (("identifier", settings.identifier), ("upsert", settings.upsert), ("dry_run", settings.dry_run))
@@ -625,12 +733,18 @@ def plan_import(settings: ImportSettings, *, connection: Connection) -> ImportPl
                 f"{settings.path} changed since {settings.report} was written "
                 f"({previous.get('input_size')} bytes then, {size} now): resuming would misplace records"
             )
-        scanned = scan_input(settings.path, source, phone_region)
+        looks_like = _looks_like(settings.path) if source is None else None
+        try:
+            scanned = scan_input(settings.path, converter, phone_region)
+        except InputError as exc:
+            if looks_like is not None:
+                exc.message += f"; {from_hint(settings.path, looks_like)}"
+            raise
         total, layout, options = scanned.records, scanned.layout, scanned.options
     else:
         stdin = _Input(
             sys.stdin.buffer,
-            SOURCES[source] if source else None,
+            converter,
             lambda: upsert,  # resolved below, before the first record is converted
             late_options=False,
             ignored=overridden,
@@ -640,7 +754,7 @@ def plan_import(settings: ImportSettings, *, connection: Connection) -> ImportPl
     identifier = resolved("identifier", settings.identifier, options.identifier or "email")
     upsert: bool = resolved("upsert", settings.upsert, bool(options.upsert))
     dry_run = resolved("dry_run", settings.dry_run, bool(options.dry_run))
-    suffix = SOURCES[source].failed_suffix if source else ".ndjson"
+    suffix = ".csv" if layout == "csv" else ".ndjson"
     if resume is not None and previous.get("failed"):
         if settings.failed is not None and not _same_file(settings.failed, Path(previous["failed"])):
             raise TransferError(f"{settings.report} was written with --failed {previous['failed']}: leave out --failed")
@@ -675,6 +789,7 @@ def plan_import(settings: ImportSettings, *, connection: Connection) -> ImportPl
         "upsert": upsert,
         "dry_run": dry_run,
         "phone_region": phone_region,
+        "firebase_hash_config": hash_config_path,
         "report": str(settings.report),
         "failed": str(failed.resolve()),
         "failures": str(summary_path.resolve()),
@@ -704,6 +819,7 @@ def plan_import(settings: ImportSettings, *, connection: Connection) -> ImportPl
         max_request_bytes=max_request_bytes,
         phone_region=phone_region,
         summary_path=summary_path,
+        looks_like=looks_like,
     )
 
 
@@ -718,7 +834,7 @@ class Importer:
         self.progress = progress
         self.upsert = plan.upsert
         self.dry_run = plan.dry_run
-        self.source = SOURCES[plan.source] if plan.source else None
+        self.source = _converter(plan.source, plan.header.get("firebase_hash_config"))
         self.failed_path = plan.failed
         self.resume = plan.resume
         self.snapshot = Snapshot(total=plan.total)
@@ -775,7 +891,10 @@ class Importer:
             self._write_failed([reader.failed_line(raw) for raw in unit.failed])
             return
         if isinstance(unit, _Rejected):
-            errors = [{"name": "Invalid", "reason": "RecordTooLarge", "message": unit.message}]
+            error: dict[str, Any] = {"name": "Invalid", "reason": unit.reason, "message": unit.message}
+            if unit.info is not None:
+                error["info"] = unit.info
+            errors = [error]
             rejected = {
                 "index": unit.index,
                 "line": unit.record.line,
@@ -1019,7 +1138,14 @@ class Importer:
         try:
             self.report.run(self.plan.header)
             self._write_failed([reader.failed_header])
-            batcher = _Batcher(reader.records(), self._head, self.plan.max_request_bytes, self.resume)
+            batcher = _Batcher(
+                reader.records(),
+                self._head,
+                self.plan.max_request_bytes,
+                self.resume,
+                # With upsert, later records about a user update it in file order (SPEC 2.4): not duplicates.
+                None if self.upsert else self.plan.identifier,
+            )
             queue: asyncio.Queue[_Unit | None] = asyncio.Queue(maxsize=self.plan.in_flight + 64)
             try:
                 async with asyncio.TaskGroup() as group:
@@ -1050,6 +1176,7 @@ class Importer:
                 counts=dict(self.snapshot.counts),
                 elapsed=self.snapshot.elapsed,
                 sent=self._sent,
+                done_before=self.snapshot.done_at_start,
                 report=settings.report,
                 failed=self.failed_path,
                 dry_run=self.dry_run,
@@ -1126,6 +1253,8 @@ def fix_command(result: ImportResult, plan: ImportPlan, connection: Connection) 
         args.append("--dry-run")
     if plan.phone_region:
         args += ["--phone-region", plan.phone_region]
+    if plan.header.get("firebase_hash_config"):
+        args += ["--firebase-hash-config", str(plan.header["firebase_hash_config"])]
     args += ["--report", str(report), "--failed", str(failed)]
     return shlex.join(args)
 
@@ -1140,7 +1269,15 @@ def describe_result(result: ImportResult, plan: ImportPlan, connection: Connecti
         f"{verb} {format_count(result.total)} record{'' if result.total == 1 else 's'}, {outcome}; "
         f"{format_count(result.sent)} sent in {result.elapsed:.1f} s ({format_count(rate)} records/s)",
     ]
+    if plan.resume is not None:
+        lines.append(
+            f"resumed: the counts cover the whole file; {format_count(result.done_before)} record"
+            f"{'' if result.done_before == 1 else 's'} had their outcome from the earlier run (read from its report,"
+            f" not sent again), {format_count(result.sent)} were sent by this run"
+        )
     lines += result.failures.describe()
+    if plan.looks_like is not None and counts["failed"]:
+        lines.append(from_hint(plan.settings.path or "the input", plan.looks_like))
     if not plan.phone_region and (phones := result.failures.national_phones):
         lines.append(
             f"hint: {format_count(phones)} record{'' if phones == 1 else 's'} failed on a phone number in national "

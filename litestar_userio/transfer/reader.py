@@ -30,10 +30,11 @@ __all__ = [
     "RawRecord",
     "RequestOptions",
     "decode_record",
+    "looks_like_csv",
     "one_line",
 ]
 
-JSONLayout = Literal["ndjson", "array", "request"]
+JSONLayout = Literal["ndjson", "array", "request", "members"]
 REQUEST_KEYS: Final = frozenset({"identifier", "upsert", "dry_run", "records"})
 """Top-level keys of an import request; a user record never has any of them (the server refuses them)."""
 _IDENTIFIERS: Final = ("email", "phone_number", "preferred_username")
@@ -87,6 +88,14 @@ def decode_record(record: RawRecord) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise InputError(record.line, f"a record must be a JSON object, not {type(value).__name__}")
     return value
+
+
+def looks_like_csv(stream: BinaryIO) -> bool:
+    """Whether a stream's first bytes (peeked, not read) start something other than JSON: a CSV file."""
+    peek = getattr(stream, "peek", None)
+    head = peek(64)[:64] if peek is not None else b""
+    head = head.removeprefix(_BOM).lstrip(b" \t\r\n")
+    return bool(head) and head[:1] not in (b"{", b"[")
 
 
 def one_line(raw: bytes) -> bytes:
@@ -254,7 +263,14 @@ class JSONRecords:
     them once iteration ends).
     """
 
-    def __init__(self, stream: BinaryIO, *, late_options: bool = True, ignored: frozenset[str] = frozenset()) -> None:
+    def __init__(
+        self,
+        stream: BinaryIO,
+        *,
+        late_options: bool = True,
+        ignored: frozenset[str] = frozenset(),
+        members: str | None = None,
+    ) -> None:
         """Open the input and recognise its layout.
 
         Args:
@@ -262,8 +278,10 @@ class JSONRecords:
             late_options: Whether request options may follow `records`. A stream read once (stdin) must say
                 False: its records are sent before such an option is seen.
             ignored: Options the caller overrides anyway (their position does not matter).
+            members: A source's export holds its records in this member of one object (`{"users": [...]}`).
         """
         self._buffer = _Buffer(stream)
+        self._members = members
         self._late_options = late_options
         self._ignored = ignored
         self._seen: set[str] = set()
@@ -294,14 +312,64 @@ class JSONRecords:
         key = buffer.peek_first_key(end)
         if key in REQUEST_KEYS:
             return "request"
+        if self._members is not None and (key == self._members or not self._first_line_is_a_record(end)):
+            buffer.advance(end)
+            return "members"
         return "ndjson"
+
+    def _first_line_is_a_record(self, start: int) -> bool:
+        """Whether the line at `start` (in the buffer already) is a whole object without the members: ndjson.
+
+        An export document is pretty-printed (its first line is `{`) or one line holding the members.
+        """
+        buffer = self._buffer
+        newline = buffer.data.find(b"\n", start)
+        if newline < 0 and not buffer.eof:
+            return False
+        try:
+            value = msgspec.json.decode(buffer.data[start : newline if newline >= 0 else None])
+        except (msgspec.DecodeError, UnicodeDecodeError):
+            return False
+        return isinstance(value, dict) and self._members not in value
 
     def __iter__(self) -> Iterator[RawRecord]:
         if self.layout == "ndjson":
             return self._ndjson()
         if self.layout == "array":
             return self._array()
+        if self.layout == "members":
+            return self._members_array()
         return self._request()
+
+    def _members_array(self) -> Iterator[RawRecord]:
+        """The elements of the members array of the export's one object; its other members are skipped."""
+        buffer = self._buffer
+        buffer.expect(b"{", "'{'")
+        found = False
+        while True:
+            buffer.skip_whitespace()
+            if buffer.peek() == ord("}"):
+                buffer.advance(buffer.pos + 1)
+                break
+            if buffer.peek() != _QUOTE:
+                raise InputError(buffer.line, "expected a key of the export's object")
+            _, raw_key = buffer.read_value()
+            buffer.expect(b":", "':'")
+            if msgspec.json.decode(raw_key) == self._members and not found:
+                found = True
+                buffer.expect(b"[", f"'[' ({self._members} must be an array)")
+                yield from self._elements()
+            else:
+                buffer.read_value()
+            buffer.skip_whitespace()
+            byte = buffer.peek()
+            if byte == ord(","):
+                buffer.advance(buffer.pos + 1)
+            elif byte != ord("}"):
+                raise InputError(buffer.line, "expected ',' or '}' in the export's object")
+        self._end_of_input()
+        if not found:
+            raise InputError(None, f"the file has no `{self._members}` array of records")
 
     def _ndjson(self) -> Iterator[RawRecord]:
         buffer = self._buffer
@@ -436,11 +504,16 @@ class CSVRow:
 class CSVRows:
     """Rows of a CSV file with a header, each with its exact bytes (a quoted cell may span lines)."""
 
-    def __init__(self, stream: BinaryIO) -> None:
+    def __init__(self, stream: BinaryIO, header: tuple[str, ...] | None = None) -> None:
+        """`header`: the columns of a CSV written without a header row (Firebase's)."""
         self._text = io.TextIOWrapper(stream, encoding="utf-8-sig", newline="")
         self._captured: list[str] = []
         self._line = 0
         self._reader = csv.reader(self._capture())
+        if header is not None:
+            self.header = list(header)
+            self.header_raw = b""
+            return
         try:
             self.header = next(self._reader)
         except StopIteration:

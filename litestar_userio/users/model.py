@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-__all__ = ["AuthenticatorState", "LoginID", "UserState", "disabled_state", "is_disabled_at"]
+__all__ = ["AuthenticatorState", "LoginID", "OAuthLink", "UserState", "disabled_state", "is_disabled_at"]
 
 
 def disabled_state(
@@ -71,6 +71,20 @@ class LoginID:
 
 
 @dataclass
+class OAuthLink:
+    """A linked OAuth/OIDC identity (DECISIONS 14): the user signs in with `subject` at `provider_alias`."""
+
+    id: str
+    provider_alias: str
+    provider_type: str
+    subject: str
+    claims: dict[str, Any]
+    created_at: datetime
+    changed: bool = False
+    """New, or its type or claims changed since it was loaded."""
+
+
+@dataclass
 class AuthenticatorState:
     """A primary password or a second factor."""
 
@@ -104,6 +118,8 @@ class UserState:
     login_ids: dict[str, LoginID] = field(default_factory=dict)
     verified: set[str] = field(default_factory=set)
     authenticators: list[AuthenticatorState] = field(default_factory=list)
+    oauth: dict[tuple[str, str], OAuthLink] = field(default_factory=dict)
+    """Linked identities by (provider alias, subject)."""
     roles: set[str] = field(default_factory=set)
     groups: set[str] = field(default_factory=set)
     account_valid_from: datetime | None = None

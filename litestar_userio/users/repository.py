@@ -19,7 +19,7 @@ from litestar_userio.db.engine import Row, Tx
 from litestar_userio.db.tables import Authenticator, Group, Role, User
 from litestar_userio.ids import new_id
 from litestar_userio.users.formats import LOGIN_ID_ATTRIBUTES
-from litestar_userio.users.model import AuthenticatorState, LoginID, UserState
+from litestar_userio.users.model import AuthenticatorState, LoginID, OAuthLink, UserState
 
 __all__ = ["LoadedUsers", "UserRepository", "user_from_row", "user_rows_query"]
 
@@ -45,6 +45,8 @@ class LoadedUsers:
     """Identity id -> (user id, original, normalized) as loaded."""
     authenticators: dict[str, str] = field(default_factory=dict)
     """Authenticator id -> user id as loaded."""
+    oauth: set[str] = field(default_factory=set)
+    """The ids of the linked identities as loaded."""
 
 
 def user_rows_query(tx: Tx, where: str) -> str:
@@ -60,6 +62,8 @@ def user_rows_query(tx: Tx, where: str) -> str:
         f" (SELECT {tx.json_rows('a.kind', 'a.type', 'a.totp_secret', 'a.oob_target')} FROM (SELECT * FROM"
         "  userio_authenticator WHERE user_id = u.id AND NOT (kind = 'primary' AND type = 'password')"
         "  ORDER BY created_at, id) a) AS authenticators,"
+        f" (SELECT {tx.json_rows('o.provider_alias', 'o.provider_type', 'o.subject', 'o.claims')} FROM (SELECT *"
+        "  FROM userio_oauth_identity WHERE user_id = u.id ORDER BY created_at, id) o) AS oauth_identities,"
         f" (SELECT {tx.json_values('k.key')} FROM (SELECT r.key FROM userio_user_role m JOIN userio_role r"
         "  ON r.id = m.role_id WHERE m.user_id = u.id ORDER BY r.key) k) AS roles,"
         f" (SELECT {tx.json_values('k.key')} FROM (SELECT g.key FROM userio_user_group m JOIN userio_group g"
@@ -230,6 +234,26 @@ class UserRepository:
             )
         return {(_ATTRIBUTE_OF_KEY[r["login_id_key"]], r["normalized_value"]): r["user_id"] for r in rows}
 
+    async def find_oauth_owners(
+        self, tx: Tx, project_id: str, pairs: Iterable[tuple[str, str]]
+    ) -> dict[tuple[str, str], str]:
+        """(provider alias, subject) -> user id, for the linked identities that exist; one query."""
+        wanted = sorted(set(pairs))
+        if not wanted:
+            return {}
+        rows = await tx.fetch(
+            "SELECT provider_alias, subject, user_id FROM userio_oauth_identity WHERE project_id = $1"
+            " AND (provider_alias, subject) IN"
+            + (
+                " (SELECT * FROM unnest($2::text[], $3::text[]))"
+                if tx.dialect == "postgres"
+                else " (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each($2))"
+            ),
+            project_id,
+            *(([a for a, _ in wanted], [s for _, s in wanted]) if tx.dialect == "postgres" else (tx.array(wanted),)),
+        )
+        return {(r["provider_alias"], r["subject"]): r["user_id"] for r in rows}
+
     async def existing_ids(self, tx: Tx, user_ids: Iterable[str]) -> set[str]:
         """Those of `user_ids` some user has, in any project: ids are unique in the deployment (DECISIONS 11)."""
         ids = sorted(set(user_ids))
@@ -313,6 +337,21 @@ class UserRepository:
                 )
             )
             loaded.authenticators[row["id"]] = row["user_id"]
+        for row in await tx.fetch(
+            "SELECT id, user_id, provider_alias, provider_type, subject, claims, created_at"
+            f" FROM userio_oauth_identity WHERE {tx.any('user_id', 1)} ORDER BY created_at, id",
+            array,
+        ):
+            link = OAuthLink(
+                id=row["id"],
+                provider_alias=row["provider_alias"],
+                provider_type=row["provider_type"],
+                subject=row["subject"],
+                claims=_json(row["claims"]),
+                created_at=row["created_at"],
+            )
+            users[row["user_id"]].oauth[(link.provider_alias, link.subject)] = link
+            loaded.oauth.add(link.id)
         for table, column, attr in (("userio_role", "role_id", "roles"), ("userio_group", "group_id", "groups")):
             for row in await tx.fetch(
                 f"SELECT m.user_id, k.key FROM userio_user_{table.removeprefix('userio_')} m"
@@ -483,6 +522,20 @@ class UserRepository:
                 for a in u.authenticators
                 if a.id not in loaded.authenticators
             ],
+        )
+        links = [(u, link) for u in changed for link in u.oauth.values() if link.changed]
+        await tx.insert_many(
+            "userio_oauth_identity",
+            ("id", "project_id", "user_id", "provider_alias", "provider_type", "subject", "claims", "created_at"),
+            [
+                (i.id, project_id, u.id, i.provider_alias, i.provider_type, i.subject, dump(i.claims), i.created_at)
+                for u, i in links
+                if i.id not in loaded.oauth
+            ],
+        )
+        await tx.executemany(
+            "UPDATE userio_oauth_identity SET provider_type = $2, claims = $3 WHERE id = $1",
+            [(i.id, i.provider_type, dump(i.claims)) for _, i in links if i.id in loaded.oauth],
         )
         await tx.insert_many(
             "userio_user_role",

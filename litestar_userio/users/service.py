@@ -156,6 +156,15 @@ class UserService:
                 },
             )
 
+    async def find_by_oauth(self, project_id: str, provider_alias: str, subject: str) -> str | None:
+        """The id of the user linked to `subject` at `provider_alias` (an imported identity), or None.
+
+        The host's social sign-in calls it once the provider vouched for the subject (DECISIONS 14).
+        """
+        async with self.db.reader() as tx:
+            owners = await self.repository.find_oauth_owners(tx, project_id, [(provider_alias, subject)])
+        return owners.get((provider_alias, subject))
+
     async def _rehash(self, project_id: str, user_id: str, password: str, stored: str) -> None:
         """DECISIONS 12: a hash not in the project's `password_algorithm` is replaced in the sign-in that proved it.
 

@@ -290,7 +290,9 @@ async def test_unknown_roles_and_groups_fail_with_their_keys(env):
         {
             "name": "NotFound",
             "reason": "RoleUnknownKeys",
-            "message": "unknown role keys: alpha, zeta",
+            "message": "unknown role keys: alpha, zeta; define them with `litestar userio roles add --project PROJECT"
+            " KEY...`, or let the import create them: `litestar userio project configure --project PROJECT --set"
+            " create_unknown_roles_on_import=true`",
             "code": 404,
             "info": {"keys": ["alpha", "zeta"]},
         }

@@ -349,13 +349,20 @@ class Workload:
     path: Path
     lines: list[bytes]
     expected: list[str]
+    duplicates: frozenset[int] = frozenset()
+    """Lines repeating an earlier line's email: failed as its duplicate (the CLI's DuplicateInFile); `updated` with
+    upsert."""
 
     @property
     def inserted(self) -> int:
         return self.expected.count("inserted")
 
-    def failed_lines(self) -> list[bytes]:
-        return [line for line, outcome in zip(self.lines, self.expected, strict=True) if outcome == "failed"]
+    def failed_lines(self, *, upsert: bool = False) -> list[bytes]:
+        return [
+            line
+            for i, (line, outcome) in enumerate(zip(self.lines, self.expected, strict=True))
+            if outcome == "failed" and not (upsert and i in self.duplicates)
+        ]
 
 
 def user(i: int, rng: random.Random, tag: str = "") -> dict[str, Any]:
@@ -390,7 +397,7 @@ _BREAKAGE = [
 
 
 def make_workload(path: Path, count: int, seed: int = 7, tag: str = "") -> Workload:
-    """`count` users; every 101st is invalid (four kinds), every 397th repeats the email 3 lines up (skipped).
+    """`count` users; every 101st is invalid (four kinds), every 397th repeats the email 3 lines up (a duplicate).
 
     Lines mix compact and spaced JSON, raw UTF-8, and some end in CRLF: the failed file must give them back
     byte for byte.
@@ -398,6 +405,7 @@ def make_workload(path: Path, count: int, seed: int = 7, tag: str = "") -> Workl
     rng = random.Random(seed)
     lines: list[bytes] = []
     expected: list[str] = []
+    duplicates: set[int] = set()
     for i in range(count):
         record = user(i, rng, tag)
         outcome = "inserted"
@@ -409,17 +417,18 @@ def make_workload(path: Path, count: int, seed: int = 7, tag: str = "") -> Workl
             record["email"] = json.loads(lines[i - 3])["email"].upper()
             record.pop("phone_number", None)
             record.pop("phone_number_verified", None)
-            outcome = "skipped"
+            outcome = "failed"
+            duplicates.add(i)
         if i % 7 == 0:
             line = json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode()
         else:
             line = json.dumps(record, ensure_ascii=False).encode()
-        if outcome == "failed" and i % 2 == 1:
+        if outcome == "failed" and i % 2 == 1 and i not in duplicates:
             line += b"\r"
         lines.append(line)
         expected.append(outcome)
     path.write_bytes(b"".join(line + b"\n" for line in lines))
-    return Workload(path, lines, expected)
+    return Workload(path, lines, expected, frozenset(duplicates))
 
 
 @pytest.fixture(scope="session")

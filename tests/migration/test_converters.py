@@ -79,9 +79,16 @@ def test_auth0_mapping():
     assert soren["custom_attributes"] == {"plan": "pro", "seats": 12, "auth0_user_id": "auth0|64a1f0c2e8b7a3d2c1f00008"}
 
 
-def test_a_non_bcrypt_hash_is_dropped():
-    record = auth0_record({"email": "a@x.com", "custom_password_hash": {"algorithm": "md5", "hash": {"value": "x"}}})
+def test_a_hash_of_no_import_format_is_dropped_and_others_are_carried():
+    record = auth0_record({"email": "a@x.com", "custom_password_hash": {"algorithm": "hmac", "hash": {"value": "x"}}})
     assert "password" not in record
+    md5 = {"algorithm": "md5", "hash": {"value": "5f4d"}, "salt": {"value": "s", "position": "prefix"}}
+    assert auth0_record({"email": "a@x.com", "custom_password_hash": md5})["password"] == {
+        "type": "md5",
+        "password_hash": "5f4d",
+        "salt": "s",
+        "salt_position": "prefix",
+    }
 
 
 def test_cognito_header_is_the_real_one():
@@ -262,7 +269,19 @@ def test_supabase_mapping_and_warnings():
     converted = supabase_record(google, warnings=warnings)
     assert (converted["name"], converted["picture"]) == ("Ngozi Okafor", "https://lh3.googleusercontent.com/a/ngozi")
     assert converted["custom_attributes"] == {"supabase_user_id": google["id"]}
-    assert [w["kind"] for w in warnings] == ["social_identity_not_carried"]
+    assert converted["identities"] == [
+        {
+            "type": "oauth",
+            "provider_alias": "google",
+            "subject": "10829384756",
+            "claims": {
+                "email": "ngozi@gmail.example",
+                "name": "Ngozi Okafor",
+                "picture": "https://lh3.googleusercontent.com/a/ngozi",
+            },
+        }
+    ]
+    assert [w["kind"] for w in warnings] == ["dropped:created_at"]
     assert supabase_record(banned)["disabled"] is True
 
 
@@ -291,9 +310,11 @@ def test_clerk_mapping_and_warnings():
         "password": {"type": "bcrypt", "password_hash": ada["password_digest"]},
         "custom_attributes": {"clerk_user_id": ada["id"]},
     }
-    assert "password" not in clerk_record(grace, warnings=warnings)
-    assert sorted(w["kind"] for w in warnings) == ["extra_login_id_not_carried", "password_not_carried"]
-    assert "argon2id" in next(w["message"] for w in warnings if w["kind"] == "password_not_carried")
+    assert clerk_record(grace, warnings=warnings)["password"] == {
+        "type": "argon2",
+        "password_hash": grace["password_digest"],
+    }
+    assert [w["kind"] for w in warnings] == ["extra_login_id_not_carried"]
     assert clerk_record(soren)["mfa"] == {"totp": {"secret": "JBSWY3DPEHPK3PXP"}}
     assert "email_verified" not in clerk_record(soren)
     assert clerk_record(ken)["phone_number_verified"] is True
@@ -323,13 +344,31 @@ def test_our_export_converts_back_to_records_the_api_accepts():
     assert [w["kind"] for w in warnings] == ["password_not_carried", "mfa_not_carried"]
 
 
-def test_auth0_warns_for_a_non_bcrypt_hash_and_a_social_identity():
-    md5 = {"email": "m@example.com", "custom_password_hash": {"algorithm": "md5", "hash": {"value": "5f4d"}}}
-    google = {"email": "g@example.com", "identities": [{"provider": "google-oauth2", "user_id": "1093"}]}
+def test_auth0_carries_social_identities_and_warns_for_saml_and_every_dropped_member():
+    google = {
+        "email": "g@example.com",
+        "created_at": "2023-01-01T00:00:00.000Z",
+        "last_login": "2024-01-01T00:00:00.000Z",
+        "logins_count": 3,
+        "app_metadata": {"roles": ["editor"], "plan_id": 7},
+        "identities": [
+            {"provider": "google-oauth2", "user_id": "1093", "profileData": {"email": "g@gmail.com"}},
+            {"provider": "samlp", "user_id": "corp|9"},
+            {"provider": "auth0", "user_id": "64a1"},
+        ],
+    }
     warnings: list[dict[str, str]] = []
 
-    assert "password" not in auth0_record(md5, warnings=warnings)
-    assert "password" not in auth0_record(google, warnings=warnings)
-    assert [w["kind"] for w in warnings] == ["password_not_carried", "social_identity_not_carried"]
-    assert "'md5'" in warnings[0]["message"]
-    assert "google-oauth2 identity 1093" in warnings[1]["message"]
+    record = auth0_record(google, warnings=warnings)
+
+    assert record["identities"] == [
+        {"type": "oauth", "provider_alias": "google", "subject": "1093", "claims": {"email": "g@gmail.com"}}
+    ]
+    assert sorted(w["kind"] for w in warnings) == [
+        "dropped:app_metadata.plan_id",
+        "dropped:created_at",
+        "dropped:last_login",
+        "dropped:logins_count",
+        "social_identity_not_carried",
+    ]
+    assert "samlp identity corp|9" in next(w["message"] for w in warnings if w["kind"].startswith("social"))

@@ -25,6 +25,8 @@ def check_report(workload: Workload, report_path: Path, failed_path: Path) -> Re
     mismatches = [(i, o, e) for i, (o, e) in enumerate(zip(outcomes, workload.expected, strict=True)) if o != e]
     assert not mismatches, mismatches[:5]
     for index, detail in report.details.items():
+        if detail["task"] is None:  # failed here, unsent (DuplicateInFile)
+            continue
         first, last = report.tasks[detail["task"]]
         assert first <= index <= last
     assert failed_path.read_bytes() == b"".join(line + b"\n" for line in workload.failed_lines())
@@ -132,19 +134,25 @@ async def test_resume_resubmits_a_request_whose_answer_was_lost(embedded: Deploy
     project = await embedded.make_project()
     first = embedded.cli("import", "users.ndjson", *project.args(embedded), "--report", "first.ndjson", cwd=tmp_path)
     assert first.returncode == 1, first.stderr
-    header = (tmp_path / "first.ndjson").read_bytes().split(b"\n", 1)[0]
-    (tmp_path / "lost.ndjson").write_bytes(header + b'\n{"submit":[0,59]}\n')
+    # The lost report: the header and every request sent, none of their answers (a duplicate is failed unsent).
+    lines = (tmp_path / "first.ndjson").read_bytes().splitlines(keepends=True)
+    kept = [line for line in lines if b'"run"' in line or b'"submit"' in line or b'"task":null' in line]
+    (tmp_path / "lost.ndjson").write_bytes(b"".join(kept))
 
     second = embedded.cli("import", "users.ndjson", *project.args(embedded), "--resume", "lost.ndjson", cwd=tmp_path)
 
     assert second.returncode == 1, second.stderr
+    assert (
+        "resumed: the counts cover the whole file; 1 record had their outcome from the earlier run (read from its"
+        " report, not sent again), 59 were sent by this run"
+    ) in second.stderr
     report = read_report(tmp_path / "lost.ndjson")
     assert sorted(report.details) == list(range(60))
-    assert all(d.get("resubmitted") is True for d in report.details.values())
+    assert all(d.get("resubmitted") is True for d in report.details.values() if d["task"] is not None)
     outcomes = [report.details[i]["outcome"] for i in range(60)]
     assert outcomes == list(workload.expected)
     first_tasks = {line.get("task") for line in _lines(tmp_path / "first.ndjson") if "indices" in line}
-    assert {d["task"] for d in report.details.values()} <= first_tasks, "the replay answered the first task"
+    assert {d["task"] for d in report.details.values()} - {None} <= first_tasks, "the replay answered the first task"
     assert await embedded.user_count(project) == workload.inserted
 
 
@@ -217,7 +225,10 @@ async def test_json_array_and_request_object_inputs(embedded: Deployment, tmp_pa
     assert report.header["layout"] == "array"
     assert [report.details[i]["outcome"] for i in range(20)] == workload.expected
     failed = (tmp_path / "failed.ndjson").read_bytes().splitlines()
-    assert [json.loads(line) for line in failed] == [records[3]]  # the pretty element, on one line
+    # The pretty elements, on one line: the invalid one and the duplicate of line 8's email.
+    assert [json.loads(line) for line in failed] == [
+        records[i] for i, e in enumerate(workload.expected) if e == "failed"
+    ]
 
     for record in records:
         record["name"] = "Renamed " + record["name"]
@@ -239,7 +250,8 @@ async def test_json_array_and_request_object_inputs(embedded: Deployment, tmp_pa
     report = read_report(tmp_path / "r2.ndjson")
     assert report.header["upsert"] is True  # from the file
     assert [report.details[i]["outcome"] for i in range(20)] == [
-        "failed" if e == "failed" else "updated" for e in workload.expected
+        "failed" if e == "failed" and i not in workload.duplicates else "updated"
+        for i, e in enumerate(workload.expected)
     ]
     names = await embedded.fetch("SELECT standard_attributes FROM userio_user WHERE project_id = $1", project.id)
     assert all(json.loads(row["standard_attributes"])["name"].startswith("Renamed ") for row in names)
@@ -262,7 +274,10 @@ async def test_standard_input_and_a_record_too_large_for_any_request(embedded: D
     assert report.details[10]["task"] is None
     assert report.details[10]["errors"][0]["reason"] == "RecordTooLarge"
     assert len(report.tasks) >= 5  # 3000-byte requests
-    assert (tmp_path / "failed.ndjson").read_bytes() == workload.lines[3] + b"\n" + huge + b"\n"
+    assert (tmp_path / "failed.ndjson").read_bytes() == b"".join(
+        line + b"\n"
+        for line in (workload.lines[3], huge, workload.lines[11])  # line 11: a duplicate of line 8
+    )
 
 
 async def test_records_about_one_user_apply_in_file_order_across_requests(deployment: Deployment, tmp_path):
@@ -320,3 +335,36 @@ async def test_interrupt_journals_what_was_sent_and_resume_finishes(embedded: De
     assert resumed.returncode == 1, resumed.stderr
     check_report(workload, report_path, tmp_path / "failed.ndjson")
     assert await embedded.user_count(project) == workload.inserted
+
+
+@pytest.mark.parametrize("dry_run", [False, True])
+async def test_records_naming_one_user_are_duplicates_of_the_first_line(embedded: Deployment, tmp_path, dry_run):
+    """Without upsert, a later record naming the same login id (after normalization) would be `skipped` carrying
+    the first record's user id: it fails as a duplicate of that line, in the dry run too."""
+    records = [
+        {"email": "ada@example.com", "name": "Ada"},
+        {"email": "bob@example.com"},
+        {"email": "ADA@Example.com", "name": "Ada King"},
+        {"email": "cy@example.com"},
+        {"email": "ada@example.com", "name": "Ada, once more"},
+    ]
+    lines = [json.dumps(r).encode() for r in records]
+    (tmp_path / "users.ndjson").write_bytes(b"".join(line + b"\n" for line in lines))
+    project = await embedded.make_project()
+
+    result = embedded.cli(
+        "import", "users.ndjson", *project.args(embedded), *(["--dry-run"] if dry_run else []), cwd=tmp_path
+    )
+
+    assert result.returncode == 1, result.stderr
+    report = read_report(tmp_path / "report.ndjson")
+    outcomes = [report.details[i]["outcome"] for i in range(5)]
+    assert outcomes == ["inserted", "inserted", "failed", "inserted", "failed"]
+    error = report.details[2]["errors"][0]
+    assert error["reason"] == "DuplicateInFile"
+    assert error["message"].startswith("duplicate of line 1: email 'ada@example.com'")
+    assert error["info"] == {"duplicate_of_line": 1, "email": "ada@example.com"}
+    assert (tmp_path / "failed.ndjson").read_bytes() == lines[2] + b"\n" + lines[4] + b"\n"
+    summary = json.loads((tmp_path / "report.failures.json").read_text())
+    assert [(g["reason"], g["count"]) for g in summary["failures"]] == [("DuplicateInFile", 2)]
+    assert await embedded.user_count(project) == (0 if dry_run else 3)
