@@ -32,7 +32,7 @@ async def test_a_chunk_waits_for_the_turn_without_counting_a_run_then_completes(
     task_id = response.headers["location"].rsplit("/", 1)[1]
     imports = env.services.imports
 
-    blocker = await connect(env.config.database_url)
+    blocker = await connect(env.config.database_url, server_settings={"search_path": env.config.database_schema})
     try:
         locked = blocker.transaction()
         await locked.start()
