@@ -17,7 +17,7 @@ from litestar_userio.jobs import plugin_jobs
 from litestar_userio.observability import telemetry
 from litestar_userio.projects.service import ProjectService
 from litestar_userio.queue import build_queue
-from litestar_userio.queue.base import JobQueue
+from litestar_userio.queue.base import CONTEXT_KEY, JobQueue
 from litestar_userio.storage import Storage, build_storage
 from litestar_userio.tokens.applications import ApplicationService
 from litestar_userio.tokens.keys import SigningKeyStore
@@ -128,7 +128,7 @@ class Services:
         )
         telemetry.watch("pending_checks", services.users.passwords.pending)
         if run_jobs:
-            await queue.serve({"userio": services})
+            await queue.serve({CONTEXT_KEY: services})
         return services
 
     def bind_events(self, emit: Callable[..., None]) -> None:

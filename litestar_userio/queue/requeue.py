@@ -16,10 +16,7 @@ from typing import Generic, TypeVar
 from litestar_userio.config import QueueConfig
 from litestar_userio.queue.base import JobQueue
 
-__all__ = ["CONTEXT_KEY", "Pending", "Stale", "choose_stale"]
-
-CONTEXT_KEY = "userio"
-"""The key the plugin's services sit under in a job's context (arq's `ctx`) and in the app state."""
+__all__ = ["Pending", "Stale", "choose_stale"]
 
 K = TypeVar("K", bound=Hashable)
 
