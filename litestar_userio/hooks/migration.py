@@ -1,7 +1,6 @@
 """The lazy-migration event `user.password_migration` (DECISIONS 13): its JSON and how its response is read.
 
-Not yet dispatched by sign-in: this module holds the event's shape, the check of a hook's answer and the
-per-login-id lock, so the sign-in wiring has one place to take them from.
+`HookService.run_migration` runs it; `users.migration.PasswordMigrator` calls that from sign-in.
 """
 
 from __future__ import annotations

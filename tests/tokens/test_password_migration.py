@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 
 from tests.hooks.test_migration_event import MIGRATION_HOOK, OldSystem
-from tests.tokens.conftest import HOOKS
+from tests.tokens.conftest import HOOKS, plugin_hook
 
 OLD_KEY = "old-key-123456"
 PASSWORD = "right-pw-123"
@@ -101,3 +101,18 @@ async def test_concurrent_sign_ins_of_one_login_id_make_one_user(world) -> None:
         "ann@example.com",
     )
     assert rows[0]["n"] == 1
+
+
+async def test_the_sample_plugin_migrates_a_user(world) -> None:
+    old = OldSystem()
+    try:
+        source = plugin_hook("migrate-from-old-system.ts").replace("https://auth.old.example.com", old.origin)
+        source = source.replace("OLD_SYSTEM_KEY", "OLD_KEY")
+        await set_up(world, old, source)
+        signed_in = await world.sign_in(username="ann@example.com", password=PASSWORD)
+    finally:
+        old.close()
+
+    assert signed_in.status_code == 200, signed_in.text
+    [user] = await users_named(world, "ann@example.com")
+    assert user["name"] == "Ann" and user["custom_attributes"]["old_id"] == "old-1"
