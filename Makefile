@@ -30,7 +30,7 @@ demo: $(DEMO_STAMP)
 	$(BIN)/python -m example_app
 
 test: $(STAMP) $(AXE)
-	$(BIN)/ruff check litestar_userio tests example_app bench
+	$(BIN)/ruff check litestar_userio tests example_app example_fullstack bench
 	$(BIN)/mypy
 	$(BIN)/pytest
 
@@ -48,8 +48,8 @@ test-quick: $(STAMP)
 	$(BIN)/pytest -m "not slow and not hard"
 
 lint: $(STAMP)
-	$(BIN)/ruff check litestar_userio tests example_app bench
-	$(BIN)/ruff format --check litestar_userio tests example_app bench
+	$(BIN)/ruff check litestar_userio tests example_app example_fullstack bench
+	$(BIN)/ruff format --check litestar_userio tests example_app example_fullstack bench
 
 typecheck: $(STAMP)
 	$(BIN)/mypy

@@ -23,6 +23,7 @@ from litestar_userio.tokens.applications import ApplicationService
 from litestar_userio.tokens.keys import SigningKeyStore
 from litestar_userio.tokens.service import TokenService
 from litestar_userio.users.admin import UserAdminService
+from litestar_userio.users.migration import PasswordMigrator
 from litestar_userio.users.repository import UserRepository
 from litestar_userio.users.service import UserService
 
@@ -126,6 +127,7 @@ class Services:
             tokens=tokens,
             user_admin=UserAdminService(db, projects, users.passwords, clock, imports=config.imports),
         )
+        users.migrator = PasswordMigrator(hooks, services.user_admin)
         telemetry.watch("pending_checks", services.users.passwords.pending)
         if run_jobs:
             await queue.serve({CONTEXT_KEY: services})
