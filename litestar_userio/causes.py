@@ -192,6 +192,20 @@ def _join(items: Iterable[Any]) -> str:
     return ", ".join(words[:-1]) + " and " + words[-1]
 
 
+_EMAIL_REASON = "invalid email address: "
+"""The reference's `error` of an email cause; what follows it is email-validator's own sentence."""
+_REFERENCE_EMPTY_EMAIL = "mail: no address"
+
+
+def _format_reason(format_name: str, details: Mapping[str, Any]) -> str:
+    """`. The part after the @-sign is ...`: the validator's reason why an address is refused (issue 28)."""
+    error = str(details.get("error", ""))
+    if format_name != "email" or not error.startswith(_EMAIL_REASON):
+        return ""
+    reason = error.removeprefix(_EMAIL_REASON)
+    return f". {reason}" if reason and reason != _REFERENCE_EMPTY_EMAIL else ""
+
+
 def describe(location: str, kind: str, details: Mapping[str, Any]) -> str:
     """One sentence: which field, what is wrong, what is expected, with an example where one helps."""
     try:
@@ -220,7 +234,7 @@ def _describe(location: str, kind: str, details: Mapping[str, Any]) -> str:
     if kind == "format":
         format_name = str(details.get("format", ""))
         wanted = _FORMATS.get(format_name, f"a valid {format_name}")
-        return f"{field} must be {wanted}{_example(location, format_name)}"
+        return f"{field} must be {wanted}{_example(location, format_name)}{_format_reason(format_name, details)}"
     if kind == "minLength":
         return f"{field} must not be empty{_example(location)}"
     if kind == "minItems":

@@ -8,21 +8,45 @@ from __future__ import annotations
 
 from typing import Any
 
-from litestar_userio.exports.jobs import export_users
 from litestar_userio.exports.service import EXPORT_JOB
-from litestar_userio.imports.jobs import import_chunk
 from litestar_userio.imports.service import IMPORT_CHUNK_JOB
-from litestar_userio.queue.base import Jobs
+from litestar_userio.observability import telemetry
+from litestar_userio.queue.base import CONTEXT_KEY, Jobs
 
-__all__ = ["RECOVER_JOB", "SWEEP_JOB", "observe_queue", "plugin_jobs", "recover", "sweep"]
+__all__ = [
+    "RECOVER_JOB",
+    "SWEEP_JOB",
+    "export_users",
+    "import_chunk",
+    "observe_queue",
+    "plugin_jobs",
+    "recover",
+    "sweep",
+]
 
 SWEEP_JOB = "userio_sweep"
 RECOVER_JOB = "userio_recover"
 
 
+async def import_chunk(ctx: dict[str, Any], task_id: str, seq: int, trace: dict[str, str] | None = None) -> None:
+    """Apply chunk `seq` of import `task_id`; a no-op when it is already done.
+
+    `trace`: the trace context of the request that created the task (None when tracing is off, or enqueued again
+    by the sweeper), so the chunk's span joins that request's trace.
+    """
+    with telemetry.span("userio.import.chunk", {"userio.task_id": task_id, "userio.chunk": seq}, trace):
+        await ctx[CONTEXT_KEY].imports.process_chunk(task_id, seq)
+
+
+async def export_users(ctx: dict[str, Any], task_id: str, trace: dict[str, str] | None = None) -> None:
+    """Write the file of export `task_id`; a no-op once it is completed (`trace`: as `import_chunk`)."""
+    with telemetry.span("userio.export", {"userio.task_id": task_id}, trace):
+        await ctx[CONTEXT_KEY].exports.run(task_id)
+
+
 async def sweep(ctx: dict[str, Any]) -> None:
     """Periodic housekeeping: free what silent workers hold, enqueue work nobody is doing, purge expired results."""
-    services = ctx["userio"]
+    services = ctx[CONTEXT_KEY]
     await services.db.end_silent_sessions()
     await services.imports.requeue_stale()
     await services.exports.requeue_stale()
@@ -33,14 +57,14 @@ async def sweep(ctx: dict[str, Any]) -> None:
 
 async def observe_queue(ctx: dict[str, Any]) -> None:
     """Report the queue's depth and age (metrics only): at every sweep, and by each arq worker at each of its ticks."""
-    services = ctx["userio"]
+    services = ctx[CONTEXT_KEY]
     await services.imports.observe_queue()
     await services.exports.observe_queue()
 
 
 async def recover(ctx: dict[str, Any]) -> None:
     """At the start of a process that runs jobs itself: everything pending was left by a previous process."""
-    services = ctx["userio"]
+    services = ctx[CONTEXT_KEY]
     now = services.config.clock.now()
     await services.imports.requeue_stale(older_than=now)
     await services.exports.requeue_stale(older_than=now)

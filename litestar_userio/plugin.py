@@ -7,19 +7,11 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from click import Group
-from litestar import Litestar, Router
+from litestar import Litestar
 from litestar.config.app import AppConfig
-from litestar.di import Provide
-from litestar.plugins import CLIPluginProtocol, InitPluginProtocol
+from litestar.plugins import CLIPlugin, InitPlugin
 
-from litestar_userio.config import LocalStorageConfig, UserIOConfig
-from litestar_userio.console import build_console_controller, build_directory_controller
-from litestar_userio.dependencies import (
-    DOWNLOAD_STORAGE_KEY,
-    SERVICES_STATE_KEY,
-    app_dependencies,
-    provide_storage,
-)
+from litestar_userio.config import UserIOConfig
 from litestar_userio.errors import (
     HookError,
     PasswordVerificationBusy,
@@ -29,22 +21,16 @@ from litestar_userio.errors import (
     oauth_refusal_handler,
 )
 from litestar_userio.events import app_emitter
-from litestar_userio.exports.controller import build_export_controller
 from litestar_userio.extras import require_extras
-from litestar_userio.hooks.controller import build_hooks_controller
-from litestar_userio.imports.controller import build_import_controller
-from litestar_userio.observability.controller import build_health_controller, build_metrics_controller
-from litestar_userio.openapi import ADMIN_SECURITY, document_admin_api
+from litestar_userio.openapi import document_admin_api
 from litestar_userio.services import Services
-from litestar_userio.storage import build_download_controller
-from litestar_userio.tokens.controller import build_jwks_controller
-from litestar_userio.users.controller import build_users_controller
-from litestar_userio.users.password_controller import build_password_migration_controller
+from litestar_userio.web.providers import SERVICES_STATE_KEY, app_dependencies
+from litestar_userio.web.router import build_router
 
 __all__ = ["UserIOPlugin"]
 
 
-class UserIOPlugin(InitPluginProtocol, CLIPluginProtocol):
+class UserIOPlugin(InitPlugin, CLIPlugin):
     """Adds the bulk import/export admin APIs, token hooks and the `userio` CLI group to a Litestar app."""
 
     __slots__ = ("_config",)
@@ -60,40 +46,19 @@ class UserIOPlugin(InitPluginProtocol, CLIPluginProtocol):
 
     def on_app_init(self, app_config: AppConfig) -> AppConfig:
         """Register controllers, one provider per service and the lifespan that starts the services."""
-        admin_api = [
-            build_import_controller(self._config),
-            build_export_controller(self._config),
-            build_hooks_controller(self._config),
-            build_directory_controller(self._config),
-            build_users_controller(self._config),
-            build_password_migration_controller(self._config),
-        ]
-        app_config.route_handlers.append(Router("/", route_handlers=admin_api, security=ADMIN_SECURITY))
+        app_config.route_handlers.append(build_router(self._config))
         document_admin_api(app_config)
-        if self._config.tokens.jwks_path is not None:
-            app_config.route_handlers.append(build_jwks_controller(self._config.tokens.jwks_path))
-        if self._config.console is not None:
-            app_config.route_handlers.append(build_console_controller(self._config.console))
-        self._add_operations(app_config)
+        self._add_tracing(app_config)
         app_config.exception_handlers.setdefault(HookError, oauth_error_handler)
         app_config.exception_handlers.setdefault(PasswordVerificationBusy, oauth_busy_handler)
         app_config.exception_handlers.setdefault(SignInRefused, oauth_refusal_handler)
-        storage = self._config.exports.storage
-        if isinstance(storage, LocalStorageConfig):
-            download = build_download_controller(storage.route_path)
-            store = {DOWNLOAD_STORAGE_KEY: Provide(provide_storage, sync_to_thread=False)}
-            app_config.route_handlers.append(Router("/", route_handlers=[download], dependencies=store))
         app_config.dependencies.update(app_dependencies(self._config.dependency_keys))
         app_config.lifespan.append(self._lifespan)
         return app_config
 
-    def _add_operations(self, app_config: AppConfig) -> None:
-        """Probes, `/metrics` and request spans (DECISIONS 15), each only when configured."""
+    def _add_tracing(self, app_config: AppConfig) -> None:
+        """Request spans (DECISIONS 15), only when configured; the probes and `/metrics` are in the router."""
         config = self._config
-        if config.health_path is not None:
-            app_config.route_handlers.append(build_health_controller(config.health_path))
-        if config.metrics is not None:
-            app_config.route_handlers.append(build_metrics_controller(config.metrics.path))
         if config.tracing is not None and config.tracing.request_spans:
             from litestar.plugins.opentelemetry import OpenTelemetryConfig, OpenTelemetryPlugin
 

@@ -17,12 +17,13 @@ from litestar_userio.jobs import plugin_jobs
 from litestar_userio.observability import telemetry
 from litestar_userio.projects.service import ProjectService
 from litestar_userio.queue import build_queue
-from litestar_userio.queue.base import JobQueue
+from litestar_userio.queue.base import CONTEXT_KEY, JobQueue
 from litestar_userio.storage import Storage, build_storage
 from litestar_userio.tokens.applications import ApplicationService
 from litestar_userio.tokens.keys import SigningKeyStore
 from litestar_userio.tokens.service import TokenService
 from litestar_userio.users.admin import UserAdminService
+from litestar_userio.users.migration import PasswordMigrator
 from litestar_userio.users.repository import UserRepository
 from litestar_userio.users.service import UserService
 
@@ -126,9 +127,10 @@ class Services:
             tokens=tokens,
             user_admin=UserAdminService(db, projects, users.passwords, clock, imports=config.imports),
         )
+        users.migrator = PasswordMigrator(hooks, services.user_admin)
         telemetry.watch("pending_checks", services.users.passwords.pending)
         if run_jobs:
-            await queue.serve({"userio": services})
+            await queue.serve({CONTEXT_KEY: services})
         return services
 
     def bind_events(self, emit: Callable[..., None]) -> None:

@@ -27,7 +27,7 @@ from litestar_userio.errors import ServiceUnavailable, WriteConflict
 from litestar_userio.jobs import observe_queue, plugin_jobs
 from litestar_userio.observability import telemetry
 from litestar_userio.queue.arq import ArqQueue
-from litestar_userio.queue.base import JobFunction
+from litestar_userio.queue.base import CONTEXT_KEY, JobFunction
 from litestar_userio.retry import Backoff
 from litestar_userio.services import Services
 
@@ -62,7 +62,7 @@ async def _sweep_forever(ctx: dict[str, Any], sweep: JobFunction, interval: time
     It runs beside arq's job slots, not as a cron job: a cron job waits behind every job queued before it, and a
     sweeper stuck behind a long backlog would leave a dead worker's chunks waiting as long.
     """
-    leases = ctx["userio"].queue.leases
+    leases = ctx[CONTEXT_KEY].queue.leases
     owner = uuid.uuid4().hex
     while True:
         try:
@@ -86,7 +86,7 @@ def build_worker(config: UserIOConfig, **overrides: Any) -> Worker:
 
     async def startup(ctx: dict[str, Any]) -> None:
         queue = ArqQueue(config.queue.redis_url or "", config.queue.queue_name, config.queue.job_timeout)
-        ctx["userio"] = await Services.start(config, queue=queue)
+        ctx[CONTEXT_KEY] = await Services.start(config, queue=queue)
         ctx["userio_sweeper"] = asyncio.create_task(
             _sweep_forever(ctx, functions[jobs.sweep], config.queue.sweep_interval), name="userio:sweeper"
         )
@@ -220,8 +220,8 @@ async def _shutdown(ctx: dict[str, Any]) -> None:
         ctx["userio_sweeper"].cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await ctx["userio_sweeper"]
-    if "userio" in ctx:
-        await ctx["userio"].close()
+    if CONTEXT_KEY in ctx:
+        await ctx[CONTEXT_KEY].close()
 
 
 async def _close(worker: Worker) -> None:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from litestar_userio.exports.controller import EXPORT_EXAMPLES
 from litestar_userio.exports.schemas import ExportRequest
 from litestar_userio.hooks.schemas import HookList, HookSecretValue, HookTestRequest
-from litestar_userio.imports.controller import IMPORT_EXAMPLES
 from litestar_userio.imports.schemas import ImportRequest
+from litestar_userio.web.exports import EXPORT_EXAMPLES
+from litestar_userio.web.imports import IMPORT_EXAMPLES
 
 ENDPOINTS = {
     ("post", "/_api/admin/users/import"): ("202", {"400", "403", "413", "415"}, "ImportErrorBody"),

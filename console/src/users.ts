@@ -21,6 +21,7 @@ export async function usersPage(main: HTMLElement, signal: AbortSignal): Promise
   const results = h("ul", { id: "user-results", class: "plain" });
   const detail = h("section", { id: "user-detail", class: "card", "aria-live": "polite" });
   detail.hidden = true;
+  const migration = h("section", { id: "password-migration", class: "card" }, h("h2", {}, "Password migration"));
   const search = async (event?: Event) => {
     event?.preventDefault();
     results.replaceChildren();
@@ -49,6 +50,58 @@ export async function usersPage(main: HTMLElement, signal: AbortSignal): Promise
       results,
     ),
     detail,
+    migration,
+  );
+  await showMigration(migration, signal);
+}
+
+interface FormatCount {
+  users: number;
+  never_signed_in: number;
+}
+
+interface MigrationState {
+  password_algorithm: string;
+  users: number;
+  never_signed_in: number;
+  without_password: number;
+  awaiting_rehash: number;
+  awaiting_rehash_never_signed_in: number;
+  formats: Record<string, FormatCount>;
+}
+
+/** Issue 28: how many users carry each password format, and how many of them never signed in since their import. */
+async function showMigration(section: HTMLElement, signal: AbortSignal): Promise<void> {
+  let state: MigrationState;
+  try {
+    state = (await get<{ result: MigrationState }>("/users/password-migration")).result;
+  } catch (error) {
+    section.append(errorBox(error));
+    return;
+  }
+  if (signal.aborted) return;
+  const row = (name: string, count: FormatCount) =>
+    h("tr", { "data-format": name }, h("th", { scope: "row" }, name), h("td", {}, count.users), h("td", {}, count.never_signed_in));
+  const formats = Object.entries(state.formats).sort(([a], [b]) => a.localeCompare(b));
+  section.append(
+    h(
+      "p",
+      { id: "migration-summary" },
+      `${state.awaiting_rehash} of ${state.users} users await the re-hash to ${state.password_algorithm}` +
+        ` (${state.awaiting_rehash_never_signed_in} of them never signed in since their import);` +
+        ` ${state.never_signed_in} never signed in; ${state.without_password} without a password.`,
+    ),
+    h(
+      "div",
+      { class: "scroll" },
+      h(
+        "table",
+        { id: "migration-formats" },
+        h("caption", { class: "visually-hidden" }, "Users per password format"),
+        h("thead", {}, h("tr", {}, ...["Format", "Users", "Never signed in"].map((c) => h("th", { scope: "col" }, c)))),
+        h("tbody", {}, ...formats.map(([name, count]) => row(name, count))),
+      ),
+    ),
   );
 }
 

@@ -38,6 +38,7 @@ from litestar_userio.paging import PageCursor, encode_cursor
 from litestar_userio.projects.service import ProjectRecord, ProjectService
 from litestar_userio.queue.base import JobQueue
 from litestar_userio.queue.leases import hold_lease
+from litestar_userio.queue.requeue import Pending, choose_stale
 from litestar_userio.ratelimit import DatabaseRateLimiter
 from litestar_userio.storage.base import Storage
 from litestar_userio.users.repository import UserRepository
@@ -256,31 +257,16 @@ class ExportService:
     async def requeue_stale(self, *, older_than: datetime | None = None) -> int:
         """Enqueue again the exports nobody is doing (lease lapsed, job lost; with `older_than`, all pending).
 
-        The same rules as `ImportService.requeue_stale`.
+        The rule is `queue.requeue.choose_stale`, as for imports.
         """
         now = self.clock.now()
         async with self.db.reader() as tx:
             pending = await self.repository.pending(tx)
-        cutoff = older_than or now - self.queue_config.stale_after
-        chosen = [task.id for task in pending if task.enqueued_at is not None and task.enqueued_at <= cutoff]
-        taken_over: list[str] = []  # work a dead worker held: it goes ahead of the queue's backlog
-        if older_than is not None:
-            chosen += [task.id for task in pending if task.enqueued_at is None]
-        elif pending:
-            stalled = {
-                job.split(":")[2]
-                for job in await self.queue.stalled_jobs(self.queue_config.lease_ttl)
-                if job.startswith("userio:export:") and job.count(":") >= 3
-            }
-            grace = now - self.queue_config.lease_ttl
-            started = [
-                task.id
-                for task in pending
-                if task.enqueued_at is None or (task.id in stalled and task.enqueued_at <= grace)
-            ]
-            lapsed = await self.queue.leases.lapsed([_lease_name(task_id) for task_id in started])
-            taken_over = [task_id for task_id in started if _lease_name(task_id) in lapsed]
-            chosen = list(dict.fromkeys(chosen + taken_over))
+        items = [Pending(task.id, _lease_name(task.id), task.enqueued_at) for task in pending]
+        stale = await choose_stale(
+            items, queue=self.queue, config=self.queue_config, now=now, job_key=_job_task, older_than=older_than
+        )
+        chosen = stale.chosen
         if not chosen:
             return 0
         try:  # as the import's sweep: never wait behind a locked task row
@@ -290,7 +276,7 @@ class ExportService:
             return 0
         stamp = int(now.timestamp() * 1000)
         for task_id, attempts in enqueued:
-            await self._enqueue(task_id, f"{task_id}:{attempts}-{stamp}", first=task_id in taken_over)
+            await self._enqueue(task_id, f"{task_id}:{attempts}-{stamp}", first=task_id in stale.taken_over)
         telemetry.requeued("export", len(enqueued))
         return len(enqueued)
 
@@ -349,3 +335,9 @@ def _task(row: ExportTaskRow) -> ExportTask:
 
 def _lease_name(task_id: str) -> str:
     return f"export:{task_id}"
+
+
+def _job_task(job_id: str) -> str | None:
+    """The export a job id of ours names (`userio:export:<task>:<run>`), or None for another job."""
+    parts = job_id.split(":")
+    return parts[2] if len(parts) >= 4 and parts[:2] == ["userio", "export"] else None

@@ -14,7 +14,7 @@ import functools
 import hashlib
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
@@ -40,6 +40,7 @@ from litestar_userio.errors import (
 from litestar_userio.hooks.compiler import MAX_SOURCE_BYTES, HookCompileError, compile_hook
 from litestar_userio.hooks.events import EventContext, apply_response, build_event
 from litestar_userio.hooks.fetch import FetchClient, FetchLimits, FetchSession, parse_allowlist
+from litestar_userio.hooks.migration import MIGRATION_EVENT, build_migration_event, migration_response
 from litestar_userio.hooks.repository import HookRepository, HookRow, RunRow, VersionRow
 from litestar_userio.hooks.runlog import RunLog
 from litestar_userio.hooks.runtime import HookRuntime, HookSource, RuntimeLimits
@@ -56,7 +57,7 @@ logger = logging.getLogger(__name__)
 class HookSpec(msgspec.Struct, forbid_unknown_fields=True):
     """A hook as an admin writes it: the event it blocks, its TypeScript, and what a failure does."""
 
-    event: Literal["oidc.jwt.pre_create", "oidc.id_token.pre_create"]
+    event: Literal["oidc.jwt.pre_create", "oidc.id_token.pre_create", "user.password_migration"]
     source: str
     on_error: Literal["deny", "continue"] = "deny"
     """`deny`: a failure stops issuance (DECISIONS 5). `continue`: the token is issued without this hook's changes
@@ -203,6 +204,7 @@ class HookService:
         if (
             len([s for s in specs if s.event == "oidc.jwt.pre_create"]) > self.config.max_hooks_per_event
             or len([s for s in specs if s.event == "oidc.id_token.pre_create"]) > self.config.max_hooks_per_event
+            or len([s for s in specs if s.event == MIGRATION_EVENT]) > self.config.max_hooks_per_event
         ):
             raise Invalid(f"at most {self.config.max_hooks_per_event} hooks per event")
         compiled = [_compile(index, spec) for index, spec in enumerate(specs)]
@@ -356,6 +358,62 @@ class HookService:
         The project is `context.app_id`. `test` runs (the test endpoint) use the pool's test share and are not
         logged.
         """
+        protected = dict(payload)
+
+        def event_of(index: int, current: dict[str, Any]) -> dict[str, Any]:
+            return build_event(event_type, user, current, context, self.clock.now(), seq=index + 1)
+
+        def answer(response: Any, current: dict[str, Any]) -> dict[str, Any]:
+            return apply_response(event_type, response, current, protected)
+
+        return await self._run(
+            event_type, hooks, context.app_id, payload, event_of, answer, raise_errors=raise_errors, test=test
+        )
+
+    async def run_migration(
+        self, project_id: str, login_id: str, login_id_type: str, password: str, user: dict[str, Any] | None
+    ) -> dict[str, Any] | None:
+        """Run the project's `user.password_migration` hooks (DECISIONS 13); the import record they answered.
+
+        Raises the `HookError` of a refusal, a failure or a malformed answer (sign-in then refuses: fails closed).
+        The password is masked like a secret in everything kept of the run (console, errors, run log).
+        """
+        hooks = await self.list(project_id)
+        now = self.clock.now()
+
+        def event_of(index: int, current: dict[str, Any]) -> dict[str, Any]:
+            event = build_migration_event(login_id, login_id_type, password, user, project_id, now)
+            return {**event, "seq": index + 1}
+
+        def answer(response: Any, current: dict[str, Any]) -> dict[str, Any]:
+            record = migration_response(response)
+            return current if record is None else {"user": record}
+
+        result = await self._run(MIGRATION_EVENT, hooks, project_id, {}, event_of, answer, masked=password)
+        record = result.payload.get("user")
+        return record if isinstance(record, dict) else None
+
+    def has_migration(self, hooks: Sequence[SavedHook]) -> bool:
+        """Whether `hooks` include a `user.password_migration` hook (sign-in asks it only then)."""
+        return any(h.event == MIGRATION_EVENT for h in hooks)
+
+    async def _run(
+        self,
+        event_type: str,
+        hooks: Sequence[SavedHook],
+        project_id: str,
+        payload: dict[str, Any],
+        event_of: Callable[[int, dict[str, Any]], dict[str, Any]],
+        answer: Callable[[Any, dict[str, Any]], dict[str, Any]],
+        *,
+        raise_errors: bool = True,
+        test: bool = False,
+        masked: str | None = None,
+    ) -> ChainResult:
+        """The hooks of `event_type` in order: `event_of` builds each one's event, `answer` reads its response.
+
+        `masked`, a value beyond the project's secrets (a sign-in's password), is masked wherever a secret is.
+        """
         result = ChainResult(payload=payload)
         chain = [h for h in hooks if h.event == event_type]
         if not chain:
@@ -363,10 +421,9 @@ class HookService:
         if not self._started:
             await self.runtime.start()
             self._started = True
-        project_id = context.app_id
         project = await self._project(project_id)
-        protected = dict(payload)
-        masker = SecretMask(project.secrets.values())
+        hidden = dict(project.secrets) if masked is None else {**project.secrets, "sign-in password": masked}
+        masker = SecretMask(hidden.values())
         total = self.config.total_timeout.total_seconds()
         deadline = time.monotonic() + total
         for index, hook in enumerate(chain):
@@ -380,7 +437,7 @@ class HookService:
             try:
                 if remaining <= 0:
                     raise HookTimeout("the hooks of this token ran out of their total time")
-                event = build_event(event_type, user, result.payload, context, self.clock.now(), seq=index + 1)
+                event = event_of(index, result.payload)
                 with telemetry.span(
                     "userio.hook.run", {"userio.project_id": project_id, "userio.hook.event": event_type}
                 ):
@@ -393,12 +450,12 @@ class HookService:
                         queue_timeout=remaining,
                         secrets=project.secrets,
                         fetcher=FetchSession(
-                            self.fetch_client(), project.allowlist, self.fetch_limits, project.secrets.values()
+                            self.fetch_client(), project.allowlist, self.fetch_limits, hidden.values()
                         ),
                     )
                 queued_ms = outcome.queued_ms
                 run.duration_ms = round(outcome.duration_ms, 3)
-                run.console = mask_console(list(outcome.console), project.secrets)
+                run.console = mask_console(list(outcome.console), hidden)
                 if not outcome.ok:
                     runtime_kind = outcome.error_kind
                     message = masker.text(outcome.error_message or "")
@@ -409,7 +466,7 @@ class HookService:
                     raise HookInvalidResponse(f"hook {index} failed: {message}")
                 # Masked before anything reads it: a refusal's title and reason, claims (their names too).
                 response = masker.value(outcome.response)
-                result.payload = apply_response(event_type, response, result.payload, protected)
+                result.payload = answer(response, result.payload)
                 telemetry.hook_run(event_type, "allowed", run.duration_ms / 1000, queued_ms / 1000)
                 if not test:
                     self._log(project_id, event_type, index, started_at, run, "allowed", None, before, result.payload)

@@ -22,6 +22,7 @@ from litestar_userio.users.formats import (
     KEY_PATTERN,
     STANDARD_STRING_ATTRIBUTES,
     describe_invisible,
+    email_refusal,
     invisible_character,
 )
 
@@ -64,7 +65,10 @@ def format_error(format_name: str, value: str) -> str:
     """The `error` detail of a format cause (the reference's text where it has one)."""
     if format_name == "email" and value == "":
         return "invalid email address: mail: no address"
-    if format_name in {"email", "username"} and (char := invisible_character(value)) is not None:
+    if format_name == "email" and (reason := email_refusal(value)) is not None:
+        # The reference says only "invalid email address"; the validator's sentence says why (issue 28).
+        return reason if invisible_character(value) is not None else f"invalid email address: {reason}"
+    if format_name == "username" and (char := invisible_character(value)) is not None:
         return f"contains {describe_invisible(char)}, a character that cannot be seen or typed"
     return _FORMAT_ERRORS.get(format_name, f"not a valid {format_name}")
 

@@ -39,7 +39,7 @@ from litestar_userio.errors import (
 )
 from litestar_userio.ids import new_task_id
 from litestar_userio.imports.planning import OAUTH_KEY, LoginKey, login_keys, oauth_keys, plan_chunks, record_login_keys
-from litestar_userio.imports.repository import OUTCOMES, ChunkRef, ImportRepository, TaskRow, TaskSettings
+from litestar_userio.imports.repository import OUTCOMES, ImportRepository, TaskRow, TaskSettings
 from litestar_userio.imports.rules import ImportWorld
 from litestar_userio.imports.schemas import (
     ImportDetail,
@@ -60,6 +60,7 @@ from litestar_userio.passwords.formats import HashError, HashPolicy, parse_passw
 from litestar_userio.projects.service import ProjectRecord, ProjectService
 from litestar_userio.queue.base import JobQueue
 from litestar_userio.queue.leases import hold_lease
+from litestar_userio.queue.requeue import Pending, choose_stale
 from litestar_userio.retry import Backoff, retrying
 from litestar_userio.users.custom_attributes import CustomAttributeSpec
 from litestar_userio.users.login_id_rules import LoginIDRules
@@ -502,35 +503,25 @@ class ImportService:
         now = self.clock.now()
         async with self.db.reader() as tx:
             pending = await self.repository.pending_chunks(tx)
-        cutoff = older_than or now - self.queue_config.stale_after
-        chosen = [chunk for chunk in pending if chunk.enqueued_at is not None and chunk.enqueued_at <= cutoff]
-        taken_over: list[ChunkRef] = []  # work a dead worker held: it goes ahead of the queue's backlog
-        if older_than is not None:
-            chosen += [chunk for chunk in pending if chunk.enqueued_at is None]
-        elif pending:
-            stalled = {_job_chunk(job) for job in await self.queue.stalled_jobs(self.queue_config.lease_ttl)}
-            grace = now - self.queue_config.lease_ttl  # a chunk enqueued again just now waits for its new job
-            started = [
-                chunk
-                for chunk in pending
-                if chunk.enqueued_at is None or ((chunk.task_id, chunk.seq) in stalled and chunk.enqueued_at <= grace)
-            ]
-            lapsed = await self.queue.leases.lapsed([_lease_name(c.task_id, c.seq) for c in started])
-            taken_over = [chunk for chunk in started if _lease_name(chunk.task_id, chunk.seq) in lapsed]
-            chosen = list({chunk.id: chunk for chunk in chosen + taken_over}.values())
+        ids = {(chunk.task_id, chunk.seq): chunk.id for chunk in pending}
+        items = [Pending((c.task_id, c.seq), _lease_name(c.task_id, c.seq), c.enqueued_at) for c in pending]
+        stale = await choose_stale(
+            items, queue=self.queue, config=self.queue_config, now=now, job_key=_job_chunk, older_than=older_than
+        )
+        chosen = [ids[key] for key in stale.chosen]
         if not chosen:
             return 0
         try:
             # A chunk whose row is locked is being applied right now, or by a session the sweep ends first next
             # round (`Database.end_silent_sessions`): the sweep never waits behind it.
             async with self.db.transaction(lock_timeout=self.queue_config.sweep_interval) as tx:
-                enqueued = await self.repository.mark_enqueued(tx, [chunk.id for chunk in chosen], now)
+                enqueued = await self.repository.mark_enqueued(tx, chosen, now)
         except WriteConflict:
             return 0
         stamp = int(now.timestamp() * 1000)
-        ahead = {(chunk.task_id, chunk.seq) for chunk in taken_over}
         for task_id, seq, attempts in enqueued:
-            await self._enqueue(task_id, seq, f"{task_id}:{seq}:{attempts}-{stamp}", first=(task_id, seq) in ahead)
+            first = (task_id, seq) in stale.taken_over
+            await self._enqueue(task_id, seq, f"{task_id}:{seq}:{attempts}-{stamp}", first=first)
         telemetry.requeued("import_chunk", len(enqueued))
         return len(enqueued)
 

@@ -28,7 +28,13 @@ from litestar_userio.errors import (
 from litestar_userio.ids import USER_ID_PATTERN, is_user_id
 from litestar_userio.imports.record_schema import KEY_PATTERN, format_error, is_rfc3339, record_validator
 from litestar_userio.imports.schemas import AddressInput, OAuthIdentityInput, PasswordInput, TOTPInput, UserRecord
-from litestar_userio.passwords.formats import PASSWORD_TYPES, HashError, HashPolicy, parse_password
+from litestar_userio.passwords.formats import (
+    DJANGO_BCRYPT_SHA256,
+    PASSWORD_TYPES,
+    HashError,
+    HashPolicy,
+    parse_password,
+)
 from litestar_userio.users.custom_attributes import CustomAttributeSpec, check_custom_attribute
 from litestar_userio.users.formats import ATTRIBUTE_FORMATS, STANDARD_STRING_ATTRIBUTES
 
@@ -260,7 +266,7 @@ def _secret_error(record: UserRecord, policy: HashPolicy) -> UserIOError | None:
     for where, password in hashes:
         if not isinstance(password, PasswordInput):
             continue
-        if password.type != "bcrypt":
+        if password.type != "bcrypt" or password.password_hash.startswith(DJANGO_BCRYPT_SHA256):
             if error := _other_format(where, password, policy):
                 return error
             continue

@@ -35,6 +35,7 @@ from litestar_userio.passwords.firebase import FirebaseHashConfig, firebase_scry
 __all__ = [
     "ARGON2ID_MEMORY",
     "BCRYPT_MAX_BYTES",
+    "DJANGO_BCRYPT_SHA256",
     "PASSWORD_TYPES",
     "WEAK_TYPES",
     "HashError",
@@ -161,13 +162,29 @@ def _bytes(value: Any) -> bytes | None:
 # bcrypt (SPEC 2.3).
 
 
+DJANGO_BCRYPT_SHA256 = "bcrypt_sha256$"
+"""Django's BCryptSHA256PasswordHasher: bcrypt of the hex SHA-256 of the password (no 72-byte cut)."""
+
+
 def _bcrypt(obj: Mapping[str, Any], hashed: str, policy: HashPolicy) -> LegacyHash:
-    match = _BCRYPT.fullmatch(hashed)
+    inner = hashed.removeprefix(DJANGO_BCRYPT_SHA256)
+    match = _BCRYPT.fullmatch(inner)
     if match is None or not 4 <= int(match[1]) <= 31:
-        raise HashError("is not a bcrypt hash: expected $2a$, $2b$ or $2y$, a cost and 53 characters")
+        raise HashError(
+            "is not a bcrypt hash: expected $2a$, $2b$ or $2y$, a cost and 53 characters"
+            " (or Django's bcrypt_sha256$ before it)"
+        )
     cost = int(match[1])
     _bound("bcrypt", "cost", cost, policy.max_bcrypt_cost, "max_bcrypt_cost")
-    encoded = hashed.encode()
+    encoded = inner.encode()
+    if inner != hashed:  # stored as JSON, so the first good sign-in re-hashes it to plain bcrypt
+        return LegacyHash(
+            "bcrypt",
+            _store(obj),
+            2.0 ** (cost - 10),
+            0,
+            lambda password: bcrypt.checkpw(binascii.hexlify(hashlib.sha256(password).digest()), encoded),
+        )
     return LegacyHash(
         "bcrypt", hashed, 2.0 ** (cost - 10), 0, lambda password: bcrypt.checkpw(password[:BCRYPT_MAX_BYTES], encoded)
     )
@@ -435,4 +452,4 @@ def is_target(stored: str, algorithm: str) -> bool:
     """Whether a stored hash is already in the project's algorithm (else the next good sign-in re-hashes it)."""
     if algorithm == "argon2id":
         return stored.startswith('{"type":"argon2","password_hash":"$argon2id$')
-    return stored_format(stored) == "bcrypt"
+    return not stored.startswith("{")  # plain bcrypt is stored verbatim; Django's bcrypt_sha256 is not

@@ -10,10 +10,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from litestar_userio.queue.leases import LeaseStore
 
-__all__ = ["JobFunction", "JobQueue", "Jobs"]
+__all__ = ["CONTEXT_KEY", "JobFunction", "JobQueue", "Jobs"]
+
+CONTEXT_KEY = "userio"
+"""The key the plugin's `Services` sit under in a job's context (arq's `ctx`)."""
 
 JobFunction = Callable[..., Awaitable[Any]]
-"""`async def job(ctx: dict[str, Any], *args)`: arq's signature; `ctx["userio"]` is the `Services`."""
+"""`async def job(ctx: dict[str, Any], *args)`: arq's signature; `ctx[CONTEXT_KEY]` is the `Services`."""
 
 
 @dataclass(frozen=True)

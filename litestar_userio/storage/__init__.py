@@ -19,7 +19,6 @@ from litestar_userio.storage.base import (
     content_disposition,
     validate_key,
 )
-from litestar_userio.storage.controller import build_download_controller
 from litestar_userio.storage.local import LocalDownload, LocalFileWriter, LocalStorage
 
 if TYPE_CHECKING:
@@ -34,7 +33,6 @@ __all__ = [
     "S3Storage",
     "Storage",
     "StoredFile",
-    "build_download_controller",
     "build_storage",
     "check_content_type",
     "content_disposition",

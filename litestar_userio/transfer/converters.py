@@ -157,6 +157,20 @@ def _hash_kind(value: str) -> str:
 _AUTH0_DIGESTS: Final = frozenset({"md5", "sha1", "sha256", "sha512"})
 
 
+def _auth0_salt(salt: Mapping[str, Any]) -> str | None:
+    """An Auth0 `salt.value` as the text the import salts with (its UTF-8 bytes), or None when it is not text."""
+    value, encoding = salt.get("value"), salt.get("encoding", "utf8")
+    if not isinstance(value, str):
+        return None
+    try:
+        if encoding in ("hex", "base64"):
+            raw = bytes.fromhex(value) if encoding == "hex" else base64.b64decode(value, validate=True)
+            return raw.decode()
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return value if encoding == "utf8" else None
+
+
 def _auth0_custom_hash(custom: Mapping[str, Any]) -> dict[str, Any] | str:
     """Auth0's `custom_password_hash` (its import shape) as a password object, or why it cannot be carried."""
     algorithm = custom.get("algorithm")
@@ -165,6 +179,9 @@ def _auth0_custom_hash(custom: Mapping[str, Any]) -> dict[str, Any] | str:
     value = hash_object.get("value")
     if not isinstance(value, str) or not value:
         return "it has no hash.value"
+    password_object = custom.get("password")
+    if isinstance(password_object, dict) and password_object.get("encoding", "utf8") != "utf8":
+        return f"password.encoding {password_object['encoding']!r}: only UTF-8 passwords are verified here"
     if algorithm in ("bcrypt", "argon2", "pbkdf2", "ldap"):
         type_ = hash_type(value)
         if type_ == algorithm:
@@ -175,10 +192,15 @@ def _auth0_custom_hash(custom: Mapping[str, Any]) -> dict[str, Any] | str:
             return f"hash.encoding {hash_object.get('encoding')!r} is neither hex nor base64"
         password: dict[str, Any] = {"type": algorithm, "password_hash": value}
         salt = custom.get("salt")
-        if isinstance(salt, dict) and isinstance(salt.get("value"), str):
-            password["salt"] = salt["value"]
+        if isinstance(salt, dict):
+            text = _auth0_salt(salt)
+            if text is None:
+                return f"salt.encoding {salt.get('encoding')!r}: the salt is not UTF-8 text, which the import uses"
+            password["salt"] = text
             password["salt_position"] = "prefix" if salt.get("position") == "prefix" else "suffix"
         return password
+    if algorithm == "hmac":
+        return "an HMAC keyed hash has no import format (the key would have to be kept to verify it)"
     return f"its algorithm {algorithm!r} has no import format"
 
 
@@ -192,7 +214,12 @@ def _auth0_password(user: Mapping[str, Any], warnings: Warnings | None = None) -
         converted = _auth0_custom_hash(custom)
         if isinstance(converted, dict):
             return converted
-        _warn(warnings, _NOT_BCRYPT, f"custom_password_hash not imported ({converted}): the user must reset it")
+        algorithm = custom.get("algorithm")
+        _warn(
+            warnings,
+            f"{_NOT_BCRYPT}:{algorithm if isinstance(algorithm, str) else 'unknown'}",
+            f"custom_password_hash not imported ({converted}): the user must reset it",
+        )
     return None
 
 
@@ -649,7 +676,7 @@ def userio_record(user: Mapping[str, Any], *, upsert: bool = False, warnings: Wa
 # Password hashes in the shapes of DECISIONS 12: what a converter sends for each hash its source gives.
 
 _PREFIXED_TYPES: Final = (
-    (("$2a$", "$2b$", "$2y$"), "bcrypt"),
+    (("$2a$", "$2b$", "$2y$", "bcrypt_sha256$$2"), "bcrypt"),
     (("$argon2id$", "$argon2i$", "$argon2d$"), "argon2"),
     (("$scrypt$",), "scrypt"),
     (("$pbkdf2-sha1$", "$pbkdf2-sha256$", "$pbkdf2-sha512$", "$pbkdf2$", "pbkdf2_sha256$", "pbkdf2_sha1$"), "pbkdf2"),
@@ -1126,6 +1153,8 @@ def _django_password(value: str, warnings: Warnings | None) -> dict[str, Any] | 
         if value:
             _warn(warnings, _NOT_BCRYPT, "the Django password is unusable (set_unusable_password): not imported")
         return None
+    if len(value) == 32 and all(c in "0123456789abcdef" for c in value):  # UnsaltedMD5PasswordHasher's bare form
+        return {"type": "md5", "password_hash": value}
     algorithm, _, rest = value.partition("$")
     if algorithm in ("pbkdf2_sha256", "pbkdf2_sha1"):
         return {"type": "pbkdf2", "password_hash": value}
@@ -1133,6 +1162,8 @@ def _django_password(value: str, warnings: Warnings | None) -> dict[str, Any] | 
         return {"type": "argon2", "password_hash": "$" + rest}
     if algorithm == "bcrypt" and hash_type(rest) == "bcrypt":
         return {"type": "bcrypt", "password_hash": rest}
+    if algorithm == "bcrypt_sha256" and hash_type(rest) == "bcrypt":  # DECISIONS 12: bcrypt takes Django's form
+        return {"type": "bcrypt", "password_hash": value}
     if algorithm == "scrypt":
         salt, n, r, p, digest = rest.split("$") if rest.count("$") == 4 else ("", "0", "", "", "")
         if salt and n.isdigit() and int(n) > 1 and int(n) & (int(n) - 1) == 0:
@@ -1142,7 +1173,11 @@ def _django_password(value: str, warnings: Warnings | None) -> dict[str, Any] | 
     if algorithm in ("md5", "sha1") and rest.count("$") == 1:
         salt, digest = rest.split("$")
         return {"type": algorithm, "password_hash": digest, "salt": salt, "salt_position": "prefix"}
-    _warn(warnings, _NOT_BCRYPT, f"Django's {algorithm} hasher has no import format: the user must reset the password")
+    _warn(
+        warnings,
+        f"{_NOT_BCRYPT}:django_{algorithm}",
+        f"Django's {algorithm} hasher has no import format: the user must reset the password",
+    )
     return None
 
 

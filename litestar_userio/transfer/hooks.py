@@ -25,6 +25,8 @@ __all__ = ["hooks_group"]
 
 HOOKS_PATH: Final = "/_api/admin/hooks"
 EVENTS: Final = ("oidc.jwt.pre_create", "oidc.id_token.pre_create")
+PUSHED_EVENTS: Final = (*EVENTS, "user.password_migration")
+"""`push` also takes the lazy-migration event; `test` previews token events only."""
 
 
 def _run(connection: Connection, action: Callable[[AdminClient], Awaitable[None]]) -> None:
@@ -55,7 +57,9 @@ def hooks_group() -> None:
 
 @hooks_group.command("push")
 @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--event", type=click.Choice(EVENTS), default=EVENTS[0], show_default=True, help="The event they block.")
+@click.option(
+    "--event", type=click.Choice(PUSHED_EVENTS), default=EVENTS[0], show_default=True, help="The event they block."
+)
 @connection_options
 @_with_connection
 def push(connection: Connection, quiet: bool, files: tuple[Path, ...], event: str) -> None:

@@ -29,6 +29,7 @@ __all__ = [
     "STANDARD_ATTRIBUTES",
     "STANDARD_STRING_ATTRIBUTES",
     "describe_invisible",
+    "email_refusal",
     "invisible_character",
     "is_bcp47",
     "is_birthdate",
@@ -90,17 +91,25 @@ def _is_plain_email(value: str) -> bool:
     return not any(domain == d or domain.endswith("." + d) for d in _SPECIAL_USE_DOMAINS)
 
 
-def is_email(value: str) -> bool:
-    """An address, without display name or invisible characters; deliverability is not checked (no DNS in bulk)."""
+def email_refusal(value: str) -> str | None:
+    """Why `value` is not an address (email-validator's own sentence), or None when it is one.
+
+    The one email rule: the import, its dry run and the admin API report this reason in a format cause.
+    """
     if _is_plain_email(value):
-        return True
-    if invisible_character(value) is not None:
-        return False
+        return None
+    if (char := invisible_character(value)) is not None:
+        return f"contains {describe_invisible(char)}, a character that cannot be seen or typed"
     try:
         email_validator.validate_email(value, check_deliverability=False)
-    except email_validator.EmailNotValidError:
-        return False
-    return True
+    except email_validator.EmailNotValidError as error:
+        return str(error) or "not an email address"
+    return None
+
+
+def is_email(value: str) -> bool:
+    """An address, without display name or invisible characters; deliverability is not checked (no DNS in bulk)."""
+    return email_refusal(value) is None
 
 
 _USERNAME_FORBIDDEN = re.compile(r"[\s\x00-\x1f\x7f]")

@@ -7,6 +7,7 @@ sign-in, raising the typed errors of `errors.py` (`SignInRefused`) that the plug
 from __future__ import annotations
 
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from litestar_userio.clock import Clock, SystemClock
 from litestar_userio.config import PasswordConfig, PasswordHashBounds
@@ -29,6 +30,9 @@ from litestar_userio.users.login_id_rules import CASE_INSENSITIVE, LoginIDRules
 from litestar_userio.users.model import disabled_state
 from litestar_userio.users.passwords import PasswordVerifier, hash_format
 from litestar_userio.users.repository import SignInState, UserRepository
+
+if TYPE_CHECKING:
+    from litestar_userio.users.migration import PasswordMigrator
 
 __all__ = ["UserService"]
 
@@ -55,17 +59,22 @@ class UserService:
         self.applications = applications or ApplicationService(db, self.clock)
         """The project's clients, which `sign_in` checks first."""
         self.repository = UserRepository()
+        self.migrator: PasswordMigrator | None = None
+        """Lazy migration (DECISIONS 13): asked when a password sign-in finds no user; set by `Services`."""
 
     async def sign_in(self, project_id: str, login_id: str, password: str, client_id: str) -> str:
         """The user id of a password sign-in that passes every rule; else the refusal, typed (DECISIONS 11).
 
         `UnknownClient` first (RFC 6749 authenticates the client before the grant); `InvalidCredentials` for an
         unknown login id or a wrong password alike; then, only once the password was right, `UserDisabled`,
-        `UserOutsideValidPeriod` and `PasswordExpired`. Records `last_login_at` when it lets the user in.
+        `UserOutsideValidPeriod` and `PasswordExpired`. Records `last_login_at` when it lets the user in. A login id
+        no user has goes to the project's `user.password_migration` hooks first (`migrator`, DECISIONS 13).
         """
         if await self.applications.get(project_id, client_id) is None:
             raise UnknownClient()
         user_id = await self.verify_password(project_id, login_id, password)
+        if user_id is None and self.migrator is not None:
+            user_id = await self.migrator.migrate(project_id, login_id, password, self.verify_password)
         if user_id is None:
             raise InvalidCredentials()
         await self.check_sign_in(project_id, user_id, password=True)

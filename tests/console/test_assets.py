@@ -10,7 +10,7 @@ import hashlib
 import re
 from pathlib import Path
 
-from litestar_userio.console.controller import STATIC_DIR
+from litestar_userio.web.console import STATIC_DIR
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE = ROOT / "console"

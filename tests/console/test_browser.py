@@ -14,12 +14,14 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
+import argon2
 import httpx
 import pytest
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 from playwright.async_api import expect
 
 from tests.console.browser import CHROMIUM_ARGS, SHOTS, LiveApp, axe_source, chromium_path, live_app
+from tests.helpers import HASH_2B
 
 pytestmark = pytest.mark.slow
 
@@ -544,6 +546,52 @@ async def test_finds_a_user_disables_enables_sets_a_password_and_deletes_with_a_
     await page.get_by_role("status").filter(has_text="deleted.").wait_for()
     await page.get_by_text("No user's login id starts with this.").wait_for()
     await fits_a_phone(page, "12-users")
+
+
+async def test_shows_the_password_migration_per_format_after_an_import_of_two_formats(session):
+    page = session["page"]
+    token = session["link"].split("#token=")[1]
+    headers = {"Authorization": f"Bearer {token}"}
+    api = session["app"].origin + "/_api/admin/users"
+    hasher = argon2.PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
+    records = [
+        {"email": f"argon{i}@example.com", "password": {"type": "argon2", "password_hash": hasher.hash("pw")}}
+        for i in range(2)
+    ] + [{"email": "bcrypt0@example.com", "password": {"type": "bcrypt", "password_hash": HASH_2B}}]
+    created = httpx.post(
+        f"{api}/import", json={"identifier": "email", "records": records}, headers=headers, verify=False
+    )
+    assert created.status_code == 202, created.text
+    for _ in range(600):
+        if (
+            httpx.get(f"{api}/import/{created.json()['id']}", headers=headers, verify=False).json()["status"]
+            == "completed"
+        ):
+            break
+        await asyncio.sleep(0.1)
+    state = httpx.get(f"{api}/password-migration", headers=headers, verify=False).json()["result"]
+    assert state["formats"]["argon2"] == {"users": 2, "never_signed_in": 2}
+
+    await page.goto(session["link"].split("#")[0] + "#/imports")  # the last step left the tab on #/users
+    await page.locator("#dropzone").wait_for()
+    await page.get_by_role("link", name="Users").click()
+    table = page.locator("#migration-formats")
+    await table.wait_for()
+
+    async def row(name: str) -> list[str]:
+        return await table.locator(f'tr[data-format="{name}"] > *').all_inner_texts()
+
+    assert await row("argon2") == ["argon2", "2", "2"]
+    bcrypt = state["formats"]["bcrypt"]
+    assert bcrypt["users"] >= 1 and await row("bcrypt") == [
+        "bcrypt",
+        str(bcrypt["users"]),
+        str(bcrypt["never_signed_in"]),
+    ]
+    summary = await page.locator("#migration-summary").inner_text()
+    assert summary.startswith(f"{state['awaiting_rehash']} of {state['users']} users await the re-hash to bcrypt")
+    assert await serious_violations(page) == []
+    await shot(page, "13-password-migration", full_page=True)
 
 
 async def test_is_usable_by_keyboard(session):

@@ -10,7 +10,7 @@ import pytest
 from litestar import Litestar
 
 from litestar_userio import ConsoleConfig, UserIOConfig, UserIOPlugin
-from litestar_userio.console.controller import STATIC_DIR
+from litestar_userio.web.console import STATIC_DIR
 
 ROOT = Path(__file__).resolve().parents[2]
 

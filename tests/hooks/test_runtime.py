@@ -176,8 +176,8 @@ async def test_add_claims_hook_answers_with_the_users_attributes(runtime: HookRu
 
 async def test_every_ready_plugin_runs(runtime: HookRuntime) -> None:
     for path in sorted(PLUGINS.glob("*.ts")):
-        if path.name.endswith(".d.ts"):
-            continue
+        if path.name.endswith(".d.ts") or path.name.startswith("migrate-"):
+            continue  # a migration hook asks an old system: tests/tokens/test_password_migration.py runs it
         event = json.loads((EVENTS / "id_token.json").read_text()) if "id-token" in path.name else EVENT
         result = await run(runtime, plugin(path.name), event)
         assert result.ok, (path.name, result.error_message)

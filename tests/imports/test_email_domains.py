@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.helpers import HASH_2B, PASSWORD, identities, run_import
 
 
@@ -54,3 +56,26 @@ async def test_sign_in_with_a_sharp_s_domain_reaches_only_that_user(project):
 
     assert await users.verify_password(project.id, "x@straße.de", PASSWORD) == body["details"][0]["user_id"]
     assert await users.verify_password(project.id, "x@strasse.de", PASSWORD) is None
+
+
+RESERVED = "The part after the @-sign is a special-use or reserved name that cannot be used with email."
+"""email-validator's own sentence for `acme.test` (RFC 6761 reserves `.test`)."""
+
+
+@pytest.mark.parametrize("dry_run", [True, False])
+async def test_a_reserved_domain_fails_with_the_validators_reason(project, dry_run):
+    body = await run_import(project, [{"email": "grace@acme.test"}, {"email": "ada@example.com"}], dry_run=dry_run)
+
+    refused, accepted = body["details"]
+    assert (refused["outcome"], accepted["outcome"]) == ("failed", "inserted")
+    error = refused["errors"][0]
+    assert (error["name"], error["reason"]) == ("Invalid", "ValidationFailed")
+    assert RESERVED in error["message"]
+    assert error["info"]["causes"] == [
+        {
+            "location": "/email",
+            "kind": "format",
+            "details": {"error": f"invalid email address: {RESERVED}", "format": "email"},
+            "message": f"email must be an email address, e.g. ada@example.com. {RESERVED}",
+        }
+    ]

@@ -59,15 +59,19 @@ async def test_failed_detail_has_errors_and_no_user_id(project):
         {
             "name": "Invalid",
             "reason": "ValidationFailed",
-            "message": "email must be an email address, e.g. ada@example.com",
+            "message": "email must be an email address, e.g. ada@example.com. An email address must have an @-sign.",
             "code": 400,
             "info": {
                 "causes": [
                     {
                         "location": "/email",
                         "kind": "format",
-                        "details": {"error": "invalid email address", "format": "email"},
-                        "message": "email must be an email address, e.g. ada@example.com",
+                        "details": {
+                            "error": "invalid email address: An email address must have an @-sign.",
+                            "format": "email",
+                        },
+                        "message": "email must be an email address, e.g. ada@example.com."
+                        " An email address must have an @-sign.",
                     }
                 ]
             },
@@ -109,7 +113,7 @@ async def test_record_without_the_identifier_fails(project):
 # Validation errors (DECISIONS 3 "Formats"), in the reference's cause shapes (userimport/model_test.go).
 
 PHONE = {"error": "not in E.164 format", "format": "phone"}
-EMAIL = {"error": "invalid email address", "format": "email"}
+EMAIL = {"error": "invalid email address: An email address must have an @-sign.", "format": "email"}
 
 
 @pytest.mark.parametrize(

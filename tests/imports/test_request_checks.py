@@ -9,7 +9,7 @@ import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from litestar_userio.imports.controller import nesting_depth
+from litestar_userio.web.imports import nesting_depth
 
 TRICKY_TEXT = st.text(alphabet=st.sampled_from(list('[]{}"\\:, a\n\té\u2028')), max_size=8)
 JSON_VALUES = st.recursive(

@@ -10,7 +10,8 @@ from litestar.testing import AsyncTestClient
 
 from litestar_userio.clock import FrozenClock
 from litestar_userio.config import LocalStorageConfig
-from litestar_userio.storage import LocalStorage, build_download_controller, build_storage
+from litestar_userio.storage import LocalStorage, build_storage
+from litestar_userio.web.downloads import build_download_controller
 from tests.fixtures.s3 import moto_endpoint, s3_client, s3_config
 
 __all__ = ["moto_endpoint", "s3_client", "s3_config"]

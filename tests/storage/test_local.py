@@ -14,7 +14,8 @@ from litestar.testing import AsyncTestClient
 
 from litestar_userio.clock import FrozenClock
 from litestar_userio.config import LocalStorageConfig
-from litestar_userio.storage import LocalStorage, StoredFile, build_download_controller
+from litestar_userio.storage import LocalStorage, StoredFile
+from litestar_userio.web.downloads import build_download_controller
 
 from .conftest import BASE_URL
 

@@ -131,6 +131,19 @@ async def test_create_reports_the_imports_causes(project):
     assert (error_of(unknown)["reason"], error_of(unknown)["info"]) == ("RoleUnknownKeys", {"keys": ["nope"]})
 
 
+async def test_create_and_patch_refuse_a_reserved_domain_with_the_validators_reason(project):
+    reason = "The part after the @-sign is a special-use or reserved name that cannot be used with email."
+    response = await call(project, "POST", USERS, {"email": "grace@acme.test"})
+    assert response.status_code == 400
+    error = error_of(response)
+    assert error["reason"] == "ValidationFailed" and reason in error["message"]
+    assert error["info"]["causes"][0]["details"] == {"error": f"invalid email address: {reason}", "format": "email"}
+    user = await create(project)
+    patched = await call(project, "PATCH", f"{USERS}/{user['sub']}", {"email": "grace@acme.test"})
+    assert patched.status_code == 400 and reason in error_of(patched)["message"]
+    assert await identities(project, user["sub"]) == {"email": "ada@example.com"}
+
+
 async def test_create_and_patch_refuse_a_lookalike_login_id_as_the_import_does(project):
     response = await call(project, "POST", USERS, {"preferred_username": "ali\u200bce"})
     assert response.status_code == 400

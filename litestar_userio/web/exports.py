@@ -10,10 +10,8 @@ from litestar import Controller, Request, Response, get, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody, QueryParameter
 
-from litestar_userio.bodies import StrictJSONDTO
 from litestar_userio.causes import schema_causes
 from litestar_userio.config import UserIOConfig
-from litestar_userio.dependencies import admin_dependencies, authenticate_admin, provide_export_service
 from litestar_userio.errors import (
     Cause,
     DuplicateKeyFound,
@@ -34,6 +32,8 @@ from litestar_userio.namespace import own_names
 from litestar_userio.openapi import ExportErrorBody, body_examples, error_responses
 from litestar_userio.paging import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, decode_cursor
 from litestar_userio.projects.service import ProjectRecord
+from litestar_userio.web.bodies import StrictJSONDTO
+from litestar_userio.web.providers import admin_dependencies, authenticate_admin, provide_export_service
 
 __all__ = ["EXPORT_EXAMPLES", "ExportRequestDTO", "build_export_controller", "parse_export_request"]
 

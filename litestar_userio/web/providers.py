@@ -11,7 +11,7 @@ where a host's own `UserService` may stand (`namespace.py`).
 
 from collections.abc import Callable
 from functools import partial
-from typing import Annotated, Any
+from typing import Annotated, Any, Protocol
 
 from litestar import Request
 from litestar.connection import ASGIConnection
@@ -22,11 +22,11 @@ from litestar.params import HeaderParameter
 
 from litestar_userio.auth.admin import AdminAuthenticator
 from litestar_userio.config import DependencyKeys
+from litestar_userio.db.engine import Database
 from litestar_userio.exports.service import ExportService
 from litestar_userio.hooks.service import HookService
 from litestar_userio.imports.service import ImportService
 from litestar_userio.projects.service import ProjectRecord, ProjectService
-from litestar_userio.services import Services
 from litestar_userio.storage import Storage
 from litestar_userio.tokens.service import TokenService
 from litestar_userio.users.admin import UserAdminService
@@ -35,6 +35,7 @@ from litestar_userio.users.service import UserService
 __all__ = [
     "DOWNLOAD_STORAGE_KEY",
     "SERVICES_STATE_KEY",
+    "Services",
     "admin_dependencies",
     "app_dependencies",
     "authenticate_admin",
@@ -56,6 +57,28 @@ SERVICES_STATE_KEY = "userio"
 
 DOWNLOAD_STORAGE_KEY = "userio_storage"
 """The name under which the local download route takes the export storage."""
+
+
+class Services(Protocol):
+    """What the providers read of the plugin's started services (`services.Services`, in `app.state`).
+
+    A protocol, so the web layer does not import the composition root (the plugin's lifespan puts it there).
+    """
+
+    db: Database
+    imports: ImportService
+    exports: ExportService
+    hooks: HookService
+    projects: ProjectService
+    users: UserService
+    user_admin: UserAdminService
+    tokens: TokenService
+    admin: AdminAuthenticator
+    storage: Storage | None
+
+    async def ready(self, *, hooks: bool = True) -> bool:
+        """The readiness probe's answer."""
+        ...
 
 
 def services_of(state: State) -> Services:

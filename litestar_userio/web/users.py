@@ -15,30 +15,23 @@ from litestar import Controller, Response, delete, get, patch, post, put
 from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody, QueryParameter
 
-from litestar_userio.bodies import StrictJSONDTO
 from litestar_userio.config import UserIOConfig
-from litestar_userio.dependencies import admin_dependencies, authenticate_admin, provide_user_admin_service
 from litestar_userio.errors import (
-    Cause,
-    DuplicateKeyFound,
-    UnsupportedMediaType,
-    ValidationFailed,
     export_error_handler,
 )
 from litestar_userio.imports.schemas import PasswordInput, UserRecord
-from litestar_userio.imports.validation import cause_from_msgspec
-from litestar_userio.jsonbody import find_duplicate_key
 from litestar_userio.namespace import own_names
 from litestar_userio.openapi import ExportErrorBody, error_responses, struct_schema
 from litestar_userio.projects.service import ProjectRecord
 from litestar_userio.users.admin import UserAdminService
+from litestar_userio.web.bodies import StrictJSONDTO, parse_json_body
+from litestar_userio.web.providers import admin_dependencies, authenticate_admin, provide_user_admin_service
 
 __all__ = [
     "DisableRequest",
     "PasswordRequest",
     "UserBody",
     "build_users_controller",
-    "parse_json_body",
 ]
 
 T = TypeVar("T")
@@ -67,21 +60,6 @@ class DisableRequest(msgspec.Struct, forbid_unknown_fields=True):
     reason: Annotated[str, msgspec.Meta(max_length=1000)] | None = None
     temporarily_disabled_from: Annotated[datetime, msgspec.Meta(tz=True)] | None = None
     temporarily_disabled_until: Annotated[datetime, msgspec.Meta(tz=True)] | None = None
-
-
-def parse_json_body(content_type: str, body: bytes, type_: type[T]) -> T:
-    """Decode a JSON body as `type_`: 415 for another content type, `ValidationFailed` with its cause otherwise."""
-    if content_type.split(";", 1)[0].strip().lower() != "application/json":
-        raise UnsupportedMediaType()
-    try:
-        decoded = msgspec.json.decode(body, type=type_)
-    except msgspec.ValidationError as exc:
-        raise ValidationFailed([cause_from_msgspec(exc)]) from exc
-    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError) as exc:
-        raise ValidationFailed([Cause("", "json", {"error": str(exc)})], "request body is not valid JSON") from exc
-    if duplicate := find_duplicate_key(body):
-        raise DuplicateKeyFound(duplicate.key, duplicate.location)
-    return decoded
 
 
 class UserBodyDTO(StrictJSONDTO[UserBody]):

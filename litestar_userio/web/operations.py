@@ -11,8 +11,8 @@ from typing import Any
 from litestar import Controller, Request, Response, get
 from litestar.status_codes import HTTP_200_OK, HTTP_503_SERVICE_UNAVAILABLE
 
-from litestar_userio.dependencies import services_of
 from litestar_userio.observability import telemetry
+from litestar_userio.web.providers import services_of
 
 __all__ = ["build_health_controller", "build_metrics_controller"]
 

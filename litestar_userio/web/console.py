@@ -23,7 +23,7 @@ from litestar_userio.namespace import own_names
 
 __all__ = ["SECURITY_HEADERS", "STATIC_DIR", "build_console_controller", "hooks_types_path"]
 
-STATIC_DIR = Path(__file__).parent / "static"
+STATIC_DIR = Path(__file__).parent.parent / "console" / "static"
 """The built console (index.html, assets/)."""
 
 CONTENT_SECURITY_POLICY = "; ".join(
@@ -65,7 +65,7 @@ _TYPES = {
 
 def hooks_types_path() -> Path | None:
     """`plugins/hooks.d.ts`: shipped next to this module in the wheel, read from the repo in a checkout."""
-    for candidate in (Path(__file__).parent / "hooks.d.ts", Path(__file__).parents[2] / "plugins" / "hooks.d.ts"):
+    for candidate in (STATIC_DIR.parent / "hooks.d.ts", Path(__file__).parents[2] / "plugins" / "hooks.d.ts"):
         if candidate.is_file():
             return candidate
     return None

@@ -10,19 +10,41 @@ from __future__ import annotations
 from collections.abc import Generator
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
+import msgspec
 from litestar.dto import AbstractDTO
 
+from litestar_userio.errors import Cause, DuplicateKeyFound, UnsupportedMediaType, ValidationFailed
+from litestar_userio.imports.validation import cause_from_msgspec
+from litestar_userio.jsonbody import find_duplicate_key
 from litestar_userio.openapi import struct_schema
 
 if TYPE_CHECKING:
-    from litestar._openapi.schema_generation import SchemaCreator
     from litestar.dto.data_structures import DTOFieldDefinition
     from litestar.openapi.spec import Reference, Schema
     from litestar.typing import FieldDefinition
 
-__all__ = ["StrictJSONDTO"]
+__all__ = ["StrictJSONDTO", "parse_json_body"]
 
 T = TypeVar("T")
+
+
+def parse_json_body(content_type: str, body: bytes, type_: type[T]) -> T:
+    """The one strict JSON body parser of the hooks and users APIs: a JSON body as `type_`.
+
+    415 for another content type, `ValidationFailed` with its cause otherwise, `DuplicateKeyFound` for a key given
+    twice.
+    """
+    if content_type.split(";", 1)[0].strip().lower() != "application/json":
+        raise UnsupportedMediaType()
+    try:
+        decoded = msgspec.json.decode(body, type=type_)
+    except msgspec.ValidationError as exc:
+        raise ValidationFailed([cause_from_msgspec(exc)]) from exc
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError) as exc:
+        raise ValidationFailed([Cause("", "json", {"error": str(exc)})], "request body is not valid JSON") from exc
+    if duplicate := find_duplicate_key(body):
+        raise DuplicateKeyFound(duplicate.key, duplicate.location)
+    return decoded
 
 
 class StrictJSONDTO(AbstractDTO[T]):
@@ -76,7 +98,7 @@ class StrictJSONDTO(AbstractDTO[T]):
 
     @classmethod
     def create_openapi_schema(
-        cls, field_definition: FieldDefinition, handler_id: str, schema_creator: SchemaCreator
+        cls, field_definition: FieldDefinition, handler_id: str, schema_creator: Any
     ) -> Reference | Schema:
         """The struct's JSON schema, inline."""
         return struct_schema(cls.model_type, cls.documented_items)

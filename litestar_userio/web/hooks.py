@@ -14,20 +14,9 @@ from litestar import Controller, Request, delete, get, post, put
 from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody, Parameter
 
-from litestar_userio.bodies import StrictJSONDTO
 from litestar_userio.config import UserIOConfig
-from litestar_userio.dependencies import (
-    admin_dependencies,
-    authenticate_admin,
-    provide_hook_service,
-    provide_token_service,
-)
 from litestar_userio.errors import (
-    Cause,
-    DuplicateKeyFound,
     HookVersionNotFound,
-    UnsupportedMediaType,
-    ValidationFailed,
     export_error_handler,
 )
 from litestar_userio.hooks.repository import VersionRow
@@ -51,40 +40,30 @@ from litestar_userio.hooks.schemas import (
     HookVersionResult,
 )
 from litestar_userio.hooks.service import HookService
-from litestar_userio.imports.validation import cause_from_msgspec
-from litestar_userio.jsonbody import find_duplicate_key
 from litestar_userio.namespace import own_names
 from litestar_userio.openapi import ExportErrorBody, error_responses
 from litestar_userio.projects.service import ProjectRecord
 from litestar_userio.tokens.service import TokenService
+from litestar_userio.web.bodies import StrictJSONDTO, parse_json_body
+from litestar_userio.web.providers import (
+    admin_dependencies,
+    authenticate_admin,
+    provide_hook_service,
+    provide_token_service,
+)
 
-__all__ = ["HookBodyDTO", "build_hooks_controller", "parse_hook_body"]
+__all__ = ["HookBodyDTO", "build_hooks_controller"]
 
 T = TypeVar("T")
 
 
-def parse_hook_body(content_type: str, body: bytes, kind: type[T]) -> T:
-    """Decode a hooks API body; every problem is `Invalid/ValidationFailed` with its cause (as for exports)."""
-    if content_type.split(";", 1)[0].strip().lower() != "application/json":
-        raise UnsupportedMediaType()
-    try:
-        decoded = msgspec.json.decode(body, type=kind)
-    except msgspec.ValidationError as exc:
-        raise ValidationFailed([cause_from_msgspec(exc)]) from exc
-    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError) as exc:
-        raise ValidationFailed([Cause("", "json", {"error": str(exc)})], "request body is not valid JSON") from exc
-    if duplicate := find_duplicate_key(body):
-        raise DuplicateKeyFound(duplicate.key, duplicate.location)
-    return decoded
-
-
 class HookBodyDTO(StrictJSONDTO[T]):
-    """`data: HookList` and the other hooks API bodies (`HookBodyDTO[HookList]`), decoded by `parse_hook_body`."""
+    """`data: HookList` and the other hooks API bodies (`HookBodyDTO[HookList]`), decoded by `parse_json_body`."""
 
     @classmethod
     def parse(cls, content_type: str, body: bytes) -> T:
-        """See `parse_hook_body`."""
-        return parse_hook_body(content_type, body, cls.model_type)
+        """See `parse_json_body`."""
+        return parse_json_body(content_type, body, cls.model_type)
 
 
 def _origin(request: Request[Any, Any, Any]) -> str:

@@ -1,0 +1,94 @@
+"""The lazy-migration event `user.password_migration` (DECISIONS 13): its JSON and how its response is read.
+
+`HookService.run_migration` runs it; `users.migration.PasswordMigrator` calls that from sign-in.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import datetime
+from typing import Any, Final
+
+from litestar_userio.errors import HookDisallowed, HookInvalidResponse
+
+__all__ = ["MIGRATION_EVENT", "MigrationLocks", "build_migration_event", "migration_response"]
+
+MIGRATION_EVENT: Final = "user.password_migration"
+LOGIN_ID_TYPES: Final = ("email", "phone_number", "preferred_username")
+
+
+def build_migration_event(
+    login_id: str, login_id_type: str, password: str, user: dict[str, Any] | None, project_id: str, now: datetime
+) -> dict[str, Any]:
+    """The event a migration hook receives as `e`; `user` is the waiting user's object, or None for no user.
+
+    The password is in it (the hook must pass it to the old system): whoever logs the run masks it first.
+    """
+    if login_id_type not in LOGIN_ID_TYPES:
+        raise ValueError(f"login_id_type must be one of {', '.join(LOGIN_ID_TYPES)}")
+    return {
+        "id": str(uuid.uuid4()),
+        "seq": 1,
+        "type": MIGRATION_EVENT,
+        "payload": {"login_id": login_id, "login_id_type": login_id_type, "password": password, "user": user},
+        "context": {"timestamp": int(now.timestamp()), "user_id": None, "triggered_by": "user", "app_id": project_id},
+    }
+
+
+def migration_response(response: Any) -> dict[str, Any] | None:
+    """The import record a migration hook answered with (`None`: allowed, keep or create the bare user).
+
+    Fails closed: `HookDisallowed` for `is_allowed: false`, `HookInvalidResponse` for anything else malformed;
+    the record itself is checked by the import's validation when the user is created.
+    """
+    if not isinstance(response, dict) or not isinstance(response.get("is_allowed"), bool):
+        raise HookInvalidResponse("the hook must return an object with a boolean is_allowed")
+    if response["is_allowed"] is False:
+        if set(response) - {"is_allowed", "title", "reason"}:
+            raise HookInvalidResponse("a refusal may only carry is_allowed, title and reason")
+        title, reason = response.get("title"), response.get("reason")
+        if not isinstance(title, str | None) or not isinstance(reason, str | None):
+            raise HookInvalidResponse("a refusal's title and reason must be strings")
+        raise HookDisallowed(title, reason)
+    if set(response) - {"is_allowed", "user"}:
+        raise HookInvalidResponse("an allowing response may only carry is_allowed and user")
+    record = response.get("user")
+    if record is None:
+        return None
+    if not isinstance(record, dict):
+        raise HookInvalidResponse("user must be an import record (an object)")
+    if "password" in record:
+        raise HookInvalidResponse("user must not carry a password: the signed-in password is stored")
+    return record
+
+
+class MigrationLocks:
+    """At most one migration run per project and login id at a time in this process.
+
+    Two processes can still race; the database's login-id uniqueness makes the second create fail.
+    """
+
+    def __init__(self) -> None:
+        self._locks: dict[tuple[str, str], asyncio.Lock] = {}
+        self._users: dict[tuple[str, str], int] = {}
+
+    @asynccontextmanager
+    async def hold(self, project_id: str, login_id: str) -> AsyncIterator[None]:
+        """Wait for, then hold, the lock of (`project_id`, `login_id`); dropped when nobody holds or waits."""
+        key = (project_id, login_id)
+        lock = self._locks.setdefault(key, asyncio.Lock())
+        self._users[key] = self._users.get(key, 0) + 1
+        try:
+            async with lock:
+                yield
+        finally:
+            self._users[key] -= 1
+            if self._users[key] == 0:
+                del self._users[key]
+                del self._locks[key]
+
+    def __len__(self) -> int:
+        return len(self._locks)

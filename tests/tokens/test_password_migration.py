@@ -1,0 +1,118 @@
+"""Lazy migration (DECISIONS 13) through the token endpoint on both deployments: a loopback old system that only
+checks passwords vouches for an unknown login id once; from then on the user signs in with the stored hash."""
+
+from __future__ import annotations
+
+import asyncio
+
+from tests.hooks.test_migration_event import MIGRATION_HOOK, OldSystem
+from tests.tokens.conftest import HOOKS, plugin_hook
+
+OLD_KEY = "old-key-123456"
+PASSWORD = "right-pw-123"
+
+
+async def set_up(world, old: OldSystem, source: str) -> None:
+    headers = world.project.headers()
+    client = world.project.env.client
+    saved = await client.put(f"{HOOKS}/secrets/OLD_KEY", json={"value": OLD_KEY}, headers=headers)
+    assert saved.status_code == 200, saved.text
+    body = {"hooks": [{"event": "user.password_migration", "source": source}], "fetch_allowlist": [old.origin]}
+    put = await client.put(HOOKS, json=body, headers=headers)
+    assert put.status_code == 200, put.text
+
+
+async def users_named(world, login_id: str) -> list[dict]:
+    found = await world.env.services.user_admin.find_by_login_id(world.project.id, login_id)
+    return [] if found is None else [found]
+
+
+async def test_an_unknown_user_is_migrated_once_then_signs_in_without_the_old_system(world) -> None:
+    old = OldSystem()
+    try:
+        await set_up(world, old, MIGRATION_HOOK % old.origin)
+        first = await world.sign_in(username="ann@example.com", password=PASSWORD)
+    finally:
+        old.close()
+    second = await world.sign_in(username="ann@example.com", password=PASSWORD)
+    wrong = await world.sign_in(username="ann@example.com", password="not-it-456")
+
+    assert first.status_code == 200, first.text
+    assert "access_token" in first.json()
+    assert len(old.seen) == 1
+    assert second.status_code == 200, second.text
+    assert wrong.status_code == 400 and wrong.json()["error"] == "invalid_grant"
+    [user] = await users_named(world, "ann@example.com")
+    assert user["name"] == "Ann" and user["custom_attributes"]["old_id"] == "old-1"
+
+
+async def test_a_wrong_password_is_refused_and_creates_nobody(world) -> None:
+    old = OldSystem()
+    try:
+        await set_up(world, old, MIGRATION_HOOK % old.origin)
+        refused = await world.sign_in(username="ann@example.com", password="wrong-pw-789")
+    finally:
+        old.close()
+
+    assert refused.status_code == 400 and refused.json()["error"] == "invalid_grant"
+    assert await users_named(world, "ann@example.com") == []
+    assert "wrong-pw-789" not in refused.text
+
+
+async def test_a_hook_that_throws_or_times_out_refuses_and_creates_nobody(world) -> None:
+    old = OldSystem()
+    try:
+        throwing = "export default async function (e: any) { console.log('pw', e.payload.password);"
+        throwing += " throw new Error('leak ' + e.payload.password); }"
+        await set_up(world, old, throwing)
+        thrown = await world.sign_in(username="ann@example.com", password=PASSWORD)
+        await set_up(world, old, "export default async function () { while (true) {} }")
+        timed_out = await world.sign_in(username="ann@example.com", password=PASSWORD)
+    finally:
+        old.close()
+    await world.env.services.hooks.run_log.flush()
+    runs = await world.project.get(f"{HOOKS}/runs")
+
+    assert thrown.status_code == 400 and thrown.json()["error"] == "invalid_grant"
+    assert timed_out.status_code == 400 and timed_out.json()["error"] == "invalid_grant"
+    assert await users_named(world, "ann@example.com") == []
+    logged = runs.json()["result"]["runs"]
+    assert [r["outcome"] for r in logged] == ["error", "error"]
+    assert {"level": "log", "message": "pw [secret]"} in logged[1]["console"]
+    for response in (thrown, timed_out, runs):
+        assert PASSWORD not in response.text
+
+
+async def test_concurrent_sign_ins_of_one_login_id_make_one_user(world) -> None:
+    old = OldSystem()
+    try:
+        await set_up(world, old, MIGRATION_HOOK % old.origin)
+        answers = await asyncio.gather(
+            *(world.sign_in(username="ann@example.com", password=PASSWORD) for _ in range(3))
+        )
+    finally:
+        old.close()
+
+    assert [a.status_code for a in answers] == [200, 200, 200]
+    assert len(old.seen) == 1
+    rows = await world.project.fetch(
+        "SELECT count(DISTINCT user_id) AS n FROM userio_identity WHERE project_id = $1 AND normalized_value = $2",
+        world.project.id,
+        "ann@example.com",
+    )
+    assert rows[0]["n"] == 1
+
+
+async def test_the_sample_plugin_migrates_a_user(world) -> None:
+    old = OldSystem()
+    try:
+        source = plugin_hook("migrate-from-old-system.ts").replace("https://auth.old.example.com", old.origin)
+        source = source.replace("OLD_SYSTEM_KEY", "OLD_KEY")
+        await set_up(world, old, source)
+        signed_in = await world.sign_in(username="ann@example.com", password=PASSWORD)
+    finally:
+        old.close()
+
+    assert signed_in.status_code == 200, signed_in.text
+    [user] = await users_named(world, "ann@example.com")
+    assert user["name"] == "Ann" and user["custom_attributes"]["old_id"] == "old-1"
