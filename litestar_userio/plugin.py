@@ -20,14 +20,7 @@ from litestar_userio.dependencies import (
     app_dependencies,
     provide_storage,
 )
-from litestar_userio.errors import (
-    HookError,
-    PasswordVerificationBusy,
-    SignInRefused,
-    oauth_busy_handler,
-    oauth_error_handler,
-    oauth_refusal_handler,
-)
+from litestar_userio.errors import HookError, PasswordVerificationBusy, SignInRefused
 from litestar_userio.events import app_emitter
 from litestar_userio.exports.controller import build_export_controller
 from litestar_userio.extras import require_extras
@@ -40,6 +33,7 @@ from litestar_userio.storage import build_download_controller
 from litestar_userio.tokens.controller import build_jwks_controller
 from litestar_userio.users.controller import build_users_controller
 from litestar_userio.users.password_controller import build_password_migration_controller
+from litestar_userio.web.errors import oauth_busy_handler, oauth_error_handler, oauth_refusal_handler
 
 __all__ = ["UserIOPlugin"]
 

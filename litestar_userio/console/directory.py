@@ -18,11 +18,11 @@ from litestar_userio.config import UserIOConfig
 from litestar_userio.console.repository import DirectoryRepository
 from litestar_userio.db.engine import Database
 from litestar_userio.dependencies import admin_dependencies, authenticate_admin, services_of
-from litestar_userio.errors import export_error_handler
 from litestar_userio.namespace import own_names
 from litestar_userio.openapi import ExportErrorBody, error_responses
 from litestar_userio.projects.service import ProjectRecord, ProjectService
 from litestar_userio.users.custom_attributes import CustomAttributeSpec
+from litestar_userio.web.errors import export_error_handler
 
 __all__ = ["DirectoryService", "build_directory_controller"]
 

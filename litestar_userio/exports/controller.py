@@ -14,13 +14,7 @@ from litestar_userio.bodies import StrictJSONDTO
 from litestar_userio.causes import schema_causes
 from litestar_userio.config import UserIOConfig
 from litestar_userio.dependencies import admin_dependencies, authenticate_admin, provide_export_service
-from litestar_userio.errors import (
-    Cause,
-    DuplicateKeyFound,
-    UnsupportedMediaType,
-    ValidationFailed,
-    export_error_handler,
-)
+from litestar_userio.errors import Cause, DuplicateKeyFound, UnsupportedMediaType, ValidationFailed
 from litestar_userio.exports.schemas import (
     ExportRequest,
     ExportResult,
@@ -34,6 +28,7 @@ from litestar_userio.namespace import own_names
 from litestar_userio.openapi import ExportErrorBody, body_examples, error_responses
 from litestar_userio.paging import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, decode_cursor
 from litestar_userio.projects.service import ProjectRecord
+from litestar_userio.web.errors import export_error_handler
 
 __all__ = ["EXPORT_EXAMPLES", "ExportRequestDTO", "build_export_controller", "parse_export_request"]
 

@@ -41,6 +41,7 @@ from litestar_userio.queue.leases import hold_lease
 from litestar_userio.ratelimit import DatabaseRateLimiter
 from litestar_userio.storage.base import Storage
 from litestar_userio.users.repository import UserRepository
+from litestar_userio.web.errors import error_object
 
 __all__ = ["EXPORT_JOB", "RATE_LIMIT_BUCKET", "ExportService"]
 
@@ -238,7 +239,7 @@ class ExportService:
         """DECISIONS 4: a failed export is `completed` with `failed_at` and `error`, and no URL."""
         now = self.clock.now()
         async with self.db.transaction() as tx:
-            await self.repository.fail(tx, task_id, now, now + self.config.result_ttl, error.to_object())
+            await self.repository.fail(tx, task_id, now, now + self.config.result_ttl, error_object(error))
 
     # Housekeeping (the sweeper).
 

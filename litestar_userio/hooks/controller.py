@@ -22,14 +22,7 @@ from litestar_userio.dependencies import (
     provide_hook_service,
     provide_token_service,
 )
-from litestar_userio.errors import (
-    Cause,
-    DuplicateKeyFound,
-    HookVersionNotFound,
-    UnsupportedMediaType,
-    ValidationFailed,
-    export_error_handler,
-)
+from litestar_userio.errors import Cause, DuplicateKeyFound, HookVersionNotFound, UnsupportedMediaType, ValidationFailed
 from litestar_userio.hooks.repository import VersionRow
 from litestar_userio.hooks.schemas import (
     HookList,
@@ -57,6 +50,7 @@ from litestar_userio.namespace import own_names
 from litestar_userio.openapi import ExportErrorBody, error_responses
 from litestar_userio.projects.service import ProjectRecord
 from litestar_userio.tokens.service import TokenService
+from litestar_userio.web.errors import export_error_handler
 
 __all__ = ["HookBodyDTO", "build_hooks_controller", "parse_hook_body"]
 

@@ -47,6 +47,7 @@ from litestar_userio.hooks.secrets import SECRET_NAME, SecretBox, SecretMask, ma
 from litestar_userio.hooks.syntax import v8_syntax_problem
 from litestar_userio.observability import telemetry
 from litestar_userio.users.model import UserState
+from litestar_userio.web.errors import error_object
 
 __all__ = ["ChainResult", "HookRun", "HookService", "HookSpec", "SavedHook"]
 
@@ -418,7 +419,7 @@ class HookService:
                 telemetry.hook_run(
                     event_type, "refused" if refused else "error", run.duration_ms / 1000, queued_ms / 1000
                 )
-                run.error = msgspec.to_builtins(error.to_object())
+                run.error = msgspec.to_builtins(error_object(error))
                 if not test:
                     kind = None if refused else _error_kind(error, runtime_kind)
                     self._log(project_id, event_type, index, started_at, run, "refused" if refused else "error", kind)

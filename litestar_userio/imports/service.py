@@ -65,6 +65,7 @@ from litestar_userio.users.custom_attributes import CustomAttributeSpec
 from litestar_userio.users.login_id_rules import LoginIDRules
 from litestar_userio.users.passwords import PasswordVerifier
 from litestar_userio.users.repository import UserRepository
+from litestar_userio.web.errors import error_object
 
 __all__ = ["IMPORT_CHUNK_JOB", "ImportService"]
 
@@ -703,4 +704,4 @@ def _unwrap_checked(index: int, raw: Raw, checked: dict[int, str]) -> Raw:
 
 def _refused_detail(index: int, raw: Raw, error: UserIOError) -> ImportDetail:
     """A failed detail built without the code that failed: the echo comes from `safe_decode`, which never raises."""
-    return ImportDetail(index=index, record=redact(safe_decode(raw)), outcome="failed", errors=[error.to_object()])
+    return ImportDetail(index=index, record=redact(safe_decode(raw)), outcome="failed", errors=[error_object(error)])

@@ -1,0 +1,1 @@
+"""The web layer: controllers, the router, body parsing, providers and the HTTP error mapping."""
