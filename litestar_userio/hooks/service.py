@@ -147,19 +147,7 @@ class HookService:
         self.db = db
         self.config = config
         self.clock = clock
-        self.runtime = HookRuntime(
-            RuntimeLimits(
-                hook_timeout=config.hook_timeout.total_seconds(),
-                heap_limit_mb=config.heap_limit_mb,
-                console_limit_bytes=config.console_limit_bytes,
-                pool_size=config.pool_size,
-                max_pool_size=max(config.max_pool_size, config.pool_size),
-                tenant_share=config.tenant_share,
-                test_share=config.test_share,
-                queue_timeout=config.queue_timeout.total_seconds(),
-                idle_timeout=config.idle_timeout.total_seconds(),
-            )
-        )
+        self.runtime = HookRuntime(RuntimeLimits.of(config))
         self.repository = HookRepository()
         self.run_log = RunLog(db, config, clock)
         self.secret_box = SecretBox(config.secrets_key) if config.secrets_key else None
@@ -388,7 +376,7 @@ class HookService:
                     outcome = await self.runtime.run(
                         hook.runnable(),
                         msgspec.json.encode(event).decode(),
-                        timeout=min(remaining, self.config.hook_timeout.total_seconds()),
+                        timeout=remaining,
                         tenant=project_id,
                         test=test,
                         queue_timeout=remaining,
