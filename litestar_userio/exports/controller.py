@@ -11,7 +11,7 @@ from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody, QueryParameter
 
 from litestar_userio.bodies import StrictJSONDTO
-from litestar_userio.causes import schema_causes
+from litestar_userio.causes import cause_from_msgspec, schema_causes
 from litestar_userio.config import UserIOConfig
 from litestar_userio.dependencies import admin_dependencies, authenticate_admin, provide_export_service
 from litestar_userio.errors import Cause, DuplicateKeyFound, UnsupportedMediaType, ValidationFailed
@@ -22,7 +22,6 @@ from litestar_userio.exports.schemas import (
     export_request_validator,
 )
 from litestar_userio.exports.service import ExportService
-from litestar_userio.imports.validation import cause_from_msgspec
 from litestar_userio.jsonbody import find_duplicate_key
 from litestar_userio.namespace import own_names
 from litestar_userio.openapi import ExportErrorBody, body_examples, error_responses

@@ -32,13 +32,13 @@ from litestar_userio.exports.encoding import CONTENT_TYPES, csv_header, csv_rows
 from litestar_userio.exports.repository import ExportRepository, ExportTaskRow
 from litestar_userio.exports.schemas import ExportProgress, ExportRequest, ExportTask, ExportTaskList
 from litestar_userio.ids import new_task_id
-from litestar_userio.imports.service import paused_gc
 from litestar_userio.observability import telemetry
 from litestar_userio.paging import PageCursor, encode_cursor
 from litestar_userio.projects.service import ProjectRecord, ProjectService
 from litestar_userio.queue.base import JobQueue
 from litestar_userio.queue.leases import hold_lease
 from litestar_userio.ratelimit import DatabaseRateLimiter
+from litestar_userio.runtime import paused_gc
 from litestar_userio.storage.base import Storage
 from litestar_userio.users.repository import UserRepository
 from litestar_userio.web.errors import error_object

@@ -15,6 +15,7 @@ from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody, Parameter
 
 from litestar_userio.bodies import StrictJSONDTO
+from litestar_userio.causes import cause_from_msgspec
 from litestar_userio.config import UserIOConfig
 from litestar_userio.dependencies import (
     admin_dependencies,
@@ -44,7 +45,6 @@ from litestar_userio.hooks.schemas import (
     HookVersionResult,
 )
 from litestar_userio.hooks.service import HookService
-from litestar_userio.imports.validation import cause_from_msgspec
 from litestar_userio.jsonbody import find_duplicate_key
 from litestar_userio.namespace import own_names
 from litestar_userio.openapi import ExportErrorBody, error_responses

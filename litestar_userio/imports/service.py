@@ -14,11 +14,9 @@ fails there is reported failed. No error path runs again the code that failed.
 from __future__ import annotations
 
 import asyncio
-import gc
 import logging
 import time
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from datetime import datetime
 
 import msgspec
@@ -61,6 +59,7 @@ from litestar_userio.projects.service import ProjectRecord, ProjectService
 from litestar_userio.queue.base import JobQueue
 from litestar_userio.queue.leases import hold_lease
 from litestar_userio.retry import Backoff, retrying
+from litestar_userio.runtime import paused_gc
 from litestar_userio.users.custom_attributes import CustomAttributeSpec
 from litestar_userio.users.login_id_rules import LoginIDRules
 from litestar_userio.users.passwords import PasswordVerifier
@@ -584,22 +583,6 @@ def _list_item(task: TaskRow) -> ImportTaskItem:
 
 def _summary(task: TaskRow) -> ImportSummary:
     return ImportSummary(task.total, *(getattr(task, outcome) for outcome in OUTCOMES))
-
-
-@contextmanager
-def paused_gc() -> Iterator[None]:
-    """Pause the cyclic GC over a synchronous burst of allocations (no await inside, so nothing else runs).
-
-    Measured on a chunk's parse and apply: the GC's generation scans took half the time (49 us of 98 us
-    per record); the objects are freed by reference counting anyway.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 _UNAPPLICABLE = ValidationFailed(

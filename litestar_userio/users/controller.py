@@ -16,11 +16,11 @@ from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody, QueryParameter
 
 from litestar_userio.bodies import StrictJSONDTO
+from litestar_userio.causes import cause_from_msgspec
 from litestar_userio.config import UserIOConfig
 from litestar_userio.dependencies import admin_dependencies, authenticate_admin, provide_user_admin_service
 from litestar_userio.errors import Cause, DuplicateKeyFound, UnsupportedMediaType, ValidationFailed
 from litestar_userio.imports.schemas import PasswordInput, UserRecord
-from litestar_userio.imports.validation import cause_from_msgspec
 from litestar_userio.jsonbody import find_duplicate_key
 from litestar_userio.namespace import own_names
 from litestar_userio.openapi import ExportErrorBody, error_responses, struct_schema
