@@ -56,10 +56,10 @@ class CustomAttributeList(msgspec.Struct):
 class DirectoryService:
     """Reads a project's clients and custom attribute declarations for pickers."""
 
-    def __init__(self, db: Database, projects: ProjectService, repository: DirectoryRepository) -> None:
+    def __init__(self, db: Database, projects: ProjectService) -> None:
         self.db = db
         self.projects = projects
-        self.repository = repository
+        self.repository = DirectoryRepository()
 
     async def applications(self, project_id: str) -> list[Application]:
         """The project's clients, by client id."""
@@ -75,7 +75,7 @@ class DirectoryService:
 def provide_directory(state: State) -> DirectoryService:
     """A directory over the plugin's database."""
     services = services_of(state)
-    return DirectoryService(services.db, services.projects, DirectoryRepository())
+    return DirectoryService(services.db, services.projects)
 
 
 def build_directory_controller(config: UserIOConfig) -> type[Controller]:

@@ -68,10 +68,6 @@ class ExportService:
         config: ExportConfig,
         queue_config: QueueConfig,
         clock: Clock,
-        *,
-        repository: ExportRepository | None = None,
-        users: UserRepository | None = None,
-        limiter: DatabaseRateLimiter | None = None,
     ) -> None:
         self.db = db
         self.queue = queue
@@ -80,9 +76,9 @@ class ExportService:
         self.config = config
         self.queue_config = queue_config
         self.clock = clock
-        self.repository = repository or ExportRepository()
-        self.users = users or UserRepository()
-        self.limiter = limiter or DatabaseRateLimiter()
+        self.repository = ExportRepository()
+        self.users = UserRepository()
+        self.limiter = DatabaseRateLimiter()
         """The `UserExport` bucket, in the database whatever the queue: taken in the admission's transaction."""
 
     def _require_enabled(self, project: ProjectRecord) -> Storage:

@@ -96,8 +96,6 @@ class ImportService:
         queue_config: QueueConfig,
         clock: Clock,
         *,
-        repository: ImportRepository,
-        users: UserRepository,
         passwords: PasswordVerifier | None = None,
     ) -> None:
         self.db = db
@@ -108,8 +106,8 @@ class ImportService:
         self.config = config
         self.queue_config = queue_config
         self.clock = clock
-        self.repository = repository
-        self.users = users
+        self.repository = ImportRepository()
+        self.users = UserRepository()
         self._applying = asyncio.Semaphore(config.chunks_at_once)
         """Chunks this process applies at once; the other jobs' chunks wait here, their leases held."""
         self._conflicted_at: dict[str, float] = {}
