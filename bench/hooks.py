@@ -212,7 +212,12 @@ async def make_user(services: Services, project: str, email: str) -> str:
 
 
 async def observability_cost(folder: Path, calls: int, blocks: int = 6) -> dict[str, object]:
-    """p50/p99 of a hook run and of a token with metrics+traces off and on, alternating blocks of `calls`."""
+    """p50/p99 of a hook run and of a token with metrics and traces off, metrics only, and both on.
+
+    The modes alternate in blocks of `calls`, so a busy machine weighs on each alike; the CPU this process spends
+    per hook run and token is read too, steadier than a p50 on a busy machine. `span_floor_ms` is what one
+    span costs the OpenTelemetry SDK itself (start and end, no code of ours): the least a traced hook run can cost.
+    """
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 
@@ -226,9 +231,11 @@ async def observability_cost(folder: Path, calls: int, blocks: int = 6) -> dict[
 
     provider = TracerProvider()
     provider.add_span_processor(BatchSpanProcessor(Discard()))
+    modes = ("off", "metrics", "on")
     config = UserIOConfig(database_url=f"sqlite:///{folder / 'observability.sqlite3'}", migrate_on_startup=True)
     services = await Services.start(config, run_jobs=False)
-    samples: dict[str, dict[str, list[float]]] = {m: {"hook_run": [], "token": []} for m in ("off", "on")}
+    samples: dict[str, dict[str, list[float]]] = {m: {"hook_run": [], "token": []} for m in modes}
+    cpu: dict[str, list[float]] = {m: [] for m in modes}
     try:
         await services.projects.create("bench", ["bench.local"])
         await services.tokens.applications.create("bench", "app", issue_jwt_access_token=True)
@@ -239,11 +246,12 @@ async def observability_cost(folder: Path, calls: int, blocks: int = 6) -> dict[
         application = await services.tokens.application("bench", "app")
         claims = services.tokens.access_claims(user, application, "https://bench.local", "openid", config.clock.now())
         context = EventContext(client_id="app", app_id="bench")
-        for block in range(blocks * 2 + 1):
-            mode = "on" if block % 2 else "off"
+        for block in range(blocks * len(modes) + 1):
+            mode = modes[block % len(modes)]
             telemetry.reset()
-            if mode == "on":
-                telemetry.configure(MetricsConfig(), TracingConfig(tracer_provider=provider))
+            if mode != "off":
+                telemetry.configure(MetricsConfig(), TracingConfig(tracer_provider=provider) if mode == "on" else None)
+            cpu_started = time.process_time()
             for _ in range(calls):
                 started = time.perf_counter()
                 await services.hooks.run_chain("oidc.jwt.pre_create", hooks, user, claims, context)
@@ -252,14 +260,30 @@ async def observability_cost(folder: Path, calls: int, blocks: int = 6) -> dict[
                 if block:  # the first block warms up
                     samples[mode]["hook_run"].append(ran - started)
                     samples[mode]["token"].append(time.perf_counter() - ran)
+            if block:
+                cpu[mode].append((time.process_time() - cpu_started) / calls)
     finally:
         telemetry.reset()
         await services.close()
-        provider.shutdown()
+    tracer = provider.get_tracer("bench")
+    attributes = {"userio.project_id": "bench", "userio.hook.event": "oidc.jwt.pre_create"}
+    floor = []
+    for _ in range(calls * blocks):
+        started = time.perf_counter()
+        tracer.start_span("userio.hook.run", attributes=attributes).end()
+        floor.append(time.perf_counter() - started)
+    provider.shutdown()
     figures: dict[str, object] = {m: {k: percentiles(v) for k, v in parts.items()} for m, parts in samples.items()}
     for part in ("hook_run", "token"):
         off = statistics.median(samples["off"][part])
-        figures[f"{part}_p50_cost_ms"] = round((statistics.median(samples["on"][part]) - off) * 1000, 4)
+        for mode in ("metrics", "on"):
+            cost = statistics.median(samples[mode][part]) - off
+            figures[f"{part}_p50_cost_ms_{mode}"] = round(cost * 1000, 4)
+    # This process's CPU per hook run and token (V8 runs in its own): steadier than a p50 on a busy machine.
+    for mode in ("metrics", "on"):
+        cost = statistics.median(cpu[mode]) - statistics.median(cpu["off"])
+        figures[f"cpu_cost_ms_per_run_and_token_{mode}"] = round(cost * 1000, 4)
+    figures["span_floor_ms"] = round(statistics.median(floor) * 1000, 4)
     return figures
 
 
