@@ -9,6 +9,7 @@ also count as `number`). `schema_causes` turns the `jsonschema` library's errors
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +19,17 @@ if TYPE_CHECKING:
     from jsonschema import ValidationError
     from jsonschema.protocols import Validator
 
-__all__ = ["EXAMPLES", "Cause", "describe", "field_name", "json_types", "schema_causes", "sort_causes", "summarize"]
+__all__ = [
+    "EXAMPLES",
+    "Cause",
+    "cause_from_msgspec",
+    "describe",
+    "field_name",
+    "json_types",
+    "schema_causes",
+    "sort_causes",
+    "summarize",
+]
 
 
 class Cause(msgspec.Struct, omit_defaults=True):
@@ -267,3 +278,37 @@ def summarize(causes: list[Cause]) -> str:
     first = causes[0].message or describe(causes[0].location, causes[0].kind, causes[0].details)
     more = len(causes) - 1
     return first if not more else f"{first} (and {more} more problem{'s' if more > 1 else ''})"
+
+
+_MSGSPEC_ERROR = re.compile(r"(?P<message>.*?)(?: - at `(?P<path>[^`]*)`)?")
+_PATH_TOKEN = re.compile(r"\.([^.\[]+)|\[(\d+|\.\.\.)\]")
+_TYPE_NAMES = {"str": "string", "int": "integer", "float": "number", "bool": "boolean", "null": "null"}
+
+
+def _msgspec_pointer(path: str | None) -> str:
+    if not path:
+        return ""
+    tokens = [name or index for name, index in _PATH_TOKEN.findall(path.removeprefix("$"))]
+    return "".join("/" + t.replace("~", "~0").replace("/", "~1") for t in tokens)
+
+
+def _type_names(text: str) -> list[str]:
+    return [_TYPE_NAMES.get(t.strip(), t.strip()) for t in text.split("|")]
+
+
+def cause_from_msgspec(error: msgspec.ValidationError) -> Cause:
+    """Turn msgspec's message (`Expected `str`, got `int` - at `$.email``) into a JSON-schema-like cause."""
+    match = _MSGSPEC_ERROR.fullmatch(str(error))
+    message, path = (match["message"], match["path"]) if match else (str(error), None)
+    location = _msgspec_pointer(path)
+    if m := re.fullmatch(r"Expected `([^`]*)`, got `([^`]*)`", message):
+        return Cause(location, "type", {"expected": _type_names(m[1]), "actual": _type_names(m[2])})
+    if m := re.fullmatch(r"Object contains unknown field `([^`]*)`", message):
+        return Cause(location, "additionalProperties", {"actual": [m[1]]})
+    if m := re.fullmatch(r"Object missing required field `([^`]*)`", message):
+        return Cause(location, "required", {"missing": [m[1]]})
+    if m := re.fullmatch(r"Expected `array` of length >= (\d+)", message):
+        return Cause(location, "minItems", {"expected": int(m[1])})
+    if message.startswith("Invalid enum value"):
+        return Cause(location, "enum", {"message": message})
+    return Cause(location, "general", {"message": message})

@@ -1,18 +1,14 @@
-"""Every error the plugin reports, and the two envelopes that carry them (DECISIONS 3 and 4).
+"""Every error the plugin reports (DECISIONS 3 and 4): a name, a reason, a message, optional info.
 
-Code raises `TaskNotFound()` and friends; only this module turns an error into JSON. The import API
-answers `{"error": "<message>"}` (SPEC 4.1), the export and hook APIs
-`{"error": {"name", "reason", "message", "code", "info"?}}` (DECISIONS 4).
+Code raises `TaskNotFound()` and friends. The hierarchy knows nothing of HTTP: `web/errors.py` maps each class to
+its status and headers (one table) and turns an error into either envelope.
 """
 
 from __future__ import annotations
 
-import logging
 from typing import Any, ClassVar
 
 import msgspec
-from litestar import Request, Response
-from litestar.exceptions import HTTPException, ValidationException
 
 from litestar_userio.causes import Cause, describe, summarize
 
@@ -72,15 +68,8 @@ __all__ = [
     "UserTemporarilyDisabled",
     "ValidationFailed",
     "WriteConflict",
-    "export_error_handler",
-    "import_error_handler",
-    "oauth_busy_handler",
-    "oauth_error_handler",
-    "oauth_refusal_handler",
     "unavailable_dependency",
 ]
-
-logger = logging.getLogger("litestar_userio")
 
 
 class ErrorObject(msgspec.Struct, omit_defaults=True):
@@ -94,32 +83,24 @@ class ErrorObject(msgspec.Struct, omit_defaults=True):
 
 
 class UserIOError(Exception):
-    """Base of all reported errors: a name, a reason, a message, optional info, an HTTP status."""
+    """Base of all reported errors: a name, a reason, a message, optional info (its HTTP status: `web/errors.py`)."""
 
     name: ClassVar[str] = "InternalError"
     reason: ClassVar[str] = "UnexpectedError"
-    status_code: ClassVar[int] = 500
     default_message: ClassVar[str] = "unexpected error"
 
-    def __init__(
-        self,
-        message: str | None = None,
-        *,
-        info: dict[str, Any] | None = None,
-        headers: dict[str, str] | None = None,
-    ) -> None:
+    def __init__(self, message: str | None = None, *, info: dict[str, Any] | None = None) -> None:
         self.message = message or self.default_message
         self.info = info
-        self.headers = headers or {}
         super().__init__(self.message)
 
-    def to_object(self, *, with_code: bool = True) -> ErrorObject:
-        """The error as the export envelope's inner object (or a record error without `code`)."""
+    def to_object(self, code: int | msgspec.UnsetType = msgspec.UNSET) -> ErrorObject:
+        """The error as the export envelope's inner object; `code` is its HTTP status (`web.errors.error_object`)."""
         return ErrorObject(
             name=self.name,
             reason=self.reason,
             message=self.message,
-            code=self.status_code if with_code else msgspec.UNSET,
+            code=code,
             info=self.info if self.info is not None else msgspec.UNSET,
         )
 
@@ -129,7 +110,6 @@ class Invalid(UserIOError):
 
     name = "Invalid"
     reason = "Invalid"
-    status_code = 400
     default_message = "invalid request"
 
 
@@ -143,7 +123,6 @@ class BodyTooLarge(Invalid):
     """SPEC 8: the body is over the limit."""
 
     reason = "RequestEntityTooLarge"
-    status_code = 413
     default_message = "request body is too large"
 
 
@@ -151,7 +130,6 @@ class UnsupportedMediaType(Invalid):
     """The POST bodies must be `application/json` (SPEC 4)."""
 
     reason = "UnsupportedMediaType"
-    status_code = 415
     default_message = "Content-Type must be application/json"
 
 
@@ -220,7 +198,6 @@ class IdempotencyKeyReused(Invalid):
     """An `Idempotency-Key` already named a task whose request was different."""
 
     reason = "IdempotencyKeyReused"
-    status_code = 409
     default_message = "this Idempotency-Key was used for a different request"
 
 
@@ -229,7 +206,6 @@ class Forbidden(UserIOError):
 
     name = "Forbidden"
     reason = "Forbidden"
-    status_code = 403
     default_message = "forbidden"
 
 
@@ -259,7 +235,6 @@ class NotFound(UserIOError):
 
     name = "NotFound"
     reason = "NotFound"
-    status_code = 404
     default_message = "not found"
 
 
@@ -310,7 +285,6 @@ class TooManyRequest(UserIOError):
 
     name = "TooManyRequest"
     reason = "TooManyRequest"
-    status_code = 429
     default_message = "too many requests"
 
 
@@ -324,8 +298,8 @@ class RateLimited(TooManyRequest):
         super().__init__(
             f"rate limited: try again in {retry_after_seconds} s",
             info={"bucket_name": bucket_name},
-            headers={"Retry-After": str(retry_after_seconds)},
         )
+        self.retry_after_seconds = retry_after_seconds
 
 
 class MaximumConcurrentJobLimitExceeded(TooManyRequest):
@@ -352,16 +326,12 @@ class PasswordVerificationBusy(TooManyRequest):
     reason = "PasswordVerificationBusy"
     default_message = "too many sign-in attempts are waiting; try again shortly"
 
-    def __init__(self) -> None:
-        super().__init__(headers={"Retry-After": "1"})
-
 
 class InternalError(UserIOError):
     """The server could not do what was asked."""
 
     name = "InternalError"
     reason = "UnexpectedError"
-    status_code = 500
 
 
 class UserExportDisabled(InternalError):
@@ -388,7 +358,6 @@ class HookError(UserIOError):
     """A blocking hook stopped the issuance of a token (DECISIONS 5: fail closed, no retries)."""
 
     name = "InternalError"
-    status_code = 500
 
 
 class HookDisallowed(HookError):
@@ -396,7 +365,6 @@ class HookDisallowed(HookError):
 
     name = "Forbidden"
     reason = "HookDisallowed"
-    status_code = 403
     default_message = "disallowed by a hook"
 
     MAX_TITLE = 200
@@ -461,7 +429,6 @@ class SignInRefused(UserIOError):
     """
 
     name = "Invalid"
-    status_code = 400
     oauth_error: ClassVar[str] = "invalid_grant"
 
 
@@ -476,7 +443,6 @@ class UnknownClient(SignInRefused):
     """The `client_id` names no application of the project (RFC 6749: `invalid_client`, 401)."""
 
     reason = "InvalidClient"
-    status_code = 401
     oauth_error = "invalid_client"
     default_message = "unknown client_id"
 
@@ -521,14 +487,12 @@ class ServiceUnavailable(UserIOError):
 
     name = "ServiceUnavailable"
     reason = "DependencyUnavailable"
-    status_code = 503
     default_message = "a service this request needs is unavailable; try again shortly"
 
     def __init__(self, dependency: str) -> None:
         super().__init__(
             f"the {dependency} is unavailable; try again shortly",
             info={"dependency": dependency},
-            headers={"Retry-After": "5"},
         )
 
 
@@ -572,118 +536,6 @@ def unavailable_dependency(exc: BaseException) -> str | None:
     if isinstance(exc, ServiceUnavailable) and exc.info is not None:
         return str(exc.info["dependency"])
     return None
-
-
-_HTTP_ERRORS: dict[int, type[UserIOError]] = {
-    400: InvalidRequest,
-    403: Forbidden,
-    404: NotFound,
-    413: BodyTooLarge,
-    415: UnsupportedMediaType,
-    429: TooManyRequest,
-}
-
-
-def _body_refusal(request: Request[Any, Any, Any], exc: ValidationException) -> UserIOError | None:
-    """The route's own answer to an empty body, which Litestar reports as a missing `data` argument.
-
-    Litestar hands an empty body to no DTO; the route's DTO (`bodies.StrictJSONDTO`) refuses `b""` in the
-    endpoint's words (415 for a wrong content type, else "not valid JSON"), as it did when handlers parsed.
-    """
-    missing_body = isinstance(exc.extra, list) and any(
-        isinstance(e, dict) and e.get("source") == "body" for e in exc.extra
-    )
-    dto = request.route_handler.resolve_data_dto() if missing_body else None
-    if dto is None:
-        return None
-    try:
-        dto(request).decode_bytes(b"")
-    except UserIOError as refusal:
-        return refusal
-    return None
-
-
-def _parameter_refusal(exc: ValidationException) -> UserIOError | None:
-    """A query or path parameter Litestar refused, named with why (its own detail only names the request line)."""
-    causes = [
-        f"invalid {getattr(e['source'], 'value', e['source'])} parameter {e['key']}: {e['message']}"
-        for e in exc.extra if isinstance(e, dict) and {"key", "message", "source"} <= e.keys()
-    ] if isinstance(exc.extra, list) else []  # fmt: skip
-    return InvalidRequest("; ".join(causes)) if causes else None
-
-
-def _as_userio_error(request: Request[Any, Any, Any], exc: Exception) -> UserIOError:
-    if isinstance(exc, ValidationException) and (refusal := _body_refusal(request, exc)) is not None:
-        return refusal
-    if isinstance(exc, ValidationException) and (refusal := _parameter_refusal(exc)) is not None:
-        return refusal
-    if isinstance(exc, ServiceUnavailable):
-        logger.warning("userio admin API: %s (%s)", exc.message, exc.__cause__ or exc)
-        return exc
-    if isinstance(exc, UserIOError):
-        return exc
-    if isinstance(exc, HTTPException):
-        cls = _HTTP_ERRORS.get(exc.status_code)
-        if cls is not None:
-            error = cls.__new__(cls)
-            UserIOError.__init__(error, exc.detail or None, headers=dict(exc.headers or {}))
-            return error
-        if exc.status_code < 500:
-            error = Invalid(exc.detail or None)
-            error.status_code = exc.status_code  # type: ignore[misc]
-            return error
-    logger.exception("unexpected error in the userio admin API", exc_info=exc)
-    return InternalError()
-
-
-def oauth_error_handler(_: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
-    """A hook stopping issuance at a token endpoint, as an RFC 6749 error answer.
-
-    `access_denied` (403) when a hook disallowed it, with the hook's title and reason (secrets masked, length
-    bounded: the client may be anyone); `server_error` (500)
-    for every other failure, whose cause goes to the log, not to the client.
-    """
-    if isinstance(exc, HookDisallowed):
-        body: dict[str, Any] = {"error": "access_denied", "error_description": exc.message}
-        if exc.info:
-            body.update({f"hook_{k}": v for k, v in exc.info.items()})
-        return Response(body, status_code=403, headers={"Cache-Control": "no-store"})
-    logger.error("token issuance stopped by a hook: %s", exc)
-    return Response(
-        {"error": "server_error", "error_description": "the token could not be issued"},
-        status_code=500,
-        headers={"Cache-Control": "no-store"},
-    )
-
-
-def oauth_refusal_handler(_: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
-    """A refused sign-in, refresh or client at a token endpoint: RFC 6749 5.2's answer, nothing as 500.
-
-    `invalid_client` is 401 (5.2), the rest 400; the description is the refusal's fixed text (DECISIONS 11).
-    """
-    if not isinstance(exc, SignInRefused):  # registered for SignInRefused only
-        raise exc
-    body = {"error": exc.oauth_error, "error_description": exc.message, "error_reason": exc.reason}
-    return Response(body, status_code=exc.status_code, headers={"Cache-Control": "no-store", **exc.headers})
-
-
-def oauth_busy_handler(_: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
-    """`PasswordVerificationBusy` at a token endpoint: 429 `temporarily_unavailable` with `Retry-After`."""
-    headers = {"Cache-Control": "no-store", **getattr(exc, "headers", {})}
-    body = {"error": "temporarily_unavailable", "error_description": str(exc)}
-    return Response(body, status_code=429, headers=headers)
-
-
-def import_error_handler(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
-    """SPEC 4.1/7.2: the import endpoints answer `{"error": "<short message>"}`."""
-    error = _as_userio_error(request, exc)
-    return Response({"error": error.message}, status_code=error.status_code, headers=error.headers)
-
-
-def export_error_handler(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
-    """DECISIONS 4: the export envelope `{"error": {"name", "reason", "message", "code", "info"?}}`."""
-    error = _as_userio_error(request, exc)
-    return Response({"error": error.to_object()}, status_code=error.status_code, headers=error.headers)
 
 
 class HookWorkerUnavailable(HookError):

@@ -11,7 +11,6 @@ from litestar_userio.db.engine import Database
 from litestar_userio.db.migrate import migrate
 from litestar_userio.exports.service import ExportService
 from litestar_userio.hooks.service import HookService
-from litestar_userio.imports.repository import ImportRepository
 from litestar_userio.imports.service import ImportService
 from litestar_userio.jobs import plugin_jobs
 from litestar_userio.observability import telemetry
@@ -24,7 +23,6 @@ from litestar_userio.tokens.keys import SigningKeyStore
 from litestar_userio.tokens.service import TokenService
 from litestar_userio.users.admin import UserAdminService
 from litestar_userio.users.migration import PasswordMigrator
-from litestar_userio.users.repository import UserRepository
 from litestar_userio.users.service import UserService
 
 __all__ = ["Services"]
@@ -117,8 +115,6 @@ class Services:
                 config.imports,
                 config.queue,
                 clock,
-                repository=ImportRepository(),
-                users=UserRepository(),
                 passwords=users.passwords,
             ),
             exports=ExportService(db, queue, projects, storage, config.exports, config.queue, clock),

@@ -167,3 +167,33 @@ def test_the_composition_root_and_the_web_layer_are_in_no_folder_loop():
     assert "services" in graph["plugin"]  # the check sees what it looks for
     assert in_loops & {"services", "web", "plugin", "jobs", "observability", "dependencies"} == set()
     assert in_loops <= {"auth", "exports", "hooks", "imports", "projects", "tokens", "users"}
+
+
+def _third_party(name: str) -> set[str]:
+    """Top-level packages outside ours that `name` imports at run time (type-only imports left out)."""
+    tree = ast.parse(MODULES[name].read_text())
+    type_only = {
+        id(node)
+        for branch in ast.walk(tree)
+        if isinstance(branch, ast.If) and "TYPE_CHECKING" in ast.unparse(branch.test)
+        for node in ast.walk(branch)
+    }
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if id(node) in type_only:
+            continue
+        if isinstance(node, ast.Import):
+            found.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found.add(node.module.split(".")[0])
+    return found
+
+
+def test_the_error_hierarchy_knows_nothing_of_http():
+    """`errors.py` is the errors every layer raises; their HTTP statuses and handlers live in `web/errors.py`."""
+    hierarchy = {"litestar_userio.errors"} | _reachable("litestar_userio.errors")
+    with_litestar = sorted(name for name in hierarchy if "litestar" in _third_party(name))
+
+    assert "msgspec" in _third_party("litestar_userio.errors")  # the check sees what it looks for
+    assert "litestar" in _third_party("litestar_userio.web.errors")
+    assert with_litestar == []

@@ -18,10 +18,10 @@ __all__ = ["DirectoryService"]
 class DirectoryService:
     """Reads a project's clients and custom attribute declarations for pickers."""
 
-    def __init__(self, db: Database, projects: ProjectService, repository: DirectoryRepository) -> None:
+    def __init__(self, db: Database, projects: ProjectService) -> None:
         self.db = db
         self.projects = projects
-        self.repository = repository
+        self.repository = DirectoryRepository()
 
     async def applications(self, project_id: str) -> list[Application]:
         """The project's clients, by client id."""

@@ -32,7 +32,6 @@ from litestar_userio.exports.encoding import CONTENT_TYPES, csv_header, csv_rows
 from litestar_userio.exports.repository import ExportRepository, ExportTaskRow
 from litestar_userio.exports.schemas import ExportProgress, ExportRequest, ExportTask, ExportTaskList
 from litestar_userio.ids import new_task_id
-from litestar_userio.imports.service import paused_gc
 from litestar_userio.observability import telemetry
 from litestar_userio.paging import PageCursor, encode_cursor
 from litestar_userio.projects.service import ProjectRecord, ProjectService
@@ -40,8 +39,10 @@ from litestar_userio.queue.base import JobQueue
 from litestar_userio.queue.leases import hold_lease
 from litestar_userio.queue.requeue import Pending, choose_stale
 from litestar_userio.ratelimit import DatabaseRateLimiter
+from litestar_userio.runtime import paused_gc
 from litestar_userio.storage.base import Storage
 from litestar_userio.users.repository import UserRepository
+from litestar_userio.web.errors import error_object
 
 __all__ = ["EXPORT_JOB", "RATE_LIMIT_BUCKET", "ExportService"]
 
@@ -68,10 +69,6 @@ class ExportService:
         config: ExportConfig,
         queue_config: QueueConfig,
         clock: Clock,
-        *,
-        repository: ExportRepository | None = None,
-        users: UserRepository | None = None,
-        limiter: DatabaseRateLimiter | None = None,
     ) -> None:
         self.db = db
         self.queue = queue
@@ -80,9 +77,9 @@ class ExportService:
         self.config = config
         self.queue_config = queue_config
         self.clock = clock
-        self.repository = repository or ExportRepository()
-        self.users = users or UserRepository()
-        self.limiter = limiter or DatabaseRateLimiter()
+        self.repository = ExportRepository()
+        self.users = UserRepository()
+        self.limiter = DatabaseRateLimiter()
         """The `UserExport` bucket, in the database whatever the queue: taken in the admission's transaction."""
 
     def _require_enabled(self, project: ProjectRecord) -> Storage:
@@ -239,7 +236,7 @@ class ExportService:
         """DECISIONS 4: a failed export is `completed` with `failed_at` and `error`, and no URL."""
         now = self.clock.now()
         async with self.db.transaction() as tx:
-            await self.repository.fail(tx, task_id, now, now + self.config.result_ttl, error.to_object())
+            await self.repository.fail(tx, task_id, now, now + self.config.result_ttl, error_object(error))
 
     # Housekeeping (the sweeper).
 

@@ -33,6 +33,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from litestar_userio.config import HookConfig
 from litestar_userio.retry import Backoff, retrying
 
 __all__ = ["ErrorKind", "Fetcher", "HookRunResult", "HookRuntime", "HookSource", "PoolState", "RuntimeLimits"]
@@ -71,31 +72,50 @@ class HookSource:
     """`CompiledHook.javascript`."""
 
 
+_HOOKS = HookConfig()
+"""Where the limits' defaults are written (`HookConfig`), read once here for a runtime built without a config."""
+
+
 @dataclass(frozen=True)
 class RuntimeLimits:
-    """Bounds of every run; DECISIONS 5 defaults."""
+    """Bounds of every run, in the runtime's units (seconds); the defaults are `HookConfig`'s (DECISIONS 5)."""
 
-    hook_timeout: float = 5.0
+    hook_timeout: float = _HOOKS.hook_timeout.total_seconds()
     """Seconds per hook call, from the moment it has a worker (waiting for one is `queue_timeout`)."""
-    heap_limit_mb: int = 64
+    heap_limit_mb: int = _HOOKS.heap_limit_mb
     """V8 heap per worker; a run that goes over it fails with "memory" and the worker is replaced."""
-    console_limit_bytes: int = 16_384
+    console_limit_bytes: int = _HOOKS.console_limit_bytes
     """Console text kept per run (UTF-8), then a truncation marker."""
-    pool_size: int = 2
+    pool_size: int = _HOOKS.pool_size
     """Warm workers (child processes), each running one hook at a time; the pool never shrinks below it."""
-    max_pool_size: int = 8
+    max_pool_size: int = _HOOKS.max_pool_size
     """The pool grows up to this many workers while runs that may start wait; idle extra ones are stopped."""
-    tenant_share: int = 3
+    tenant_share: int = _HOOKS.tenant_share
     """Workers one tenant (project) may hold at once, production and test runs together."""
-    test_share: int = 1
+    test_share: int = _HOOKS.test_share
     """Workers test runs of all tenants may hold at once, so they never take what token issuance needs."""
-    queue_timeout: float = 5.0
+    queue_timeout: float = _HOOKS.queue_timeout.total_seconds()
     """Seconds a run may wait for a worker, apart from the hook's own time; then it fails with `no_worker`."""
     min_idle: int = 1
     """Workers kept idle (within `max_pool_size`) while others are busy, so a project that arrives while other
     projects hold workers finds one at once instead of waiting for a start (about 150 ms)."""
-    idle_timeout: float = 30.0
+    idle_timeout: float = _HOOKS.idle_timeout.total_seconds()
     """An idle worker above `pool_size` is stopped after this many seconds."""
+
+    @classmethod
+    def of(cls, config: HookConfig) -> RuntimeLimits:
+        """The limits a `HookConfig` sets (a `max_pool_size` below `pool_size` is read as `pool_size`)."""
+        return cls(
+            hook_timeout=config.hook_timeout.total_seconds(),
+            heap_limit_mb=config.heap_limit_mb,
+            console_limit_bytes=config.console_limit_bytes,
+            pool_size=config.pool_size,
+            max_pool_size=max(config.max_pool_size, config.pool_size),
+            tenant_share=config.tenant_share,
+            test_share=config.test_share,
+            queue_timeout=config.queue_timeout.total_seconds(),
+            idle_timeout=config.idle_timeout.total_seconds(),
+        )
 
 
 class HookRunResult(msgspec.Struct):

@@ -48,6 +48,7 @@ from litestar_userio.hooks.secrets import SECRET_NAME, SecretBox, SecretMask, ma
 from litestar_userio.hooks.syntax import v8_syntax_problem
 from litestar_userio.observability import telemetry
 from litestar_userio.users.model import UserState
+from litestar_userio.web.errors import error_object
 
 __all__ = ["ChainResult", "HookRun", "HookService", "HookSpec", "SavedHook"]
 
@@ -147,19 +148,7 @@ class HookService:
         self.db = db
         self.config = config
         self.clock = clock
-        self.runtime = HookRuntime(
-            RuntimeLimits(
-                hook_timeout=config.hook_timeout.total_seconds(),
-                heap_limit_mb=config.heap_limit_mb,
-                console_limit_bytes=config.console_limit_bytes,
-                pool_size=config.pool_size,
-                max_pool_size=max(config.max_pool_size, config.pool_size),
-                tenant_share=config.tenant_share,
-                test_share=config.test_share,
-                queue_timeout=config.queue_timeout.total_seconds(),
-                idle_timeout=config.idle_timeout.total_seconds(),
-            )
-        )
+        self.runtime = HookRuntime(RuntimeLimits.of(config))
         self.repository = HookRepository()
         self.run_log = RunLog(db, config, clock)
         self.secret_box = SecretBox(config.secrets_key) if config.secrets_key else None
@@ -444,7 +433,7 @@ class HookService:
                     outcome = await self.runtime.run(
                         hook.runnable(),
                         msgspec.json.encode(event).decode(),
-                        timeout=min(remaining, self.config.hook_timeout.total_seconds()),
+                        timeout=remaining,
                         tenant=project_id,
                         test=test,
                         queue_timeout=remaining,
@@ -475,7 +464,7 @@ class HookService:
                 telemetry.hook_run(
                     event_type, "refused" if refused else "error", run.duration_ms / 1000, queued_ms / 1000
                 )
-                run.error = msgspec.to_builtins(error.to_object())
+                run.error = msgspec.to_builtins(error_object(error))
                 if not test:
                     kind = None if refused else _error_kind(error, runtime_kind)
                     self._log(project_id, event_type, index, started_at, run, "refused" if refused else "error", kind)

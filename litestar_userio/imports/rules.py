@@ -31,6 +31,7 @@ from litestar_userio.users.custom_attributes import CustomAttributeSpec
 from litestar_userio.users.formats import LOGIN_ID_ATTRIBUTES
 from litestar_userio.users.login_id_rules import CASE_INSENSITIVE, LoginIDRules
 from litestar_userio.users.model import AuthenticatorState, LoginID, OAuthLink, UserState, disabled_state
+from litestar_userio.web.errors import error_object
 
 __all__ = ["ImportWorld", "utc_timestamp"]
 
@@ -75,7 +76,7 @@ class ImportWorld:
             assert parsed.record is not None
             outcome, user_id = self._apply(parsed.record, warnings)
         except UserIOError as error:
-            return ImportDetail(index=index, record=parsed.echo, outcome="failed", errors=[error.to_object()])
+            return ImportDetail(index=index, record=parsed.echo, outcome="failed", errors=[error_object(error)])
         return ImportDetail(
             index=index,
             record=parsed.echo,

@@ -15,7 +15,7 @@ from typing import Any
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from litestar_userio.causes import EXAMPLES, schema_causes, sort_causes
+from litestar_userio.causes import EXAMPLES, cause_from_msgspec, schema_causes, sort_causes
 from litestar_userio.config import PasswordHashBounds
 from litestar_userio.errors import (
     Cause,
@@ -42,7 +42,6 @@ __all__ = [
     "REDACTED",
     "STANDARD_STRING_ATTRIBUTES",
     "ParsedRecord",
-    "cause_from_msgspec",
     "parse_record",
     "record_causes",
     "redact",
@@ -54,9 +53,6 @@ _DEFAULT_BOUNDS = PasswordHashBounds()
 
 _BCRYPT = re.compile(r"\$2[aby]\$(0[4-9]|[12][0-9]|3[01])\$[./A-Za-z0-9]{53}")
 _BASE32 = re.compile(r"[A-Z2-7]+")
-_MSGSPEC_ERROR = re.compile(r"(?P<message>.*?)(?: - at `(?P<path>[^`]*)`)?")
-_PATH_TOKEN = re.compile(r"\.([^.\[]+)|\[(\d+|\.\.\.)\]")
-_TYPE_NAMES = {"str": "string", "int": "integer", "float": "number", "bool": "boolean", "null": "null"}
 
 
 class ParsedRecord(msgspec.Struct):
@@ -89,35 +85,6 @@ def redact(raw: Any) -> Any:
             mfa["totp"] = {**mfa["totp"], "secret": REDACTED}
         echo["mfa"] = mfa
     return echo
-
-
-def _pointer(path: str | None) -> str:
-    if not path:
-        return ""
-    tokens = [name or index for name, index in _PATH_TOKEN.findall(path.removeprefix("$"))]
-    return "".join("/" + t.replace("~", "~0").replace("/", "~1") for t in tokens)
-
-
-def _type_names(text: str) -> list[str]:
-    return [_TYPE_NAMES.get(t.strip(), t.strip()) for t in text.split("|")]
-
-
-def cause_from_msgspec(error: msgspec.ValidationError) -> Cause:
-    """Turn msgspec's message (`Expected `str`, got `int` - at `$.email``) into a JSON-schema-like cause."""
-    match = _MSGSPEC_ERROR.fullmatch(str(error))
-    message, path = (match["message"], match["path"]) if match else (str(error), None)
-    location = _pointer(path)
-    if m := re.fullmatch(r"Expected `([^`]*)`, got `([^`]*)`", message):
-        return Cause(location, "type", {"expected": _type_names(m[1]), "actual": _type_names(m[2])})
-    if m := re.fullmatch(r"Object contains unknown field `([^`]*)`", message):
-        return Cause(location, "additionalProperties", {"actual": [m[1]]})
-    if m := re.fullmatch(r"Object missing required field `([^`]*)`", message):
-        return Cause(location, "required", {"missing": [m[1]]})
-    if m := re.fullmatch(r"Expected `array` of length >= (\d+)", message):
-        return Cause(location, "minItems", {"expected": int(m[1])})
-    if message.startswith("Invalid enum value"):
-        return Cause(location, "enum", {"message": message})
-    return Cause(location, "general", {"message": message})
 
 
 _StringCheck = tuple[str, str, str | None, Callable[[str], bool] | None]

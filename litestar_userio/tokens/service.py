@@ -26,6 +26,7 @@ from litestar_userio.tokens.keys import SigningKeyStore
 from litestar_userio.tokens.refresh import RefreshGrant, RefreshTokenService
 from litestar_userio.users.model import UserState
 from litestar_userio.users.repository import UserRepository
+from litestar_userio.web.errors import error_object
 
 __all__ = ["AccessToken", "HookPreview", "TokenResponse", "TokenService"]
 
@@ -257,7 +258,7 @@ class TokenService:
             payload=result.payload,
             added_claims=added,
             hooks=result.runs,
-            error=result.error.to_object() if result.error is not None else msgspec.UNSET,
+            error=error_object(result.error) if result.error is not None else msgspec.UNSET,
         )
 
     async def _sign(self, project_id: str, claims: dict[str, Any], *, typ: str) -> str:

@@ -87,8 +87,6 @@ class UserAdminService:
         clock: Clock,
         *,
         imports: ImportConfig,
-        users: UserRepository | None = None,
-        refresh_tokens: RefreshTokenRepository | None = None,
     ) -> None:
         self.db = db
         self.projects = projects
@@ -96,8 +94,8 @@ class UserAdminService:
         self.clock = clock
         self.imports = imports
         """The import's password bounds: a record here passes the checks it would pass in an import."""
-        self.users = users or UserRepository()
-        self.refresh_tokens = refresh_tokens or RefreshTokenRepository()
+        self.users = UserRepository()
+        self.refresh_tokens = RefreshTokenRepository()
         self.emit: Emit = _no_events
         """Litestar's `app.emit` once the plugin bound it: each change emits its `USER_EVENTS` member."""
 

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 import msgspec
 from litestar.dto import AbstractDTO
 
+from litestar_userio.causes import cause_from_msgspec
 from litestar_userio.errors import Cause, DuplicateKeyFound, UnsupportedMediaType, ValidationFailed
-from litestar_userio.imports.validation import cause_from_msgspec
 from litestar_userio.jsonbody import find_duplicate_key
 from litestar_userio.openapi import struct_schema
 

@@ -8,12 +8,11 @@ from litestar.di import NamedDependency
 
 from litestar_userio.config import UserIOConfig
 from litestar_userio.console.directory import DirectoryService
-from litestar_userio.console.repository import DirectoryRepository
 from litestar_userio.console.schemas import ApplicationList, CustomAttributeList, Items
-from litestar_userio.errors import export_error_handler
 from litestar_userio.namespace import own_names
 from litestar_userio.openapi import ExportErrorBody, error_responses
 from litestar_userio.projects.service import ProjectRecord
+from litestar_userio.web.errors import export_error_handler
 from litestar_userio.web.providers import admin_dependencies, authenticate_admin, services_of
 
 __all__ = ["build_directory_controller", "provide_directory"]
@@ -22,7 +21,7 @@ __all__ = ["build_directory_controller", "provide_directory"]
 def provide_directory(state: State) -> DirectoryService:
     """A directory over the plugin's database."""
     services = services_of(state)
-    return DirectoryService(services.db, services.projects, DirectoryRepository())
+    return DirectoryService(services.db, services.projects)
 
 
 def build_directory_controller(config: UserIOConfig) -> type[Controller]:

@@ -11,9 +11,9 @@ from litestar.di import NamedDependency
 from litestar.params import FromPath, FromQuery
 from litestar.response import Stream
 
-from litestar_userio.errors import export_error_handler
 from litestar_userio.namespace import own_names
 from litestar_userio.storage.local import LocalStorage
+from litestar_userio.web.errors import export_error_handler
 
 __all__ = ["build_download_controller"]
 

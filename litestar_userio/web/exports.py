@@ -10,14 +10,13 @@ from litestar import Controller, Request, Response, get, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody, QueryParameter
 
-from litestar_userio.causes import schema_causes
+from litestar_userio.causes import cause_from_msgspec, schema_causes
 from litestar_userio.config import UserIOConfig
 from litestar_userio.errors import (
     Cause,
     DuplicateKeyFound,
     UnsupportedMediaType,
     ValidationFailed,
-    export_error_handler,
 )
 from litestar_userio.exports.schemas import (
     ExportRequest,
@@ -26,13 +25,13 @@ from litestar_userio.exports.schemas import (
     export_request_validator,
 )
 from litestar_userio.exports.service import ExportService
-from litestar_userio.imports.validation import cause_from_msgspec
 from litestar_userio.jsonbody import find_duplicate_key
 from litestar_userio.namespace import own_names
 from litestar_userio.openapi import ExportErrorBody, body_examples, error_responses
 from litestar_userio.paging import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, decode_cursor
 from litestar_userio.projects.service import ProjectRecord
 from litestar_userio.web.bodies import StrictJSONDTO
+from litestar_userio.web.errors import export_error_handler
 from litestar_userio.web.providers import admin_dependencies, authenticate_admin, provide_export_service
 
 __all__ = ["EXPORT_EXAMPLES", "ExportRequestDTO", "build_export_controller", "parse_export_request"]

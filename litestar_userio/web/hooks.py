@@ -17,7 +17,6 @@ from litestar.params import FromPath, JSONBody, Parameter
 from litestar_userio.config import UserIOConfig
 from litestar_userio.errors import (
     HookVersionNotFound,
-    export_error_handler,
 )
 from litestar_userio.hooks.repository import VersionRow
 from litestar_userio.hooks.schemas import (
@@ -45,6 +44,7 @@ from litestar_userio.openapi import ExportErrorBody, error_responses
 from litestar_userio.projects.service import ProjectRecord
 from litestar_userio.tokens.service import TokenService
 from litestar_userio.web.bodies import StrictJSONDTO, parse_json_body
+from litestar_userio.web.errors import export_error_handler
 from litestar_userio.web.providers import (
     admin_dependencies,
     authenticate_admin,

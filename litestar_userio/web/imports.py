@@ -15,7 +15,7 @@ from litestar.exceptions import HTTPException
 from litestar.params import FromPath, JSONBody, QueryParameter
 
 from litestar_userio.config import UserIOConfig
-from litestar_userio.errors import BodyTooLarge, InvalidRequest, UnsupportedMediaType, import_error_handler
+from litestar_userio.errors import BodyTooLarge, InvalidRequest, UnsupportedMediaType
 from litestar_userio.imports.schemas import (
     ImportRequest,
     ImportTaskCreated,
@@ -31,6 +31,7 @@ from litestar_userio.openapi import ImportErrorBody, body_examples, error_respon
 from litestar_userio.paging import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, decode_cursor
 from litestar_userio.projects.service import ProjectRecord
 from litestar_userio.web.bodies import StrictJSONDTO
+from litestar_userio.web.errors import import_error_handler
 from litestar_userio.web.providers import admin_dependencies, authenticate_admin, provide_import_service
 
 __all__ = ["IMPORT_EXAMPLES", "ImportRequestDTO", "build_import_controller", "parse_import_request"]

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from litestar_userio.imports.screening import safe_decode, screen_record
 from litestar_userio.imports.service import _parse
 from litestar_userio.imports.validation import ParsedRecord, ValidationFailed, parse_record, redact
+from litestar_userio.web.errors import error_object
 
 DIGITS = st.text("0123456789", min_size=1, max_size=320)
 INTEGER_PART = DIGITS.filter(lambda d: d == "0" or not d.startswith("0"))  # as JSON has them: the body decoded
@@ -33,7 +34,7 @@ def screened_first(raw: bytes) -> ParsedRecord:
 
 
 def outcome(parsed: ParsedRecord) -> tuple[object, ...]:
-    error = None if parsed.error is None else msgspec.json.encode(parsed.error.to_object())
+    error = None if parsed.error is None else msgspec.json.encode(error_object(parsed.error))
     return parsed.echo, parsed.record, error, parsed.warnings
 
 

@@ -6,6 +6,7 @@ import pytest
 
 from litestar_userio.errors import HookDisallowed, HookInvalidResponse, InvalidJWTMutations
 from litestar_userio.hooks.events import apply_response
+from litestar_userio.web.errors import http_answer
 
 SERVER = {
     "iss": "https://a",
@@ -60,7 +61,7 @@ def test_refusal_carries_title_and_reason():
         )
 
     assert caught.value.info == {"title": "Blocked", "reason": "Account locked"}
-    assert caught.value.status_code == 403
+    assert http_answer(caught.value) == (403, {})
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,202 @@
+"""The HTTP side of the errors: one table from error class to status and headers, and the handlers.
+
+The import API answers `{"error": "<message>"}` (SPEC 4.1), the export, hook and admin APIs
+`{"error": {"name", "reason", "message", "code", "info"?}}` (DECISIONS 4), the token endpoints RFC 6749 5.2.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from litestar import Request, Response
+from litestar.exceptions import HTTPException, ValidationException
+
+from litestar_userio.errors import (
+    BodyTooLarge,
+    ErrorObject,
+    Forbidden,
+    HookDisallowed,
+    HookError,
+    IdempotencyKeyReused,
+    InternalError,
+    Invalid,
+    InvalidRequest,
+    NotFound,
+    PasswordVerificationBusy,
+    RateLimited,
+    ServiceUnavailable,
+    SignInRefused,
+    TooManyRequest,
+    UnknownClient,
+    UnsupportedMediaType,
+    UserIOError,
+)
+
+__all__ = [
+    "HTTP_ANSWERS",
+    "HTTPAnswer",
+    "error_object",
+    "export_error_handler",
+    "http_answer",
+    "import_error_handler",
+    "oauth_busy_handler",
+    "oauth_error_handler",
+    "oauth_refusal_handler",
+]
+
+logger = logging.getLogger("litestar_userio")
+
+
+@dataclass(frozen=True, slots=True)
+class HTTPAnswer:
+    """The status an error class is answered with, and when the client may try again."""
+
+    status: int
+    """The HTTP status, also the `code` of the error object."""
+    retry_after: Callable[[Any], int] | None = None
+    """Seconds for a `Retry-After` header, read from the error; None: no such header."""
+
+
+HTTP_ANSWERS: dict[type[UserIOError], HTTPAnswer] = {
+    UserIOError: HTTPAnswer(500),
+    Invalid: HTTPAnswer(400),
+    BodyTooLarge: HTTPAnswer(413),
+    UnsupportedMediaType: HTTPAnswer(415),
+    IdempotencyKeyReused: HTTPAnswer(409),
+    Forbidden: HTTPAnswer(403),
+    NotFound: HTTPAnswer(404),
+    TooManyRequest: HTTPAnswer(429),
+    RateLimited: HTTPAnswer(429, lambda error: error.retry_after_seconds),
+    PasswordVerificationBusy: HTTPAnswer(429, lambda _: 1),
+    HookError: HTTPAnswer(500),
+    HookDisallowed: HTTPAnswer(403),
+    SignInRefused: HTTPAnswer(400),
+    UnknownClient: HTTPAnswer(401),
+    ServiceUnavailable: HTTPAnswer(503, lambda _: 5),
+}
+"""Every error class answered with something other than its nearest listed ancestor's status is listed here."""
+
+
+def http_answer(error: UserIOError) -> tuple[int, dict[str, str]]:
+    """The status and headers of an error: its nearest class in `HTTP_ANSWERS`."""
+    answer = next(HTTP_ANSWERS[cls] for cls in type(error).__mro__ if cls in HTTP_ANSWERS)
+    headers = {} if answer.retry_after is None else {"Retry-After": str(answer.retry_after(error))}
+    return answer.status, headers
+
+
+def error_object(error: UserIOError) -> ErrorObject:
+    """The error object of the export envelope, a failed record or a task: `code` is the error's HTTP status."""
+    return error.to_object(http_answer(error)[0])
+
+
+_HTTP_ERRORS: dict[int, type[UserIOError]] = {
+    400: InvalidRequest,
+    403: Forbidden,
+    404: NotFound,
+    413: BodyTooLarge,
+    415: UnsupportedMediaType,
+    429: TooManyRequest,
+}
+"""Litestar's own refusals (by status) as our errors."""
+
+
+def _body_refusal(request: Request[Any, Any, Any], exc: ValidationException) -> UserIOError | None:
+    """The route's own answer to an empty body, which Litestar reports as a missing `data` argument.
+
+    Litestar hands an empty body to no DTO; the route's DTO (`bodies.StrictJSONDTO`) refuses `b""` in the
+    endpoint's words (415 for a wrong content type, else "not valid JSON"), as it did when handlers parsed.
+    """
+    missing_body = isinstance(exc.extra, list) and any(
+        isinstance(e, dict) and e.get("source") == "body" for e in exc.extra
+    )
+    dto = request.route_handler.resolve_data_dto() if missing_body else None
+    if dto is None:
+        return None
+    try:
+        dto(request).decode_bytes(b"")
+    except UserIOError as refusal:
+        return refusal
+    return None
+
+
+def _parameter_refusal(exc: ValidationException) -> UserIOError | None:
+    """A query or path parameter Litestar refused, named with why (its own detail only names the request line)."""
+    causes = [
+        f"invalid {getattr(e['source'], 'value', e['source'])} parameter {e['key']}: {e['message']}"
+        for e in exc.extra if isinstance(e, dict) and {"key", "message", "source"} <= e.keys()
+    ] if isinstance(exc.extra, list) else []  # fmt: skip
+    return InvalidRequest("; ".join(causes)) if causes else None
+
+
+def _answer(request: Request[Any, Any, Any], exc: Exception) -> tuple[UserIOError, int, dict[str, str]]:
+    """Any exception of an admin route as the error it reports, its status and its headers."""
+    if isinstance(exc, ValidationException) and (refusal := _body_refusal(request, exc)) is not None:
+        return refusal, *http_answer(refusal)
+    if isinstance(exc, ValidationException) and (refusal := _parameter_refusal(exc)) is not None:
+        return refusal, *http_answer(refusal)
+    if isinstance(exc, ServiceUnavailable):
+        logger.warning("userio admin API: %s (%s)", exc.message, exc.__cause__ or exc)
+    if isinstance(exc, UserIOError):
+        return exc, *http_answer(exc)
+    if isinstance(exc, HTTPException) and exc.status_code < 500:
+        error = _HTTP_ERRORS.get(exc.status_code, Invalid)(exc.detail or None)
+        return error, exc.status_code, dict(exc.headers or {})
+    logger.exception("unexpected error in the userio admin API", exc_info=exc)
+    error = InternalError()
+    return error, *http_answer(error)
+
+
+def oauth_error_handler(_: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
+    """A hook stopping issuance at a token endpoint, as an RFC 6749 error answer.
+
+    `access_denied` (403) when a hook disallowed it, with the hook's title and reason (secrets masked, length
+    bounded: the client may be anyone); `server_error` (500)
+    for every other failure, whose cause goes to the log, not to the client.
+    """
+    if isinstance(exc, HookDisallowed):
+        body: dict[str, Any] = {"error": "access_denied", "error_description": exc.message}
+        if exc.info:
+            body.update({f"hook_{k}": v for k, v in exc.info.items()})
+        return Response(body, status_code=http_answer(exc)[0], headers={"Cache-Control": "no-store"})
+    logger.error("token issuance stopped by a hook: %s", exc)
+    return Response(
+        {"error": "server_error", "error_description": "the token could not be issued"},
+        status_code=500,
+        headers={"Cache-Control": "no-store"},
+    )
+
+
+def oauth_refusal_handler(_: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
+    """A refused sign-in, refresh or client at a token endpoint: RFC 6749 5.2's answer, nothing as 500.
+
+    `invalid_client` is 401 (5.2), the rest 400; the description is the refusal's fixed text (DECISIONS 11).
+    """
+    if not isinstance(exc, SignInRefused):  # registered for SignInRefused only
+        raise exc
+    status, headers = http_answer(exc)
+    body = {"error": exc.oauth_error, "error_description": exc.message, "error_reason": exc.reason}
+    return Response(body, status_code=status, headers={"Cache-Control": "no-store", **headers})
+
+
+def oauth_busy_handler(_: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
+    """`PasswordVerificationBusy` at a token endpoint: 429 `temporarily_unavailable` with `Retry-After`."""
+    if not isinstance(exc, PasswordVerificationBusy):  # registered for PasswordVerificationBusy only
+        raise exc
+    status, headers = http_answer(exc)
+    body = {"error": "temporarily_unavailable", "error_description": str(exc)}
+    return Response(body, status_code=status, headers={"Cache-Control": "no-store", **headers})
+
+
+def import_error_handler(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
+    """SPEC 4.1/7.2: the import endpoints answer `{"error": "<short message>"}`."""
+    error, status, headers = _answer(request, exc)
+    return Response({"error": error.message}, status_code=status, headers=headers)
+
+
+def export_error_handler(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
+    """DECISIONS 4: the export envelope `{"error": {"name", "reason", "message", "code", "info"?}}`."""
+    error, status, headers = _answer(request, exc)
+    return Response({"error": error.to_object(status)}, status_code=status, headers=headers)
