@@ -40,9 +40,9 @@ from litestar_userio.queue.leases import hold_lease
 from litestar_userio.queue.requeue import Pending, choose_stale
 from litestar_userio.ratelimit import DatabaseRateLimiter
 from litestar_userio.runtime import paused_gc
+from litestar_userio.statuses import error_object
 from litestar_userio.storage.base import Storage
 from litestar_userio.users.repository import UserRepository
-from litestar_userio.web.errors import error_object
 
 __all__ = ["EXPORT_JOB", "RATE_LIMIT_BUCKET", "ExportService"]
 

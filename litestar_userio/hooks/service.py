@@ -47,8 +47,8 @@ from litestar_userio.hooks.runtime import HookRuntime, HookSource, RuntimeLimits
 from litestar_userio.hooks.secrets import SECRET_NAME, SecretBox, SecretMask, mask_console
 from litestar_userio.hooks.syntax import v8_syntax_problem
 from litestar_userio.observability import telemetry
+from litestar_userio.statuses import error_object
 from litestar_userio.users.model import UserState
-from litestar_userio.web.errors import error_object
 
 __all__ = ["ChainResult", "HookRun", "HookService", "HookSpec", "SavedHook"]
 

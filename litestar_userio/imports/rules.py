@@ -27,11 +27,11 @@ from litestar_userio.errors import (
 from litestar_userio.ids import new_id
 from litestar_userio.imports.schemas import AddressInput, ImportDetail, OAuthIdentityInput, UserRecord, Warning
 from litestar_userio.imports.validation import STANDARD_STRING_ATTRIBUTES, ParsedRecord
+from litestar_userio.statuses import error_object
 from litestar_userio.users.custom_attributes import CustomAttributeSpec
 from litestar_userio.users.formats import LOGIN_ID_ATTRIBUTES
 from litestar_userio.users.login_id_rules import CASE_INSENSITIVE, LoginIDRules
 from litestar_userio.users.model import AuthenticatorState, LoginID, OAuthLink, UserState, disabled_state
-from litestar_userio.web.errors import error_object
 
 __all__ = ["ImportWorld", "utc_timestamp"]
 

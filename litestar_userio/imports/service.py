@@ -61,11 +61,11 @@ from litestar_userio.queue.leases import hold_lease
 from litestar_userio.queue.requeue import Pending, choose_stale
 from litestar_userio.retry import Backoff, retrying
 from litestar_userio.runtime import paused_gc
+from litestar_userio.statuses import error_object
 from litestar_userio.users.custom_attributes import CustomAttributeSpec
 from litestar_userio.users.login_id_rules import LoginIDRules
 from litestar_userio.users.passwords import PasswordVerifier
 from litestar_userio.users.repository import UserRepository
-from litestar_userio.web.errors import error_object
 
 __all__ = ["IMPORT_CHUNK_JOB", "ImportService"]
 

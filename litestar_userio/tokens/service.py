@@ -21,12 +21,12 @@ from litestar_userio.errors import ErrorObject, InvalidRequest, NotFound, Unknow
 from litestar_userio.hooks.events import EventContext
 from litestar_userio.hooks.service import HookRun, HookService, SavedHook
 from litestar_userio.observability import telemetry
+from litestar_userio.statuses import error_object
 from litestar_userio.tokens.applications import ApplicationRecord, ApplicationService
 from litestar_userio.tokens.keys import SigningKeyStore
 from litestar_userio.tokens.refresh import RefreshGrant, RefreshTokenService
 from litestar_userio.users.model import UserState
 from litestar_userio.users.repository import UserRepository
-from litestar_userio.web.errors import error_object
 
 __all__ = ["AccessToken", "HookPreview", "TokenResponse", "TokenService"]
 
