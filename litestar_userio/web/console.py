@@ -5,8 +5,6 @@ page runs only its own scripts (no inline script), cannot be framed, and sends n
 token it keeps in sessionStorage (it arrives in the URL fragment, which no request carries) leaks nowhere.
 """
 
-from __future__ import annotations
-
 import gzip
 import mimetypes
 from functools import cache
@@ -19,7 +17,6 @@ from litestar.params import FromPath
 from litestar.response import Redirect
 
 from litestar_userio.config import ConsoleConfig
-from litestar_userio.namespace import own_names
 
 __all__ = ["SECURITY_HEADERS", "STATIC_DIR", "build_console_controller", "hooks_types_path"]
 
@@ -93,8 +90,6 @@ def build_console_controller(config: ConsoleConfig) -> type[Controller]:
 
     class ConsoleController(Controller):
         """Static files only: every call the page makes goes to the admin API with the admin token."""
-
-        signature_namespace = own_names(globals())
 
         path = config.path.rstrip("/")
         include_in_schema = False

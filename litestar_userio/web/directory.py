@@ -1,7 +1,5 @@
 """Admin reads for pickers (beyond SPEC): `GET /applications`, `/custom-attributes` (export-style envelope)."""
 
-from __future__ import annotations
-
 from litestar import Controller, get
 from litestar.datastructures import State
 from litestar.di import NamedDependency
@@ -9,7 +7,6 @@ from litestar.di import NamedDependency
 from litestar_userio.config import UserIOConfig
 from litestar_userio.console.directory import DirectoryService
 from litestar_userio.console.schemas import ApplicationList, CustomAttributeList, Items
-from litestar_userio.namespace import own_names
 from litestar_userio.openapi import ExportErrorBody, error_responses
 from litestar_userio.projects.service import ProjectRecord
 from litestar_userio.web.errors import export_error_handler
@@ -29,8 +26,6 @@ def build_directory_controller(config: UserIOConfig) -> type[Controller]:
 
     class DirectoryController(Controller):
         """Thin: authenticate, read, wrap in `result`."""
-
-        signature_namespace = own_names(globals())
 
         path = config.path_prefix
         tags = ["Directory"]

@@ -4,14 +4,11 @@ A signed URL carries its own authority, so the route has no guards and asks for 
 sit behind the admin controllers' guard. Every refusal is a 403 in the export error envelope.
 """
 
-from __future__ import annotations
-
 from litestar import Controller, get
 from litestar.di import NamedDependency
 from litestar.params import FromPath, FromQuery
 from litestar.response import Stream
 
-from litestar_userio.namespace import own_names
 from litestar_userio.storage.local import LocalStorage
 from litestar_userio.web.errors import export_error_handler
 
@@ -30,8 +27,6 @@ def build_download_controller(path: str) -> type[Controller]:
 
     class DownloadController(Controller):
         """Streams an export file to whoever holds a valid signed URL."""
-
-        signature_namespace = own_names(globals())
 
         exception_handlers = {Exception: export_error_handler}
         include_in_schema = False

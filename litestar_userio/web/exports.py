@@ -1,7 +1,5 @@
 """`POST /_api/admin/users/export` and `GET /_api/admin/users/export/{task_id}` (SPEC 4.3, 4.4)."""
 
-from __future__ import annotations
-
 from typing import Annotated, Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -26,7 +24,6 @@ from litestar_userio.exports.schemas import (
 )
 from litestar_userio.exports.service import ExportService
 from litestar_userio.jsonbody import find_duplicate_key
-from litestar_userio.namespace import own_names
 from litestar_userio.openapi import ExportErrorBody, body_examples, error_responses
 from litestar_userio.paging import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, decode_cursor
 from litestar_userio.projects.service import ProjectRecord
@@ -110,8 +107,6 @@ def build_export_controller(config: UserIOConfig) -> type[Controller]:
 
     class ExportController(Controller):
         """Thin: authenticate, parse, call the export service, wrap the answer in `result`."""
-
-        signature_namespace = own_names(globals())
 
         path = f"{config.path_prefix}/users/export"
         tags = ["User export"]

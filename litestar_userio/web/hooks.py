@@ -4,8 +4,6 @@
 `GET /hooks/versions`, `GET /hooks/versions/{version}`, `POST /hooks/versions/{version}/rollback`, `GET /hooks/runs`.
 """
 
-from __future__ import annotations
-
 from typing import Any, TypeVar
 
 import jwt
@@ -39,7 +37,6 @@ from litestar_userio.hooks.schemas import (
     HookVersionResult,
 )
 from litestar_userio.hooks.service import HookService
-from litestar_userio.namespace import own_names
 from litestar_userio.openapi import ExportErrorBody, error_responses
 from litestar_userio.projects.service import ProjectRecord
 from litestar_userio.tokens.service import TokenService
@@ -102,8 +99,6 @@ def build_hooks_controller(config: UserIOConfig) -> type[Controller]:
 
     class HooksController(Controller):
         """Thin: authenticate, parse, call the hook or token service, wrap the answer in `result`."""
-
-        signature_namespace = own_names(globals())
 
         path = f"{config.path_prefix}/hooks"
         tags = ["Token hooks"]

@@ -1,7 +1,5 @@
 """`POST /_api/admin/users/import` and `GET /_api/admin/users/import/{id}` (SPEC 4.1, 4.2)."""
 
-from __future__ import annotations
-
 import hashlib
 import re
 from collections.abc import Callable
@@ -25,7 +23,6 @@ from litestar_userio.imports.schemas import (
 )
 from litestar_userio.imports.service import ImportService
 from litestar_userio.jsonbody import find_duplicate_key
-from litestar_userio.namespace import own_names
 from litestar_userio.observability import telemetry
 from litestar_userio.openapi import ImportErrorBody, body_examples, error_responses
 from litestar_userio.paging import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, decode_cursor
@@ -151,8 +148,6 @@ def build_import_controller(config: UserIOConfig) -> type[Controller]:
 
     class ImportController(Controller):
         """Thin: authenticate, parse, call the import service, shape the answer."""
-
-        signature_namespace = own_names(globals())
 
         path = f"{config.path_prefix}/users/import"
         tags = ["User import"]

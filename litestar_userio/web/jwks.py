@@ -3,14 +3,11 @@
 Public like a token endpoint: no admin guard, and the answer is the same for everyone, so caches may keep it a while.
 """
 
-from __future__ import annotations
-
 from typing import Any
 
 from litestar import Controller, Request, Response, get
 from litestar.di import NamedDependency, Provide
 
-from litestar_userio.namespace import own_names
 from litestar_userio.projects.service import ProjectService
 from litestar_userio.tokens.service import TokenService
 from litestar_userio.web.providers import provide_project_service, provide_token_service
@@ -27,7 +24,6 @@ def build_jwks_controller(path: str) -> type[Controller]:
     class JWKSController(Controller):
         """The signing keys' public halves (RFC 7517), per project."""
 
-        signature_namespace = own_names(globals())
         opt = {"exclude_from_auth": True}
         dependencies = {
             "jwks_projects": Provide(provide_project_service, sync_to_thread=False),

@@ -1,12 +1,9 @@
 """`GET /users/password-migration`: how many users still carry a legacy password hash (DECISIONS 12)."""
 
-from __future__ import annotations
-
 from litestar import Controller, get
 from litestar.di import NamedDependency
 
 from litestar_userio.config import UserIOConfig
-from litestar_userio.namespace import own_names
 from litestar_userio.openapi import ExportErrorBody, error_responses
 from litestar_userio.passwords.schemas import PasswordMigrationResult
 from litestar_userio.projects.service import ProjectRecord
@@ -22,8 +19,6 @@ def build_password_migration_controller(config: UserIOConfig) -> type[Controller
 
     class PasswordMigrationController(Controller):
         """Thin: authenticate, count, wrap in `result`."""
-
-        signature_namespace = own_names(globals())
 
         path = f"{config.path_prefix}/users/password-migration"
         tags = ["Users"]

@@ -5,8 +5,8 @@ under their own names (`imports_service`, ...), so those never depend on the hos
 registers every provider app-wide under the keys of `DependencyKeys` (configurable), for the host's handlers
 (a token endpoint takes `userio_tokens: NamedDependency[TokenService]`).
 
-Annotations here are evaluated, not postponed: Litestar would resolve postponed ones in the handler's namespace,
-where a host's own `UserService` may stand (`namespace.py`).
+Annotations here, as in every module of `web/`, are evaluated, not postponed: Litestar resolves postponed ones
+in the app's signature namespace, where a host's own `UserService` may stand.
 """
 
 from collections.abc import Callable

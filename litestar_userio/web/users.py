@@ -5,8 +5,6 @@ Thin: authenticate (the admin guard), decode the typed body, call `UserAdminServ
 duplicate keys included).
 """
 
-from __future__ import annotations
-
 from datetime import datetime
 from typing import Annotated, Any, TypeVar
 
@@ -17,7 +15,6 @@ from litestar.params import FromPath, JSONBody, QueryParameter
 
 from litestar_userio.config import UserIOConfig
 from litestar_userio.imports.schemas import PasswordInput, UserRecord
-from litestar_userio.namespace import own_names
 from litestar_userio.openapi import ExportErrorBody, error_responses, struct_schema
 from litestar_userio.projects.service import ProjectRecord
 from litestar_userio.users.admin import UserAdminService
@@ -106,7 +103,6 @@ def build_users_controller(config: UserIOConfig) -> type[Controller]:
     class UsersController(Controller):
         """Thin: the service holds the rules."""
 
-        signature_namespace = own_names(globals())
         path = f"{config.path_prefix}/users"
         tags = ["Users"]
         guards = [authenticate_admin]
