@@ -284,6 +284,30 @@ async def test_two_concurrent_patches_of_one_user_lose_neither(project):
     assert (final["name"], final["nickname"]) == ("Ada", "ada")
 
 
+async def test_a_patch_racing_a_delete_never_brings_the_user_back(project):
+    """Whichever commits first, the user ends deleted and nothing of theirs is left: a PATCH that adds a login id
+    and attributes either lands before the delete (200) or finds no user (404), never writes after it."""
+    for trial in range(6):
+        user = await create(project, email=f"race{trial}@example.com")
+        path = f"{USERS}/{user['sub']}"
+        patch = {"phone_number": f"+1415555{trial:04d}", "custom_attributes": {"trial": trial}}
+        calls = [call(project, "PATCH", path, patch), call(project, "DELETE", path)]
+        if trial % 2:
+            calls.reverse()
+        responses = {r.request.method: r for r in await asyncio.gather(*calls)}
+
+        assert responses["DELETE"].status_code == 204, responses["DELETE"].text
+        assert responses["PATCH"].status_code in (200, 404), responses["PATCH"].text
+        if responses["PATCH"].status_code == 404:
+            assert error_of(responses["PATCH"])["reason"] == "UserNotFound"
+        assert (await call(project, "GET", path)).status_code == 404
+        for table in ("userio_user", "userio_identity", "userio_authenticator", "userio_user_role"):
+            column = "id" if table == "userio_user" else "user_id"
+            assert await project.fetch(f"SELECT 1 FROM {table} WHERE {column} = $1", user["sub"]) == [], table
+        assert (await call(project, "POST", USERS, {"phone_number": patch["phone_number"]})).status_code == 201
+    assert [record.get("email") for record in await exported(project)] == [None] * 6
+
+
 async def test_set_password_hashes_it_and_sign_in_takes_it(project):
     user = await create(project, password={"type": "bcrypt", "password_hash": HASH_2B})
     response = await call(project, "PUT", f"{USERS}/{user['sub']}/password", {"password": "a new one"})
