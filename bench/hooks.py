@@ -12,6 +12,7 @@ On the same hook (the reference's add-claims hook) and the same 2.4 KB event, in
      (`while (true) {}`) from 16 concurrent clients (12 through the test runner, 4 through B's own issuance);
   6. a hook that makes one `fetch` to a local server: its run's p50/p99 against the bare request (httpx, keep-alive).
 
+`--only issuance`: part 4 alone (access tokens per second without and with the hook), for before/after runs.
 `--only observability` (issue 30): the hook run as issuance makes it (`HookService.run_chain`) and a whole access
 token, with metrics and traces off and on in the same run, in alternating blocks (spans through the OpenTelemetry
 SDK, dropped by a discarding exporter); the p50 difference is the cost of metrics and traces per hook run.
@@ -460,7 +461,9 @@ async def main() -> None:
     parser.add_argument("--deno-calls", type=int, default=30)
     parser.add_argument("--issuance-seconds", type=float, default=5.0)
     parser.add_argument("--isolation-calls", type=int, default=300)
-    parser.add_argument("--only", choices=["isolation", "fetch", "observability"], help="run only this part")
+    parser.add_argument(
+        "--only", choices=["isolation", "fetch", "observability", "issuance"], help="run only this part"
+    )
     args = parser.parse_args()
 
     event = event_json()
@@ -471,6 +474,7 @@ async def main() -> None:
                 "isolation": lambda: isolation(folder, args.isolation_calls),
                 "fetch": lambda: fetching(args.calls),
                 "observability": lambda: observability_cost(folder, max(args.calls // 6, 50)),
+                "issuance": lambda: issuance(folder, args.issuance_seconds),
             }
             part = await parts[args.only]()
         finally:
