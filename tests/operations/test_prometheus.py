@@ -151,7 +151,14 @@ async def test_prometheus_scrapes_the_app_and_two_workers_during_an_import(postg
                 return figures if sum(figures.values()) == RECORDS else None
 
             by_outcome = await until(all_records_scraped, "Prometheus to see every record", processes=running)
-            up = await query("up")
+
+            async def every_target_up():
+                # A worker that starts while the import runs may be scraped before its port answers: its `up` is 0
+                # until the next scrape, so wait for that scrape rather than read one moment.
+                figures = await query("up")
+                return figures if sorted(figures.values()) == [1, 1, 1] else None
+
+            up = await until(every_target_up, "Prometheus to scrape the app and both workers", processes=running)
             failed = await query('sum by (reason) (userio_import_records_total{outcome="failed"})')
             chunks = await query('sum(userio_import_chunk_seconds_count{job="userio-worker"})')
             queue = await query(
