@@ -18,8 +18,11 @@ def _module_name(path: Path) -> str:
 MODULES = {_module_name(path): path for path in PACKAGE.rglob("*.py")}
 
 
-def _imports(name: str) -> set[str]:
-    """Modules of the package that `name` imports at run time, anywhere in it (lazy imports in functions too)."""
+def _runtime_imports(name: str) -> set[str]:
+    """Every module `name` imports at run time, anywhere in it (lazy imports in functions too; type-only left out).
+
+    `from a import b` counts as `a.b` where that is a module of the package, else as `a`.
+    """
     tree = ast.parse(MODULES[name].read_text())
     type_only = {
         id(node)
@@ -38,7 +41,12 @@ def _imports(name: str) -> set[str]:
                 f"{node.module}.{alias.name}" if f"{node.module}.{alias.name}" in MODULES else node.module
                 for alias in node.names
             )
-    return {module for module in found if module in MODULES and module != name}
+    return found
+
+
+def _imports(name: str) -> set[str]:
+    """Modules of the package that `name` imports at run time."""
+    return {module for module in _runtime_imports(name) if module in MODULES and module != name}
 
 
 GRAPH = {name: _imports(name) for name in MODULES}
@@ -171,22 +179,7 @@ def test_the_composition_root_and_the_web_layer_are_in_no_folder_loop():
 
 def _third_party(name: str) -> set[str]:
     """Top-level packages outside ours that `name` imports at run time (type-only imports left out)."""
-    tree = ast.parse(MODULES[name].read_text())
-    type_only = {
-        id(node)
-        for branch in ast.walk(tree)
-        if isinstance(branch, ast.If) and "TYPE_CHECKING" in ast.unparse(branch.test)
-        for node in ast.walk(branch)
-    }
-    found: set[str] = set()
-    for node in ast.walk(tree):
-        if id(node) in type_only:
-            continue
-        if isinstance(node, ast.Import):
-            found.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            found.add(node.module.split(".")[0])
-    return found
+    return {module.split(".")[0] for module in _runtime_imports(name)}
 
 
 def test_the_error_hierarchy_knows_nothing_of_http():
