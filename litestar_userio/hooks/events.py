@@ -100,13 +100,10 @@ def build_event(
     }
 
 
-def apply_response(
-    event_type: str, response: Any, current: dict[str, Any], protected: dict[str, Any]
-) -> dict[str, Any]:
-    """The payload after one hook: `current` unless the response gives a new one (SPEC 6.1).
+def allowing_response(response: Any, member: str) -> dict[str, Any]:
+    """`response` when it allows (carrying at most `member` beside `is_allowed`), for every blocking event.
 
-    Raises `HookDisallowed` for `is_allowed: false`, `HookInvalidResponse` for anything malformed, and
-    `InvalidJWTMutations` when a claim of `protected` (what the server put in) is removed or changed.
+    Raises `HookDisallowed` for `is_allowed: false` and `HookInvalidResponse` for anything malformed.
     """
     if not isinstance(response, dict) or not isinstance(response.get("is_allowed"), bool):
         raise HookInvalidResponse("the hook must return an object with a boolean is_allowed")
@@ -116,9 +113,20 @@ def apply_response(
         if extra or not isinstance(title, str | None) or not isinstance(reason, str | None):
             raise HookInvalidResponse("a refusal may only carry is_allowed, title and reason, all strings")
         raise HookDisallowed(title, reason)
-    if set(response) - {"is_allowed", "mutations"}:
-        raise HookInvalidResponse("an allowing response may only carry is_allowed and mutations")
-    mutations = response.get("mutations")
+    if set(response) - {"is_allowed", member}:
+        raise HookInvalidResponse(f"an allowing response may only carry is_allowed and {member}")
+    return response
+
+
+def apply_response(
+    event_type: str, response: Any, current: dict[str, Any], protected: dict[str, Any]
+) -> dict[str, Any]:
+    """The payload after one hook: `current` unless the response gives a new one (SPEC 6.1).
+
+    Raises `HookDisallowed` for `is_allowed: false`, `HookInvalidResponse` for anything malformed, and
+    `InvalidJWTMutations` when a claim of `protected` (what the server put in) is removed or changed.
+    """
+    mutations = allowing_response(response, "mutations").get("mutations")
     if mutations is None:
         return current
     member = PAYLOAD_MEMBER[event_type]

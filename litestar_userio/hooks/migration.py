@@ -12,7 +12,8 @@ from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import Any, Final
 
-from litestar_userio.errors import HookDisallowed, HookInvalidResponse
+from litestar_userio.errors import HookInvalidResponse
+from litestar_userio.hooks.events import allowing_response
 
 __all__ = ["MIGRATION_EVENT", "MigrationLocks", "build_migration_event", "migration_response"]
 
@@ -44,18 +45,7 @@ def migration_response(response: Any) -> dict[str, Any] | None:
     Fails closed: `HookDisallowed` for `is_allowed: false`, `HookInvalidResponse` for anything else malformed;
     the record itself is checked by the import's validation when the user is created.
     """
-    if not isinstance(response, dict) or not isinstance(response.get("is_allowed"), bool):
-        raise HookInvalidResponse("the hook must return an object with a boolean is_allowed")
-    if response["is_allowed"] is False:
-        if set(response) - {"is_allowed", "title", "reason"}:
-            raise HookInvalidResponse("a refusal may only carry is_allowed, title and reason")
-        title, reason = response.get("title"), response.get("reason")
-        if not isinstance(title, str | None) or not isinstance(reason, str | None):
-            raise HookInvalidResponse("a refusal's title and reason must be strings")
-        raise HookDisallowed(title, reason)
-    if set(response) - {"is_allowed", "user"}:
-        raise HookInvalidResponse("an allowing response may only carry is_allowed and user")
-    record = response.get("user")
+    record = allowing_response(response, "user").get("user")
     if record is None:
         return None
     if not isinstance(record, dict):
