@@ -32,18 +32,19 @@ USERS += [(f"user{i}@example.com", f"User {i}", f"pass-{i}-word") for i in range
 
 
 def run(env: dict[str, str], *command: str) -> str:
-    """A command as an operator runs it, from the app's folder; its standard output (it must succeed)."""
-    done = subprocess.run(command, cwd=APP_DIR, env=env, capture_output=True, text=True, timeout=120)
+    """A command as an operator runs it, from the deployment's own folder (what the app writes there, such as
+    its export directory, stays out of the repository); its standard output (it must succeed)."""
+    done = subprocess.run(command, cwd=env["APP_WORKDIR"], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Traceback" not in done.stderr, done.stderr
     return done.stdout
 
 
 @pytest.fixture
-def app_env(database_url: str) -> dict[str, str]:
-    """The app's environment on a fresh database of its own."""
+def app_env(database_url: str, tmp_path: Path) -> dict[str, str]:
+    """The app's environment on a fresh database of its own, run from a folder of its own (`APP_WORKDIR`)."""
     url = database_url.replace("postgresql://", "postgresql+asyncpg://")
-    return {**os.environ, "DATABASE_URL": url, "PYTHONPATH": str(ROOT)}
+    return {**os.environ, "DATABASE_URL": url, "PYTHONPATH": str(ROOT), "APP_WORKDIR": str(tmp_path)}
 
 
 @asynccontextmanager
@@ -52,7 +53,7 @@ async def served(env: dict[str, str], app: str) -> AsyncIterator[httpx.AsyncClie
     port = free_port()
     server = subprocess.Popen(
         [sys.executable, "-m", "uvicorn", app, "--port", str(port), "--log-level", "warning"],
-        cwd=ROOT,
+        cwd=env["APP_WORKDIR"],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -113,7 +114,7 @@ async def what_each_user_sees(client: httpx.AsyncClient) -> dict[str, Any]:
 
 
 async def test_an_app_with_users_adopts_the_plugin_by_the_guide(app_env, database_url):
-    run(app_env, str(BIN / "alembic"), "upgrade", "head")
+    run(app_env, str(BIN / "alembic"), "-c", str(APP_DIR / "alembic.ini"), "upgrade", "head")
     ids = await seed(database_url)
     async with served(app_env, "example_fullstack.app_before:app") as before:
         seen_before = await what_each_user_sees(before)
@@ -139,7 +140,7 @@ async def test_an_app_with_users_adopts_the_plugin_by_the_guide(app_env, databas
     assert (unknown.status_code, unknown.json()["error"]) == (400, "invalid_grant")
     # Step 2: the app's Alembic, comparing every schema, proposes nothing (on the plugin's tables or its own).
     # `alembic check` fails (exit 1) when autogenerate proposes any operation.
-    run(app_env, str(BIN / "alembic"), "check")
+    run(app_env, str(BIN / "alembic"), "-c", str(APP_DIR / "alembic.ini"), "check")
     conn = await asyncpg.connect(database_url)
     try:
         public = {
