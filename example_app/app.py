@@ -26,13 +26,18 @@ async def index() -> dict[str, str]:
     }
 
 
-app = Litestar(
-    route_handlers=[index, token],
-    plugins=[UserIOPlugin(userio_config())],
-    openapi_config=OpenAPIConfig(
-        title="litestar-userio example",
-        version=version("litestar-userio"),
-        description="The admin API (Bearer: an Admin API JWT, `litestar userio admin-token`) and a demo OAuth "
-        "token endpoint. Try it at /schema/swagger.",
-    ),
-)
+def create_app() -> Litestar:
+    """The app for the environment as it is now: one process can build one per environment (the CLI tests do)."""
+    return Litestar(
+        route_handlers=[index, token],
+        plugins=[UserIOPlugin(userio_config())],
+        openapi_config=OpenAPIConfig(
+            title="litestar-userio example",
+            version=version("litestar-userio"),
+            description="The admin API (Bearer: an Admin API JWT, `litestar userio admin-token`) and a demo OAuth "
+            "token endpoint. Try it at /schema/swagger.",
+        ),
+    )
+
+
+app = create_app()

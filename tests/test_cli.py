@@ -1,4 +1,4 @@
-"""`litestar userio ...` run as users run it: a subprocess on the example app, state in USERIO_HOME."""
+"""`litestar userio ...` on the example app, state in USERIO_HOME: in-process, a few smoke tests as a real process."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ import json
 import os
 import stat
 import subprocess
-import sys
 from pathlib import Path
 
 import httpx
@@ -17,8 +16,7 @@ from litestar import Litestar
 
 from litestar_userio import ExportConfig, LocalStorageConfig, UserIOConfig, UserIOPlugin
 from litestar_userio.services import Services
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.server_cli import run_userio
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -37,15 +35,11 @@ def _config(env: dict[str, str]) -> UserIOConfig:
     return UserIOConfig(database_url=env["USERIO_DATABASE_URL"], exports=ExportConfig(storage=storage))
 
 
-def userio(env: dict[str, str], *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run(
-        [sys.executable, "-m", "litestar", "--app", "example_app.app:app", "userio", *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+def userio(
+    env: dict[str, str], *args: str, check: bool = True, process: bool = False
+) -> subprocess.CompletedProcess[str]:
+    """The command in this process; `process=True` for the real entry point (the smoke tests)."""
+    result = run_userio(env, *args, process=process)
     if check:
         assert result.returncode == 0, result.stderr
     return result
@@ -60,11 +54,12 @@ async def test_create_project_sign_token_and_call_the_api(cli_env, tmp_path):
     key_file = tmp_path / "admin.pem"
 
     userio(cli_env, "migrate")
-    created = userio(
-        cli_env, "project", "create", "--id", pid, "--domain", f"{pid}.example.test", "--key-out", str(key_file)
-    )
+    created = userio(cli_env, "project", "create", "--id", pid, "--domain", f"{pid}.example.test",
+                     "--key-out", str(key_file), process=True)  # fmt: skip
     kid = created.stdout.strip()
-    token = userio(cli_env, "admin-token", "--project", pid, "--key", str(key_file), "--ttl", "120").stdout
+    token = userio(
+        cli_env, "admin-token", "--project", pid, "--key", str(key_file), "--ttl", "120", process=True
+    ).stdout
 
     assert kid
     assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
@@ -141,7 +136,7 @@ def test_worker_needs_redis(cli_env):
 def test_worker_burst_runs_queued_jobs(cli_env, redis_url, tmp_path):
     env = {**cli_env, "USERIO_REDIS_URL": redis_url, "USERIO_QUEUE_NAME": f"userio:cli:{tmp_path.name}"}
 
-    result = userio(env, "worker", "--burst")
+    result = userio(env, "worker", "--burst", process=True)  # arq sets signal handlers: the main thread's only
 
     assert "Starting worker" in result.stderr
 
@@ -408,8 +403,9 @@ def test_clients_and_custom_attributes_are_listed_as_declared(cli_env, tmp_path)
 
 
 def test_commands_print_no_driver_chatter(cli_env):
-    migrated = userio(cli_env, "migrate")
-    listed = userio(cli_env, "project", "list")
+    # The banner was a log record: only a real process shows where its handlers write.
+    migrated = userio(cli_env, "migrate", process=True)
+    listed = userio(cli_env, "project", "list", process=True)
 
     for result in (migrated, listed):
         assert "Running" not in result.stdout + result.stderr
