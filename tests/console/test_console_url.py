@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import time
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import jwt
@@ -17,32 +14,20 @@ from litestar.cli._utils import LitestarEnv
 
 from litestar_userio import UserIOConfig, UserIOPlugin
 from litestar_userio.cli import userio_group
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _userio(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "litestar", "--app", "example_app.app:app", "userio", *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+from tests.server_cli import run_userio
 
 
 def test_console_url_prints_a_link_with_a_short_lived_token_in_the_fragment(tmp_path):
     env = {**os.environ, "USERIO_HOME": str(tmp_path), "USERIO_REDIS_URL": "", "PORT": "9443"}
     env["USERIO_DATABASE_URL"] = f"sqlite:///{tmp_path / 'db.sqlite3'}"
     key = tmp_path / "demo.pem"
-    assert _userio(env, "migrate").returncode == 0
+    assert run_userio(env, "migrate").returncode == 0
     assert (
-        _userio(env, "project", "create", "--id", "demo", "--domain", "localhost", "--key-out", str(key)).returncode
+        run_userio(env, "project", "create", "--id", "demo", "--domain", "localhost", "--key-out", str(key)).returncode
         == 0
     )
 
-    result = _userio(env, "console-url", "--project", "demo", "--key", str(key))
+    result = run_userio(env, "console-url", "--project", "demo", "--key", str(key))
 
     assert result.returncode == 0, result.stderr
     link = urlsplit(result.stdout.strip().splitlines()[-1])

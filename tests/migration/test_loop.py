@@ -23,6 +23,7 @@ from pathlib import Path
 import httpx
 
 from tests.migration.conftest import USERIO, Deployment, Project, make_workload
+from tests.server_cli import run_userio
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -533,10 +534,9 @@ async def test_export_through_host_without_a_configured_base_url_keeps_the_port(
 
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "users.csv").read_text().splitlines() == ["email", "a@example.com"]
-    token = subprocess.run(
-        [sys.executable, "-m", "litestar", "--app", "example_app.app:app", "userio", "admin-token", "--project",
-         project.id], cwd=ROOT, env=deployment.env, capture_output=True, text=True, check=True,
-    ).stdout.strip()  # fmt: skip
+    signed = run_userio(deployment.env, "admin-token", "--project", project.id)
+    assert signed.returncode == 0, signed.stderr
+    token = signed.stdout.strip()
     context = ssl.create_default_context(cafile=str(deployment.cacert))
     headers = {"Authorization": f"Bearer {token}", "Host": project.host}
     async with httpx.AsyncClient(base_url=deployment.url, verify=context, headers=headers) as client:
@@ -554,9 +554,8 @@ async def test_export_through_host_without_a_configured_base_url_keeps_the_port(
 
 async def test_readme_ada_signs_in_with_her_password_and_last_login_at_is_written(deployment: Deployment, tmp_path):
     project = await deployment.make_project()
-    admin = [sys.executable, "-m", "litestar", "--app", "example_app.app:app", "userio"]
-    subprocess.run([*admin, "client", "create", "--project", project.id, "--client-id", "web"], cwd=ROOT,
-                   env=deployment.env, check=True, capture_output=True)  # fmt: skip
+    client = run_userio(deployment.env, "client", "create", "--project", project.id, "--client-id", "web")
+    assert client.returncode == 0, client.stderr
     imported = deployment.cli("import", str(ROOT / "docs" / "samples" / "users.ndjson"), "--phone-region", "GB",
                               *project.args(deployment), "-q", cwd=tmp_path)  # fmt: skip
     assert imported.returncode == 1, imported.stderr  # the sample keeps a few broken records to show the summary
@@ -584,9 +583,8 @@ async def test_readme_ada_signs_in_with_her_password_and_last_login_at_is_writte
 
 async def test_hooks_push_and_test_print_the_claims_added(embedded: Deployment, tmp_path):
     project = await embedded.make_project()
-    admin = [sys.executable, "-m", "litestar", "--app", "example_app.app:app", "userio"]
-    subprocess.run([*admin, "client", "create", "--project", project.id, "--client-id", "web"], cwd=ROOT,
-                   env=embedded.env, check=True, capture_output=True)  # fmt: skip
+    client = run_userio(embedded.env, "client", "create", "--project", project.id, "--client-id", "web")
+    assert client.returncode == 0, client.stderr
     (tmp_path / "u.ndjson").write_bytes(jsonl([{"email": "ada@example.com", "custom_attributes": {"plan": "pro"}}]))
     assert embedded.cli("import", "u.ndjson", *project.args(embedded), "-q", cwd=tmp_path).returncode == 0
     user_id = next(line["user_id"] for line in _lines(tmp_path / "report.ndjson") if "user_id" in line)
