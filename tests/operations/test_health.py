@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
-from pathlib import Path
 
 import httpx
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.server_cli import run_userio
 
 LIVE = "/_userio/health/live"
 READY = "/_userio/health/ready"
@@ -87,14 +85,7 @@ def worker_check(env, tmp_path, redis_url: str) -> subprocess.CompletedProcess[s
         "USERIO_DATABASE_URL": env.config.database_url,
         "USERIO_REDIS_URL": redis_url,
     }
-    return subprocess.run(
-        [sys.executable, "-m", "litestar", "--app", "example_app.app:app", "userio", "worker", "--check"],
-        cwd=ROOT,
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    return run_userio(environment, "worker", "--check")
 
 
 async def test_worker_check_exits_0_when_database_and_redis_answer_and_1_when_redis_does_not(
