@@ -45,7 +45,7 @@ test-cluster: $(STAMP)
 	$(BIN)/pytest -m cluster tests/cluster -s
 
 test-quick: $(STAMP)
-	$(BIN)/pytest -m "not slow and not hard"
+	USERIO_TEST_TIER=quick $(BIN)/pytest -q
 
 # The default suite spread over worker processes (pytest-xdist). Each worker already gets its own PostgreSQL
 # database and SQLite file (session fixtures) and each test its own arq queue name, so a worker shares nothing

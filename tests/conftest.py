@@ -302,6 +302,27 @@ def pytest_runtest_logfinish(nodeid: str) -> None:
         _THREAD_ORIGIN.setdefault(thread, nodeid)
 
 
+_PRODUCTION_PARAMS = frozenset({"postgres-arq", "postgres-inprocess", "sqlite-arq", "postgres", "arq"})
+"""Parameter ids of the production deployment's side of a test: PostgreSQL and the arq worker."""
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """`USERIO_TEST_TIER=quick` (`make test-quick`): the maintainer's loop. Each rule runs once, on the embedded
+    deployment (SQLite, the in-process runner); the PostgreSQL and arq side of a parametrized test, `slow` tests
+    and the browser stay for `make test`. The count left out is printed, so nothing is lost silently."""
+    if os.environ.get("USERIO_TEST_TIER") != "quick":
+        return
+    kept, left = [], []
+    for item in items:
+        params = {str(v) for v in getattr(getattr(item, "callspec", None), "params", {}).values()}
+        production = bool(params & _PRODUCTION_PARAMS)
+        browser = "tests/console/test_browser.py" in item.nodeid
+        (left if production or browser or item.get_closest_marker("slow") else kept).append(item)
+    if left:
+        config.hook.pytest_deselected(items=left)
+        items[:] = kept
+
+
 _ROOT = Path(__file__).resolve().parents[1]
 _TOOL_CACHES = frozenset({".pytest_cache", ".hypothesis", ".mypy_cache", ".ruff_cache"})
 _ROOT_BEFORE: set[str] = set()

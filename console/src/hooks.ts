@@ -4,7 +4,10 @@ import * as monaco from "./monaco";
 import EditorWorker from "monaco-esm/editor/editor.worker.js?worker";
 import TsWorker from "monaco-esm/languages/features/typescript/ts.worker.js?worker";
 
-const EVENTS = ["oidc.jwt.pre_create", "oidc.id_token.pre_create"] as const;
+/** The events the Test panel runs against a user and a client. */
+const TOKEN_EVENTS = ["oidc.jwt.pre_create", "oidc.id_token.pre_create"] as const;
+const MIGRATION_EVENT = "user.password_migration";
+const EVENTS = [...TOKEN_EVENTS, MIGRATION_EVENT] as const;
 const REFERENCE_MODULE = "https://deno.land/x/authgear_deno_hook@v1.0.0/mod.ts";
 
 interface Hook {
@@ -26,6 +29,26 @@ export default async function (e: EventOIDCJWTPreCreate): Promise<EventOIDCJWTPr
   };
 }
 `;
+
+const MIGRATION_TEMPLATE = `import type { EventUserPasswordMigration, EventUserPasswordMigrationHookResponse } from "./hooks.d.ts";
+
+// Runs when a password sign-in finds no user for the login id, or a user imported as waiting for it
+// ({"type": "migrate_on_sign_in"}). Ask the old system whether the password is right (its origin on the fetch
+// allowlist, its key a project secret), then answer with the user's record; the password is stored re-hashed.
+export default async function (e: EventUserPasswordMigration): Promise<EventUserPasswordMigrationHookResponse> {
+  // const answer = await fetch("https://auth.old.example.com/auth", {
+  //   method: "POST",
+  //   body: JSON.stringify({ username: e.payload.login_id, password: e.payload.password }),
+  // });
+  // if (answer.ok) return { is_allowed: true, user: { [e.payload.login_id_type]: e.payload.login_id } };
+  return { is_allowed: false };
+}
+`;
+
+/** The starting source of a new hook of `event`. */
+function templateOf(event: string): string {
+  return event === MIGRATION_EVENT ? MIGRATION_TEMPLATE : TEMPLATE;
+}
 
 let configured = false;
 
@@ -84,6 +107,12 @@ export async function hooksPage(main: HTMLElement, signal: AbortSignal): Promise
     problems,
     saveResult,
   );
+  const eventHelp = h(
+    "p",
+    { class: "muted", id: "event-help", hidden: true },
+    "A password migration hook runs at sign-in, not in the Test panel: sign in with a login id the project does not have to try it.",
+  );
+  editorCard.insertBefore(eventHelp, editorHost);
   const testCard = testPanel(() => currentHooks(), () => hooks[selected]?.event ?? EVENTS[0], signal);
   const versionsCard = h("section", { class: "card", "aria-labelledby": "versions-title", id: "versions", hidden: true });
   main.append(h("div", { class: "hooks-layout" }, editorCard, h("div", {}, testCard, versionsCard)));
@@ -126,6 +155,7 @@ export async function hooksPage(main: HTMLElement, signal: AbortSignal): Promise
     selected = i;
     editor.setModel(models[i]);
     event.value = hooks[i].event;
+    eventHelp.hidden = hooks[i].event !== MIGRATION_EVENT;
     renderTabs();
     renderProblems();
   }
@@ -146,7 +176,10 @@ export async function hooksPage(main: HTMLElement, signal: AbortSignal): Promise
   monaco.editor.onDidChangeMarkers(() => renderProblems());
 
   event.addEventListener("change", () => {
+    const model = models[selected];
+    if (model.getValue() === templateOf(hooks[selected].event)) model.setValue(templateOf(event.value)); // untouched
     hooks[selected].event = event.value;
+    eventHelp.hidden = event.value !== MIGRATION_EVENT;
     renderTabs();
   });
   add.addEventListener("click", () => {
@@ -209,7 +242,7 @@ function testPanel(hooks: () => Hook[], currentEvent: () => string, signal: Abor
   const search = h("input", { type: "search", id: "test-user", autocomplete: "off", placeholder: "email, phone or username", "aria-describedby": "test-user-help" });
   const matches = h("select", { id: "test-user-match", size: 4, "aria-label": "Matching users" });
   const client = h("select", { id: "test-client" });
-  const event = h("select", { id: "test-event" }, ...EVENTS.map((e) => h("option", { value: e }, e)));
+  const event = h("select", { id: "test-event" }, ...TOKEN_EVENTS.map((e) => h("option", { value: e }, e)));
   const run = h("button", { type: "button", id: "run-test" }, "Run test");
   const output = h("div", { id: "test-output", "aria-live": "polite" });
   let timer = 0;

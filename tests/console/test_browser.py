@@ -512,6 +512,35 @@ async def test_hook_versions_panel_lists_diffs_and_rolls_back_where_the_server_k
     assert "plan of" in (await page.locator("#editor .view-lines").inner_text()).replace("\xa0", " ")
 
 
+async def test_a_new_hook_for_password_migration_starts_from_its_template_and_saves(session):
+    page = session["page"]
+    token = session["link"].split("#token=")[1]
+    api = session["app"].origin + "/_api/admin/hooks"
+    headers = {"Authorization": f"Bearer {token}"}
+    await page.goto(session["link"].split("#")[0] + "#/hooks")
+    await page.locator("#editor .monaco-editor").wait_for(timeout=EDITOR_TIMEOUT)
+    tabs = await page.locator("[role=tab]").count()
+    await page.locator("#add-hook").click()
+    await expect(page.locator("[role=tab]")).to_have_count(tabs + 1)
+    assert await page.locator("#event-help").is_hidden()
+
+    await page.locator("#hook-event").select_option("user.password_migration")
+    lines = page.locator("#editor .view-lines")
+    await expect(lines).to_contain_text("EventUserPasswordMigration")
+    assert await page.locator("#event-help").is_visible()
+    # The Test panel runs token events against a user; a migration hook runs at sign-in.
+    assert "user.password_migration" not in await page.locator("#test-event").inner_text()
+    await page.locator("#save-hooks").click()
+    await page.locator("#save-result .ok").wait_for()
+    saved = httpx.get(api, headers=headers, verify=False).json()["result"]
+    assert [hook["event"] for hook in saved["hooks"]][-1] == "user.password_migration"
+    assert "EventUserPasswordMigration" in saved["hooks"][-1]["source"]
+    await shot(page, "10d-hook-password-migration")
+
+    restored = {**saved, "hooks": saved["hooks"][:-1]}  # the later pages see the hooks as before
+    assert httpx.put(api, headers=headers, json=restored, verify=False).status_code == 200
+
+
 async def test_finds_a_user_disables_enables_sets_a_password_and_deletes_with_a_confirmation(session):
     page = session["page"]
     await page.goto(session["link"].split("#")[0] + "#/users")
