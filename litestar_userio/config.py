@@ -31,17 +31,17 @@ __all__ = [
 
 @dataclass
 class AuthConfig:
-    """Admin API authentication (DECISIONS 2)."""
+    """Admin API authentication (docs/reference.md#authentication)."""
 
     allow_http: bool = False
-    """Accept plain-HTTP requests. For tests only: SPEC 1 says both APIs accept only HTTPS."""
+    """Accept plain-HTTP requests. For tests only: docs/reference.md#authentication says both APIs accept only HTTPS."""
     leeway: timedelta = timedelta(minutes=5)
     """Clock skew tolerated on `exp`, `nbf` and `iat` (the reference's value)."""
 
 
 @dataclass
 class PasswordHashBounds:
-    """The costliest legacy hash accepted, per format (DECISIONS 12).
+    """The costliest legacy hash accepted, per format (docs/reference.md#passwords-formats).
 
     On import a hash above a bound fails its record (`InvalidPasswordHash`, naming the bound); at sign-in it is never
     run. Each bound caps the time or memory one attempt may take; there is no minimum (weak hashes are re-hashed at
@@ -72,10 +72,10 @@ class PasswordHashBounds:
 
 @dataclass
 class ImportConfig:
-    """The bulk import API (SPEC 2.1-2.4, 4.1, 4.2, 8)."""
+    """The bulk import API (docs/reference.md#import)."""
 
     max_body_size: int = 500_000
-    """SPEC 8: 500KB, decimal, as the reference counts it."""
+    """docs/reference.md#limits: 500KB, decimal, as the reference counts it."""
     chunk_size: int = 2000
     """Records per job. Chunks of one task run in parallel on several workers. Each chunk costs a fixed dozen
     statements, a commit and a job: at 500, a 500 KB request of `bench/import.py`'s records (1 150) made 3 jobs, the
@@ -149,25 +149,25 @@ class RateLimit:
 
 @dataclass
 class ExportConfig:
-    """The bulk export API (SPEC 2.5, 2.6, 4.3-4.5, 7, 8)."""
+    """The bulk export API (docs/reference.md#export)."""
 
     storage: LocalStorageConfig | S3StorageConfig | None = field(default_factory=LocalStorageConfig)
     """Where files go; None disables export (`UserExportDisabled`)."""
     max_pending_per_project: int = 1
-    """SPEC 8: one running export at a time."""
+    """docs/reference.md#limits: one running export at a time."""
     rate_limit: RateLimit = field(default_factory=lambda: RateLimit(24, timedelta(hours=24)))
     """The `UserExport` bucket, per project."""
     url_ttl: timedelta = timedelta(seconds=60)
-    """SPEC 4.5: a download URL is valid 60 seconds."""
+    """docs/reference.md#export-download: a download URL is valid 60 seconds."""
     result_ttl: timedelta = timedelta(hours=24)
-    """SPEC 3: a completed export's result expires 24 hours after completion."""
+    """docs/reference.md#export-task-lifecycle: a completed export's result expires 24 hours after completion."""
     page_size: int = 2000
     """Users read per keyset page."""
 
 
 @dataclass
 class HookConfig:
-    """Blocking TypeScript hooks (SPEC 6, DECISIONS 5)."""
+    """Blocking TypeScript hooks (docs/reference.md#hooks, docs/reference.md#hooks-runtime)."""
 
     hook_timeout: timedelta = timedelta(seconds=5)
     """One hook's time limit."""
@@ -297,7 +297,9 @@ class ConsoleConfig:
 
 @dataclass
 class MetricsConfig:
-    """Prometheus metrics (`userio_*`, DECISIONS 15; `docs/operations.md`); off unless `UserIOConfig.metrics` is set.
+    """Prometheus metrics (`userio_*`; `docs/operations.md`); off unless `UserIOConfig.metrics` is set.
+
+    See docs/reference.md#operations.
 
     Needs the `metrics` extra (`prometheus-client`). The counters are process-wide, like the client's own registry.
     """
@@ -365,9 +367,10 @@ class UserIOConfig:
     database_url: str = "sqlite:///userio.sqlite3"
     """`postgresql://...` in production; `sqlite:///path` for the embedded default (the plugin's own file)."""
     database_schema: str = "userio"
-    """PostgreSQL: the schema of the plugin's tables and of its migration bookkeeping (DECISIONS 11); nothing of
-    ours is created in or read from another, so a host's own tables (a `migration` table included) stay its own.
-    Created by `migrate`, which also moves an older deployment's tables there from `public` once."""
+    """PostgreSQL: the schema of the plugin's tables and of its migration bookkeeping
+    (docs/reference.md#users-admin-api); nothing of ours is created in or read from another, so a host's own tables (a
+    `migration` table included) stay its own. Created by `migrate`, which also moves an older deployment's tables there
+    from `public` once."""
     queue: QueueConfig = field(default_factory=QueueConfig)
     imports: ImportConfig = field(default_factory=ImportConfig)
     exports: ExportConfig = field(default_factory=ExportConfig)
@@ -376,7 +379,7 @@ class UserIOConfig:
     auth: AuthConfig = field(default_factory=AuthConfig)
     passwords: PasswordConfig = field(default_factory=PasswordConfig)
     path_prefix: str = "/_api/admin"
-    """Where the admin endpoints are mounted (SPEC 4)."""
+    """Where the admin endpoints are mounted (docs/reference.md#endpoints)."""
     migrate_on_startup: bool = False
     """Run the plugin's migrations when the app starts (the example app does)."""
     db_pool_size: int = 10
@@ -399,6 +402,6 @@ class UserIOConfig:
     """OpenTelemetry spans; None (the default) makes none."""
     health_path: str | None = "/_userio/health"
     """Liveness (`/live`) and readiness (`/ready`) probes under this path, without admin JWT, `Host` or HTTPS rule
-    (DECISIONS 15); None serves none."""
+    (docs/reference.md#operations); None serves none."""
     dependency_keys: DependencyKeys = field(default_factory=DependencyKeys)
     """DI keys of the services for the host's handlers."""

@@ -1,4 +1,6 @@
-"""Every error the plugin reports (DECISIONS 3 and 4): a name, a reason, a message, optional info.
+"""Every error the plugin reports (and 4): a name, a reason, a message, optional info.
+
+See docs/reference.md#import-outcomes-and-details.
 
 Code raises `TaskNotFound()` and friends. The hierarchy knows nothing of HTTP: `web/errors.py` maps each class to
 its status and headers (one table) and turns an error into either envelope.
@@ -120,14 +122,14 @@ class InvalidRequest(Invalid):
 
 
 class BodyTooLarge(Invalid):
-    """SPEC 8: the body is over the limit."""
+    """docs/reference.md#limits: the body is over the limit."""
 
     reason = "RequestEntityTooLarge"
     default_message = "request body is too large"
 
 
 class UnsupportedMediaType(Invalid):
-    """The POST bodies must be `application/json` (SPEC 4)."""
+    """The POST bodies must be `application/json` (docs/reference.md#endpoints)."""
 
     reason = "UnsupportedMediaType"
     default_message = "Content-Type must be application/json"
@@ -148,7 +150,10 @@ class ValidationFailed(Invalid):
 
 
 class DuplicateKeyFound(ValidationFailed):
-    """A request body gives one key twice in an object (DECISIONS 10); the cause's location points at it."""
+    """A request body gives one key twice in an object; the cause's location points at it.
+
+    See docs/reference.md#input-hygiene.
+    """
 
     def __init__(self, key: str, location: str) -> None:
         super().__init__(
@@ -164,7 +169,10 @@ class InvalidBcryptHash(Invalid):
 
 
 class InvalidPasswordHash(Invalid):
-    """A password object of another format than bcrypt is malformed, refused, or above a cost bound (DECISIONS 12)."""
+    """A password object of another format than bcrypt is malformed, refused, or above a cost bound.
+
+    See docs/reference.md#passwords-formats.
+    """
 
     reason = "InvalidPasswordHash"
     default_message = "invalid password hash"
@@ -188,7 +196,10 @@ class DuplicatedIdentity(Invalid):
 
 
 class DuplicatedUserID(Invalid):
-    """A record's `sub` is the id of a user already stored, in this project or another (DECISIONS 11)."""
+    """A record's `sub` is the id of a user already stored, in this project or another.
+
+    See docs/reference.md#users-admin-api.
+    """
 
     reason = "DuplicatedUserID"
     default_message = "this user id is already taken"
@@ -210,7 +221,7 @@ class Forbidden(UserIOError):
 
 
 class HTTPSRequired(Forbidden):
-    """SPEC 5.2: requests must use HTTPS."""
+    """docs/reference.md#authentication: requests must use HTTPS."""
 
     reason = "HTTPSRequired"
     default_message = "HTTPS is required"
@@ -224,7 +235,7 @@ class UnknownHost(Forbidden):
 
 
 class AdminAuthFailed(Forbidden):
-    """The Admin API JWT is missing or invalid (SPEC 5.1, 5.3)."""
+    """The Admin API JWT is missing or invalid (docs/reference.md#authentication)."""
 
     reason = "InvalidAdminAPIToken"
     default_message = "invalid Admin API JWT"
@@ -289,7 +300,7 @@ class TooManyRequest(UserIOError):
 
 
 class RateLimited(TooManyRequest):
-    """SPEC 7: the `UserExport` bucket is empty; `Retry-After` says when it refills."""
+    """docs/reference.md#errors-export: the `UserExport` bucket is empty; `Retry-After` says when it refills."""
 
     reason = "RateLimited"
     default_message = "rate limited"
@@ -303,14 +314,14 @@ class RateLimited(TooManyRequest):
 
 
 class MaximumConcurrentJobLimitExceeded(TooManyRequest):
-    """SPEC 8: one running export at a time."""
+    """docs/reference.md#limits: one running export at a time."""
 
     reason = "MaximumConcurrentJobLimitExceeded"
     default_message = "an export is already running"
 
 
 class UserExportNonUniqueFieldNames(Invalid):
-    """SPEC 2.6 rule 3: field names must be unique; `info.field_names` lists all of them."""
+    """docs/reference.md#export-columns: field names must be unique; `info.field_names` lists all of them."""
 
     reason = "UserExportNonUniqueFieldNames"
     default_message = "field names are not unique"
@@ -335,7 +346,7 @@ class InternalError(UserIOError):
 
 
 class UserExportDisabled(InternalError):
-    """SPEC 7: export is off for the project, or no storage is configured."""
+    """docs/reference.md#errors-export: export is off for the project, or no storage is configured."""
 
     reason = "UserExportDisabled"
     default_message = "user export is disabled"
@@ -355,7 +366,7 @@ class HookCompileFailed(Invalid):
 
 
 class HookError(UserIOError):
-    """A blocking hook stopped the issuance of a token (DECISIONS 5: fail closed, no retries)."""
+    """A blocking hook stopped the issuance of a token (docs/reference.md#hooks-runtime: fail closed, no retries)."""
 
     name = "InternalError"
 
@@ -422,7 +433,7 @@ class InvalidAccountStatusTransition(Invalid):
 
 
 class SignInRefused(UserIOError):
-    """A sign-in or refresh the token endpoint refuses (DECISIONS 11), answered per RFC 6749 5.2.
+    """A sign-in or refresh the token endpoint refuses (docs/reference.md#users-admin-api), answered per RFC 6749 5.2.
 
     `oauth_error` is the RFC's code; the answer's `error_description` is the class's fixed text, never an
     admin's free-text reason, and `error_reason` the reference's reason name.

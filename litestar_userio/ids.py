@@ -1,4 +1,7 @@
-"""Identifiers: task ids are a prefix and 32 Crockford base32 characters from a CSPRNG (DECISIONS 3, 4)."""
+"""Identifiers: task ids are a prefix and 32 Crockford base32 characters from a CSPRNG.
+
+See docs/reference.md#import-task-lifecycle and docs/reference.md#export-task-lifecycle.
+"""
 
 from __future__ import annotations
 
@@ -11,8 +14,9 @@ import time
 __all__ = ["USER_ID_PATTERN", "is_user_id", "new_id", "new_task_id"]
 
 USER_ID_PATTERN = r"^(?!(?:import|export)\Z)[A-Za-z0-9][A-Za-z0-9._:|@-]{0,127}\Z"
-"""An id a user may bring from the old system (DECISIONS 11): any UUID, or 1-128 of `A-Za-z0-9._:|@-` starting
-with a letter or digit; not `import` or `export`, which would read as the bulk endpoints' paths."""
+"""An id a user may bring from the old system (docs/reference.md#import-user-ids): any UUID, or 1-128 of
+`A-Za-z0-9._:|@-` starting with a letter or digit; not `import` or `export`, which would read as the bulk endpoints'
+paths."""
 _USER_ID = re.compile(USER_ID_PATTERN)
 
 

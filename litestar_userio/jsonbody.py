@@ -1,4 +1,4 @@
-"""Duplicate keys in request bodies (DECISIONS 10): two parsers must never read one body two ways.
+"""Duplicate keys in request bodies (docs/reference.md#input-hygiene): two parsers must never read one body two ways.
 
 msgspec, like most JSON decoders, keeps the last of two equal keys; another reader of the same body (a proxy,
 an audit log, the client's own tooling) may keep the first. Every admin body is therefore checked once, right

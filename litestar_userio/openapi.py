@@ -41,18 +41,18 @@ __all__ = [
 
 ADMIN_SECURITY_SCHEME = "AdminAPIJWT"
 ADMIN_SECURITY: list[dict[str, list[str]]] = [{ADMIN_SECURITY_SCHEME: []}]
-"""Every admin endpoint takes an Admin API JWT as a bearer token (SPEC 5)."""
+"""Every admin endpoint takes an Admin API JWT as a bearer token (docs/reference.md#authentication)."""
 _DEFAULT_TITLE = "Litestar API"
 
 
 class ImportErrorBody(msgspec.Struct):
-    """The import endpoints' error answer (SPEC 4.1)."""
+    """The import endpoints' error answer (docs/reference.md#import-request)."""
 
     error: str
 
 
 class ExportErrorBody(msgspec.Struct):
-    """The export and hooks endpoints' error answer (DECISIONS 4)."""
+    """The export and hooks endpoints' error answer (docs/reference.md#export-file-format)."""
 
     error: ErrorObject
 

@@ -51,7 +51,10 @@ class UserIOPlugin(InitPlugin, CLIPlugin):
         return app_config
 
     def _add_tracing(self, app_config: AppConfig) -> None:
-        """Request spans (DECISIONS 15), only when configured; the probes and `/metrics` are in the router."""
+        """Request spans, only when configured; the probes and `/metrics` are in the router.
+
+        See docs/reference.md#operations.
+        """
         config = self._config
         if config.tracing is not None and config.tracing.request_spans:
             from litestar.plugins.opentelemetry import OpenTelemetryConfig, OpenTelemetryPlugin

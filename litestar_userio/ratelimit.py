@@ -1,4 +1,6 @@
-"""Rate-limit buckets (SPEC 7/8 `UserExport`): a sliding window of `limit` uses per `period`, per project.
+"""Rate-limit buckets (the `UserExport` bucket): a sliding window of `limit` uses per `period`, per project.
+
+See docs/reference.md#limits.
 
 Uses are rows of the database, taken inside the caller's transaction, whatever the queue backend: the export's
 admission locks the project's row, checks for a running export, takes a use and stores the task in one

@@ -135,7 +135,9 @@ class Services:
         self.imports.emit = emit
 
     async def ready(self, *, hooks: bool = True) -> bool:
-        """Readiness (DECISIONS 15): the database answers, the queue takes jobs, the V8 pool runs a trivial hook.
+        """Readiness: the database answers, the queue takes jobs, the V8 pool runs a trivial hook.
+
+        See docs/reference.md#operations.
 
         `hooks=False` leaves the pool out. All within a few seconds, whatever hangs.
         """

@@ -1,4 +1,6 @@
-"""Admin API authentication (SPEC 5, DECISIONS 2): HTTPS, the project from Host, then the JWT.
+"""Admin API authentication: HTTPS, the project from Host, then the JWT.
+
+See docs/reference.md#authentication.
 
 Failures raise errors of `litestar_userio.errors`; each controller's handler puts them in its own envelope
 (import: `{"error": "..."}`, export: the error object), always 403.

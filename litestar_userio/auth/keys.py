@@ -1,4 +1,7 @@
-"""Admin API keys: RSA key pairs, their ids, and signing admin tokens (the CLI's side of DECISIONS 2)."""
+"""Admin API keys: RSA key pairs, their ids, and signing admin tokens (the CLI's side of authentication).
+
+See docs/reference.md#authentication.
+"""
 
 from __future__ import annotations
 

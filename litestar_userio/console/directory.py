@@ -1,4 +1,4 @@
-"""Admin reads for pickers (beyond SPEC): the project's clients, declared custom attributes.
+"""Admin reads for pickers (beyond the reference): the project's clients, declared custom attributes.
 
 The console's hook test panel picks a client (and a user, through `GET /users?q=`, the users controller), and its
 export form offers the project's custom attributes; the endpoints are in `web/directory.py`.

@@ -1,4 +1,4 @@
-"""The plugin's Piccolo tables. Every row belongs to a project (DECISIONS 1: multi-project).
+"""The plugin's Piccolo tables. Every row belongs to a project (docs/reference.md#tasks-rows-first: multi-project).
 
 Uniqueness that spans several columns (a login id per project, a role key per project) is declared
 by raw SQL in the initial migration, which Piccolo's column options cannot express. The schema is the same
@@ -62,7 +62,7 @@ class Project(Table, tablename="userio_project"):
 
 
 class ProjectDomain(Table, tablename="userio_project_domain"):
-    """A Host name that selects a project (SPEC 5.4)."""
+    """A Host name that selects a project (docs/reference.md#authentication-projects-and-hosts)."""
 
     domain = Varchar(length=255, primary_key=True)
     project = ForeignKey(Project, db_column_name="project_id", on_delete=OnDelete.cascade, null=False)
@@ -83,7 +83,8 @@ class User(Table, tablename="userio_user"):
     """A user; attributes are JSON as in the reference, login ids live in `Identity`."""
 
     id = Varchar(length=128, primary_key=True)
-    """Generated, or the id the user had in the old system (an import record's `sub`, DECISIONS 11)."""
+    """Generated, or the id the user had in the old system (an import record's `sub`,
+    docs/reference.md#users-admin-api)."""
     project = ForeignKey(Project, db_column_name="project_id", on_delete=OnDelete.cascade, null=False)
     """On PostgreSQL this and the import's other bulk references (login ids, authenticators, memberships) are not
     checked row by row; statement triggers cascade the deletes (migration 2026-11-24 says why)."""
@@ -120,7 +121,10 @@ class Identity(Table, tablename="userio_identity"):
 
 
 class OAuthIdentity(Table, tablename="userio_oauth_identity"):
-    """A linked OAuth/OIDC identity (DECISIONS 14); unique per project, provider alias and subject."""
+    """A linked OAuth/OIDC identity; unique per project, provider alias and subject.
+
+    See docs/reference.md#import-linked-identities.
+    """
 
     id = Varchar(length=36, primary_key=True)
     project_id = Varchar(length=64)
@@ -206,7 +210,10 @@ class CustomAttribute(Table, tablename="userio_custom_attribute"):
 
 
 class ImportTask(Table, tablename="userio_import_task"):
-    """An import request (SPEC 2.1): a row first, then jobs (DECISIONS 1)."""
+    """An import request: a row first, then jobs.
+
+    See docs/reference.md#import-outcomes-and-details and docs/reference.md#tasks-rows-first.
+    """
 
     id = Varchar(length=40, primary_key=True)
     project = ForeignKey(Project, db_column_name="project_id", on_delete=OnDelete.cascade, null=False, index=True)
@@ -247,7 +254,7 @@ class ImportChunk(Table, tablename="userio_import_chunk"):
 
 
 class ExportTask(Table, tablename="userio_export_task"):
-    """An export request (SPEC 2.5): a row first, then a job."""
+    """An export request (docs/reference.md#export-task-lifecycle): a row first, then a job."""
 
     id = Varchar(length=48, primary_key=True)
     project = ForeignKey(Project, db_column_name="project_id", on_delete=OnDelete.cascade, null=False, index=True)
@@ -293,7 +300,10 @@ class SigningKey(Table, tablename="userio_signing_key"):
 
 
 class Application(Table, tablename="userio_application"):
-    """An OAuth client of a project; its setting decides whether access tokens are JWTs (SPEC 6.1 rule 4)."""
+    """An OAuth client of a project; its setting decides whether access tokens are JWTs.
+
+    See docs/reference.md#hooks-jwt-access-tokens.
+    """
 
     id = Serial(primary_key=True)
     project = ForeignKey(Project, db_column_name="project_id", on_delete=OnDelete.cascade, null=False)
@@ -318,7 +328,7 @@ class Hook(Table, tablename="userio_hook"):
     """SHA-256 of the JavaScript: the runtime's cache key."""
     created_at = Timestamptz()
     on_error = Varchar(length=16, default="deny")
-    """`deny` (fail closed, DECISIONS 5) or `continue` (issue without this hook's changes)."""
+    """`deny` (fail closed, docs/reference.md#hooks-runtime) or `continue` (issue without this hook's changes)."""
 
 
 class HookSettings(Table, tablename="userio_hook_settings"):

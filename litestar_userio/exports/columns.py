@@ -1,4 +1,7 @@
-"""Checking an export request's columns (SPEC 2.6 rules 1-4, DECISIONS 4) and naming them."""
+"""Checking an export request's columns and naming them.
+
+See docs/reference.md#export-columns and docs/reference.md#export-file-format.
+"""
 
 from __future__ import annotations
 
@@ -68,7 +71,7 @@ def check_request(request: ExportRequest) -> list[Column] | None:
 
 
 def columns_for(requested: list[Column] | None, custom_attribute_names: Iterable[str]) -> list[Column]:
-    """The requested columns, or SPEC's table then each declared custom attribute."""
+    """The requested columns, or the supported pointers then each declared custom attribute."""
     if requested is not None:
         return requested
     columns = []

@@ -1,4 +1,7 @@
-"""Bytes of the export file: CSV (header row, LF line ends, minimal quoting) or ndjson (DECISIONS 4)."""
+"""Bytes of the export file: CSV (header row, LF line ends, minimal quoting) or ndjson.
+
+See docs/reference.md#export-file-format.
+"""
 
 from __future__ import annotations
 

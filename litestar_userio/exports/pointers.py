@@ -1,8 +1,10 @@
-"""Export columns: JSON pointers (RFC 6901), their field names, and which ones are allowed (SPEC 2.6).
+"""Export columns: JSON pointers (RFC 6901), their field names, and which ones are allowed.
 
-A pointer must be one of SPEC's supported pointers, a `/custom_attributes/<name>`, one of the few extras
-DECISIONS 4 allows, or a pointer inside one of those (`/roles/0`). Anything else is refused with the
-pointer named: the reference exports an empty column instead, which hides typos.
+See docs/reference.md#export-columns.
+
+A pointer must be one of the supported pointers, a `/custom_attributes/<name>`, one of the few extras
+docs/reference.md#export-file-format allows, or a pointer inside one of those (`/roles/0`). Anything else is refused
+with the pointer named: the reference exports an empty column instead, which hides typos.
 """
 
 from __future__ import annotations
@@ -54,7 +56,7 @@ SUPPORTED_POINTERS: tuple[str, ...] = (
     "/biometric_count",
     "/passkey_count",
 )
-"""SPEC 2.6's table, in its order: the default CSV columns."""
+"""The supported pointers in their order (docs/reference.md#export-columns): the default CSV columns."""
 
 EXTRA_POINTERS: tuple[str, ...] = (
     "/family_name",
@@ -65,7 +67,8 @@ EXTRA_POINTERS: tuple[str, ...] = (
     "/account_valid_from",
     "/account_valid_until",
 )
-"""Allowed beyond SPEC's table (DECISIONS 4); the account valid period as the reference exports it."""
+"""Allowed beyond the reference's table (docs/reference.md#export-columns); the account valid period as the reference
+exports it."""
 
 _ALLOWED = {tuple(p.split("/")[1:]) for p in (*SUPPORTED_POINTERS, *EXTRA_POINTERS)}
 
@@ -97,12 +100,15 @@ def unsupported_reason(tokens: list[str]) -> str | None:
 
 
 def derive_field_name(tokens: list[str]) -> str:
-    """SPEC 2.6 rule 2: the reference tokens joined with `.`."""
+    """docs/reference.md#export-columns: the reference tokens joined with `.`."""
     return ".".join(tokens)
 
 
 def default_pointers(custom_attribute_names: Iterable[str]) -> list[str]:
-    """Without `csv.fields`: SPEC's table in order, then each declared custom attribute (DECISIONS 4)."""
+    """Without `csv.fields`: the supported pointers in order, then each declared custom attribute.
+
+    See docs/reference.md#export-columns.
+    """
     escaped = (n.replace("~", "~0").replace("/", "~1") for n in custom_attribute_names)
     return [*SUPPORTED_POINTERS, *(f"/custom_attributes/{n}" for n in escaped)]
 

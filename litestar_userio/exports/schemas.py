@@ -1,4 +1,4 @@
-"""Wire shapes of the export API (SPEC 2.5, 2.6, 4.3, 4.4): every answer is `{"result": ...}`."""
+"""Wire shapes of the export API (docs/reference.md#export): every answer is `{"result": ...}`."""
 
 from __future__ import annotations
 
@@ -42,20 +42,20 @@ class CSVOptions(Struct, forbid_unknown_fields=True, omit_defaults=True):
 
 
 class ExportRequest(Struct, forbid_unknown_fields=True, omit_defaults=True):
-    """SPEC 2.6."""
+    """docs/reference.md#export-columns."""
 
     format: Literal["csv", "ndjson"]
     csv: CSVOptions | UnsetType = UNSET
 
 
 class ExportProgress(Struct):
-    """While pending (beyond SPEC): users written so far."""
+    """While pending (beyond the reference): users written so far."""
 
     processed: int
 
 
 class ExportTask(Struct, omit_defaults=True):
-    """SPEC 2.5, plus `record_count`, `size` and `sha256` of the file once completed (beyond SPEC)."""
+    """The task (docs/reference.md#export-task-lifecycle), with `record_count`, `size` and `sha256` once completed."""
 
     id: str
     created_at: datetime

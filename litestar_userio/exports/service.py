@@ -1,4 +1,4 @@
-"""The export: tasks as rows, one job per task streaming users into storage (SPEC 2.5, 2.6, 3, 4.3-4.5, 7, 8).
+"""The export: tasks as rows, one job per task streaming users into storage (docs/reference.md#export).
 
 The job reads the users in keyset pages inside one snapshot and writes the file in parts; the file becomes
 visible only when whole (`FileWriter.complete`), and the task is completed afterwards, so a worker dying at
@@ -87,7 +87,7 @@ class ExportService:
             raise UserExportDisabled()
         return self.storage
 
-    # Initiate (SPEC 4.3).
+    # Initiate (docs/reference.md#export-request).
 
     async def initiate(self, project: ProjectRecord, request: ExportRequest) -> ExportTask:
         """Check the request and the limits, store the task, enqueue its job."""
@@ -126,7 +126,7 @@ class ExportService:
         except Exception:  # the task is stored: the sweeper enqueues it once the queue is back
             logger.warning("could not enqueue export %s; the sweeper will retry", task_id, exc_info=True)
 
-    # Status (SPEC 4.4, 4.5).
+    # Status (docs/reference.md#export-task-lifecycle, docs/reference.md#export-download).
 
     async def status(self, project: ProjectRecord, task_id: str, request_base_url: str | None) -> ExportTask:
         """The task; once completed, a download URL signed now and valid `url_ttl` (60 s)."""
@@ -183,7 +183,7 @@ class ExportService:
             schema = await self.projects.custom_schema(project.id)
             columns = columns_for(check_request(request), schema)
         escape_formulas = request.csv is not msgspec.UNSET and request.csv.escape_formulas is True
-        now = self.clock.now()  # `disabled` of every user as of the export's start (DECISIONS 11)
+        now = self.clock.now()  # `disabled` of every user as of the export's start (docs/reference.md#users-admin-api)
         writer = await storage.open_writer(key, content_type=CONTENT_TYPES[request.format], filename=filename)
         count = 0
         started = time.perf_counter()
@@ -233,7 +233,10 @@ class ExportService:
             await self.repository.record_progress(tx, task_id, processed)
 
     async def _fail(self, task_id: str, error: UserIOError) -> None:
-        """DECISIONS 4: a failed export is `completed` with `failed_at` and `error`, and no URL."""
+        """A failed export is `completed` with `failed_at` and `error`, and no URL.
+
+        See docs/reference.md#export-file-format.
+        """
         now = self.clock.now()
         async with self.db.transaction() as tx:
             await self.repository.fail(tx, task_id, now, now + self.config.result_ttl, error_object(error))
@@ -278,7 +281,9 @@ class ExportService:
         return len(enqueued)
 
     async def purge_expired(self) -> int:
-        """SPEC 3: 24 hours after completion the task is gone (`TaskNotFound`) and so is its file.
+        """24 hours after completion the task is gone (`TaskNotFound`) and so is its file.
+
+        See docs/reference.md#export-task-lifecycle.
 
         The file goes first; a task whose file cannot be deleted now stays (answering 404) until the next sweep.
         """
@@ -298,7 +303,7 @@ class ExportService:
             await self.repository.delete(tx, purged)
         return len(purged)
 
-    # The project's tasks (beyond SPEC: the console's list).
+    # The project's tasks (beyond the reference: the console's list).
 
     async def list_tasks(self, project: ProjectRecord, limit: int, after: PageCursor | None) -> ExportTaskList:
         """The project's live tasks, newest first, `limit` at a time; no download URL (the status signs one)."""

@@ -1,7 +1,7 @@
-"""The two blocking events (SPEC 6.1): their JSON, and how a hook's response may change the token.
+"""The two blocking events (docs/reference.md#hooks-events): their JSON, and how a hook's response may change the token.
 
-`build_event` gives the reference's event shape (DECISIONS 5); `apply_response` checks a response and
-returns the payload it asks for, refusing any change to a claim the server put into the token.
+`build_event` gives the reference's event shape (docs/reference.md#hooks-runtime); `apply_response` checks a response
+and returns the payload it asks for, refusing any change to a claim the server put into the token.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ __all__ = ["EVENT_TYPES", "PAYLOAD_MEMBER", "EventContext", "apply_response", "b
 EventType = Literal["oidc.jwt.pre_create", "oidc.id_token.pre_create"]
 EVENT_TYPES: tuple[str, ...] = ("oidc.jwt.pre_create", "oidc.id_token.pre_create")
 PAYLOAD_MEMBER: dict[str, str] = {"oidc.jwt.pre_create": "jwt", "oidc.id_token.pre_create": "id_token"}
-"""Where the token's claims sit in the event and in `mutations` (SPEC 6.1)."""
+"""Where the token's claims sit in the event and in `mutations` (docs/reference.md#hooks-events)."""
 
 
 class EventContext(msgspec.Struct, omit_defaults=True):
@@ -121,7 +121,7 @@ def allowing_response(response: Any, member: str) -> dict[str, Any]:
 def apply_response(
     event_type: str, response: Any, current: dict[str, Any], protected: dict[str, Any]
 ) -> dict[str, Any]:
-    """The payload after one hook: `current` unless the response gives a new one (SPEC 6.1).
+    """The payload after one hook: `current` unless the response gives a new one (docs/reference.md#hooks-events).
 
     Raises `HookDisallowed` for `is_allowed: false`, `HookInvalidResponse` for anything malformed, and
     `InvalidJWTMutations` when a claim of `protected` (what the server put in) is removed or changed.

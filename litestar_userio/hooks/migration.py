@@ -1,4 +1,6 @@
-"""The lazy-migration event `user.password_migration` (DECISIONS 13): its JSON and how its response is read.
+"""The lazy-migration event `user.password_migration`: its JSON and how its response is read.
+
+See docs/reference.md#hooks-lazy-migration.
 
 `HookService.run_migration` runs it; `users.migration.PasswordMigrator` calls that from sign-in.
 """

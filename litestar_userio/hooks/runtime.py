@@ -1,4 +1,4 @@
-"""Run compiled hooks in embedded V8, each within a hard time and memory limit (DECISIONS 5).
+"""Run compiled hooks in embedded V8, each within a hard time and memory limit (docs/reference.md#hooks-runtime).
 
 The warm V8 contexts live in child processes (`v8_worker.py`), a pool of `pool_size`, each serving one run at a time
 over its stdin/stdout. The parent, on the event loop, owns every deadline: a worker that has not answered when the
@@ -78,7 +78,10 @@ _HOOKS = HookConfig()
 
 @dataclass(frozen=True)
 class RuntimeLimits:
-    """Bounds of every run, in the runtime's units (seconds); the defaults are `HookConfig`'s (DECISIONS 5)."""
+    """Bounds of every run, in the runtime's units (seconds); the defaults are `HookConfig`'s.
+
+    See docs/reference.md#hooks-runtime.
+    """
 
     hook_timeout: float = _HOOKS.hook_timeout.total_seconds()
     """Seconds per hook call, from the moment it has a worker (waiting for one is `queue_timeout`)."""

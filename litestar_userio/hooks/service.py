@@ -1,9 +1,9 @@
 """A project's blocking hooks: saving them (compiled, all or nothing, each save a version) and running them in order.
 
-Several hooks on one event run in order, each seeing the previous one's payload (DECISIONS 5). A failure stops
-issuance (fail closed, no retries) unless that hook opted in to `on_error: "continue"`; the whole chain shares one
-time budget per token. Hooks get the project's secrets as `ctx.secrets` and `fetch` to its allowlisted origins;
-production runs go to the run log. Everything a hook's run gives back (its answer, console, error) has the
+Several hooks on one event run in order, each seeing the previous one's payload (docs/reference.md#hooks-runtime). A
+failure stops issuance (fail closed, no retries) unless that hook opted in to `on_error: "continue"`; the whole chain
+shares one time budget per token. Hooks get the project's secrets as `ctx.secrets` and `fetch` to its allowlisted
+origins; production runs go to the run log. Everything a hook's run gives back (its answer, console, error) has the
 secrets masked (`SecretMask`) before anything else reads it.
 """
 
@@ -61,8 +61,8 @@ class HookSpec(msgspec.Struct, forbid_unknown_fields=True):
     event: Literal["oidc.jwt.pre_create", "oidc.id_token.pre_create", "user.password_migration"]
     source: str
     on_error: Literal["deny", "continue"] = "deny"
-    """`deny`: a failure stops issuance (DECISIONS 5). `continue`: the token is issued without this hook's changes
-    and the error is recorded (for enrichment hooks)."""
+    """`deny`: a failure stops issuance (docs/reference.md#hooks-runtime). `continue`: the token is issued without this
+    hook's changes and the error is recorded (for enrichment hooks)."""
 
 
 @dataclass(frozen=True)
@@ -362,7 +362,9 @@ class HookService:
     async def run_migration(
         self, project_id: str, login_id: str, login_id_type: str, password: str, user: dict[str, Any] | None
     ) -> dict[str, Any] | None:
-        """Run the project's `user.password_migration` hooks (DECISIONS 13); the import record they answered.
+        """Run the project's `user.password_migration` hooks; the import record they answered.
+
+        See docs/reference.md#hooks-lazy-migration.
 
         Raises the `HookError` of a refusal, a failure or a malformed answer (sign-in then refuses: fails closed).
         The password is masked like a secret in everything kept of the run (console, errors, run log).

@@ -3,8 +3,8 @@
 Two records interact only through a user: the one a login id names (existing, or created by an earlier
 record), or the one holding a login id the record wants. So records are joined when they share a
 normalized login id, or when their login ids already belong to the same existing user; each connected
-group goes whole into one chunk, in index order (DECISIONS 3: "this holds however many workers share
-the job").
+group goes whole into one chunk, in index order (docs/reference.md#import-outcomes-and-details: "this holds however many
+workers share the job").
 """
 
 from __future__ import annotations
@@ -23,8 +23,9 @@ LoginKey = tuple[str, str]
 
 
 OAUTH_KEY = "oauth"
-"""The attribute of a planning key that is a linked identity's `provider_alias` NUL `subject` (DECISIONS 14):
-records linking the same identity interact as records naming the same login id do."""
+"""The attribute of a planning key that is a linked identity's `provider_alias` NUL `subject`
+(docs/reference.md#import-linked-identities): records linking the same identity interact as records naming the same
+login id do."""
 
 
 class _Identity(msgspec.Struct):

@@ -3,7 +3,7 @@
 `UserRecord` (msgspec) is the fast path that accepts exactly what this schema accepts; this schema runs
 only for a record that failed, to report every cause at once (the reference's shapes, sorted by location)
 instead of msgspec's first one. The identifier is required and may not be null; the other login ids and
-the standard attributes may be null (removal on upsert, SPEC 2.4).
+the standard attributes may be null (removal on upsert, docs/reference.md#import-updates).
 """
 
 from __future__ import annotations

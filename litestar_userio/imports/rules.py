@@ -1,8 +1,8 @@
-"""SPEC 2.4: how one record changes the users, decided in memory and in index order.
+"""docs/reference.md#import-updates: how one record changes the users, decided in memory and in index order.
 
 `ImportWorld` holds the users a chunk touches. `apply` checks a record whole before it changes anything,
-so a record is applied entirely or not at all (DECISIONS 3), and a later record sees what earlier ones did.
-No I/O here: the service loads the world and writes back what changed.
+so a record is applied entirely or not at all (docs/reference.md#import-outcomes-and-details), and a later record sees
+what earlier ones did. No I/O here: the service loads the world and writes back what changed.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ class ImportWorld:
     custom_schema: Mapping[str, CustomAttributeSpec] | None = None
     login_id_rules: LoginIDRules = CASE_INSENSITIVE
     taken_ids: set[str] = field(default_factory=set)
-    """The records' `sub`s that some stored user, in any project, already has (DECISIONS 11)."""
+    """The records' `sub`s that some stored user, in any project, already has (docs/reference.md#users-admin-api)."""
     owners: dict[tuple[str, str], str] = field(default_factory=dict)
     oauth_owners: dict[tuple[str, str], str] = field(default_factory=dict)
     """(provider alias, subject) -> user id: the stored owners of the pairs the chunk names, and the world's."""
@@ -68,7 +68,7 @@ class ImportWorld:
                 self.oauth_owners[pair] = user.id
 
     def apply(self, index: int, parsed: ParsedRecord) -> ImportDetail:
-        """Apply one record; the detail says what happened (SPEC 2.1)."""
+        """Apply one record; the detail says what happened (docs/reference.md#import-outcomes-and-details)."""
         warnings = list(parsed.warnings)
         try:
             if parsed.error is not None:
@@ -92,7 +92,8 @@ class ImportWorld:
     def update_user(self, user: UserState, record: UserRecord, warnings: list[str]) -> None:
         """`user` changed by the record, as an upsert import updates it (the admin API's PATCH).
 
-        With an empty `identifier`, every login id of the record is a change, as SPEC 2.4 rules any non-identifier.
+        With an empty `identifier`, every login id of the record is a change, as the update rules treat any
+        non-identifier (docs/reference.md#import-updates).
         """
         self._update(user, record, warnings)
 
@@ -126,7 +127,10 @@ class ImportWorld:
         return wanted
 
     def _check_identities(self, user_id: str | None, record: UserRecord) -> list[OAuthIdentityInput]:
-        """The linked identities the record names; refused if another user holds one (DECISIONS 14)."""
+        """The linked identities the record names; refused if another user holds one.
+
+        See docs/reference.md#import-linked-identities.
+        """
         if not isinstance(record.identities, list):
             return []
         for identity in record.identities:
@@ -280,7 +284,7 @@ class ImportWorld:
         self.users[user.id] = user
         return user.id
 
-    # Update: SPEC 2.4, row by row.
+    # Update: docs/reference.md#import-updates, row by row.
 
     def _update(self, user: UserState, record: UserRecord, warnings: list[str]) -> None:
         self._check_sub(user, record)

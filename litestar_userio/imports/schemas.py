@@ -1,7 +1,7 @@
-"""Wire shapes of the import API (SPEC 2.1, 2.2, 4.1, 4.2).
+"""Wire shapes of the import API (docs/reference.md#import).
 
-A member that may be absent, null or set is typed `T | None | UnsetType`: SPEC 2.4's update behaviours tell
-"absent" (no change) from "null" (remove) apart.
+A member that may be absent, null or set is typed `T | None | UnsetType`: the update behaviours
+(docs/reference.md#import-updates) tell "absent" (no change) from "null" (remove) apart.
 """
 
 from __future__ import annotations
@@ -41,14 +41,20 @@ OptionalStr = str | None | UnsetType
 
 
 class PasswordCheck(Struct, forbid_unknown_fields=True):
-    """A known pair for the dry run (DECISIONS 12): the record at `index` should verify `password`."""
+    """A known pair for the dry run: the record at `index` should verify `password`.
+
+    See docs/reference.md#passwords-formats.
+    """
 
     index: Annotated[int, Meta(ge=0)]
     password: str
 
 
 class ImportRequest(Struct, forbid_unknown_fields=True):
-    """SPEC 2.2. Records stay raw here: each is validated on its own in the job (DECISIONS 3)."""
+    """docs/reference.md#import-records. Records stay raw here: each is validated on its own in the job.
+
+    See docs/reference.md#import-records and docs/reference.md#import-outcomes-and-details.
+    """
 
     identifier: Identifier
     records: Annotated[list[Raw], Meta(min_length=1)]
@@ -61,7 +67,10 @@ class ImportRequest(Struct, forbid_unknown_fields=True):
 
 
 class PasswordInput(Struct, forbid_unknown_fields=True):
-    """SPEC 2.3 (`bcrypt`) and DECISIONS 12's other formats; the members beyond `password_hash` are theirs."""
+    """`bcrypt` and the other formats; the members beyond `password_hash` are theirs.
+
+    See docs/reference.md#passwords-formats.
+    """
 
     type: str
     password_hash: str
@@ -82,7 +91,10 @@ class PasswordInput(Struct, forbid_unknown_fields=True):
 
 
 class OAuthIdentityInput(Struct, forbid_unknown_fields=True):
-    """DECISIONS 14: a linked OAuth/OIDC identity; `provider_type` defaults to the alias."""
+    """A linked OAuth/OIDC identity; `provider_type` defaults to the alias.
+
+    See docs/reference.md#import-linked-identities.
+    """
 
     type: str
     provider_alias: str
@@ -107,7 +119,7 @@ class MFAInput(Struct, forbid_unknown_fields=True):
 
 
 class AddressInput(Struct, forbid_unknown_fields=True):
-    """OIDC address; replaced whole on update (SPEC 2.4)."""
+    """OIDC address; replaced whole on update (docs/reference.md#import-updates)."""
 
     formatted: OptionalStr = UNSET
     street_address: OptionalStr = UNSET
@@ -118,10 +130,11 @@ class AddressInput(Struct, forbid_unknown_fields=True):
 
 
 class UserRecord(Struct, forbid_unknown_fields=True):
-    """One user of `records` (SPEC 2.2)."""
+    """One user of `records` (docs/reference.md#import-records)."""
 
     sub: str | UnsetType = UNSET
-    """Beyond SPEC (DECISIONS 11): the user's id in the old system, kept as its id here; set on insert only."""
+    """Beyond SPEC (docs/reference.md#users-admin-api): the user's id in the old system, kept as its id here; set on
+    insert only."""
     preferred_username: OptionalStr = UNSET
     email: OptionalStr = UNSET
     phone_number: OptionalStr = UNSET
@@ -151,11 +164,12 @@ class UserRecord(Struct, forbid_unknown_fields=True):
     password: PasswordInput | UnsetType = UNSET
     mfa: MFAInput | UnsetType = UNSET
     identities: list[OAuthIdentityInput] | UnsetType = UNSET
-    """Beyond SPEC (DECISIONS 14): linked OAuth identities, added or kept (never removed) by an update."""
+    """Beyond SPEC (docs/reference.md#import-linked-identities): linked OAuth identities, added or kept (never removed)
+    by an update."""
 
 
 class ImportTaskCreated(Struct):
-    """SPEC 4.1 success body: no `result` wrapper."""
+    """docs/reference.md#import-request success body: no `result` wrapper."""
 
     id: str
     created_at: datetime
@@ -163,7 +177,7 @@ class ImportTaskCreated(Struct):
 
 
 class ImportSummary(Struct):
-    """SPEC 2.1 `summary`."""
+    """docs/reference.md#import-outcomes-and-details `summary`."""
 
     total: int
     inserted: int
@@ -173,7 +187,7 @@ class ImportSummary(Struct):
 
 
 class ImportProgress(Struct):
-    """While pending (beyond SPEC): how far the task got."""
+    """While pending (beyond the reference): how far the task got."""
 
     total: int
     processed: int
@@ -186,7 +200,10 @@ class Warning(Struct):
 
 
 class ImportDetail(Struct, omit_defaults=True):
-    """SPEC 2.1 detail object; a failed one carries `errors` and no `user_id` (DECISIONS 3)."""
+    """detail object; a failed one carries `errors` and no `user_id`.
+
+    See docs/reference.md#import-outcomes-and-details.
+    """
 
     index: int
     record: Any
@@ -199,7 +216,7 @@ class ImportDetail(Struct, omit_defaults=True):
 
 
 class ImportTaskStatus(Struct, omit_defaults=True, kw_only=True):
-    """SPEC 4.2 body; `details` is pre-encoded JSON kept with the task."""
+    """docs/reference.md#import-task-lifecycle body; `details` is pre-encoded JSON kept with the task."""
 
     id: str
     created_at: datetime

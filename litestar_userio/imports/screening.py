@@ -1,4 +1,4 @@
-"""Values that a layer below would refuse, found before they reach it (DECISIONS 10).
+"""Values that a layer below would refuse, found before they reach it (docs/reference.md#input-hygiene).
 
 A record may hold what msgspec cannot decode into Python (a number out of the float range, an integer of more
 than 4300 digits) or what PostgreSQL cannot store (U+0000 in text and JSONB). Such a record fails alone, with a

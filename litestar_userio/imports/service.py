@@ -1,14 +1,14 @@
-"""The import: tasks as rows, chunks as jobs, records applied in batches (SPEC 2.1-2.4, 3, 4.1, 4.2).
+"""The import: tasks as rows, chunks as jobs, records applied in batches (docs/reference.md#import).
 
 A task is stored with its chunks before anything is enqueued, so whatever runs the jobs can die at any
 point: a chunk's writes, its details and its "done" mark commit together, and a chunk that was not done is
 run again from the start. A running chunk holds a lease its job renews; the sweeper enqueues again a chunk
 whose lease lapsed (its worker died) or whose job was lost.
 
-A record that some layer refuses fails alone (DECISIONS 10): values no layer below can hold are found before
-the chunk runs (`screening.py`); anything else that makes a chunk fail for a reason that is not transient
-gets one more whole try, then the chunk is applied record by record, each in a savepoint, and a record that
-fails there is reported failed. No error path runs again the code that failed.
+A record that some layer refuses fails alone (docs/reference.md#input-hygiene): values no layer below can hold are found
+before the chunk runs (`screening.py`); anything else that makes a chunk fail for a reason that is not transient gets
+one more whole try, then the chunk is applied record by record, each in a savepoint, and a record that fails there is
+reported failed. No error path runs again the code that failed.
 """
 
 from __future__ import annotations
@@ -114,10 +114,11 @@ class ImportService:
         self._conflicted_at: dict[str, float] = {}
         """Project id -> when (monotonic) an optimistic run of one of its chunks last conflicted, oldest first."""
         self.emit: Callable[..., None] = _no_events
-        """Litestar's `app.emit` once the plugin bound it: `userio.import.completed` once per task (DECISIONS 11;
-        no event per record, SPEC 6.2). A worker process has no app: its completions emit nothing."""
+        """Litestar's `app.emit` once the plugin bound it: `userio.import.completed` once per task
+        (docs/reference.md#users-admin-api; no event per record, docs/reference.md#import-no-user-events). A worker
+        process has no app: its completions emit nothing."""
 
-    # Creating a task (SPEC 4.1).
+    # Creating a task (docs/reference.md#import-request).
 
     async def create_task(
         self,
@@ -170,7 +171,9 @@ class ImportService:
         return ImportTaskCreated(id=task_id, created_at=now, status="pending")
 
     async def _check_passwords(self, project: ProjectRecord, request: ImportRequest) -> list[Raw]:
-        """DECISIONS 12's dry run: verify the known pairs now; the records carry only the outcome to the job.
+        """The dry run: verify the known pairs now; the records carry only the outcome to the job.
+
+        See docs/reference.md#import-dry-run.
 
         A checked record is stored wrapped (`_CHECKED`), so its detail tells the outcome; the plaintexts go nowhere.
         """
@@ -234,7 +237,7 @@ class ImportService:
                 "could not enqueue chunk %s of import %s; the sweeper will retry", seq, task_id, exc_info=True
             )
 
-    # Status (SPEC 4.2).
+    # Status (docs/reference.md#import-task-lifecycle).
 
     async def status(self, project_id: str, task_id: str) -> bytes:
         """The status body, JSON-encoded; `TaskNotFound` for unknown, foreign or expired ids."""
@@ -539,7 +542,7 @@ class ImportService:
         async with self.db.transaction() as tx:
             return await self.repository.purge_expired(tx, self.clock.now())
 
-    # The project's tasks (beyond SPEC: the console's list).
+    # The project's tasks (beyond the reference: the console's list).
 
     async def list_tasks(self, project_id: str, limit: int, after: PageCursor | None) -> ImportTaskList:
         """The project's live tasks, newest first, `limit` at a time, without details."""
@@ -618,7 +621,10 @@ def _wanted(records: list[UserRecord], rules: LoginIDRules) -> dict[str, set[str
 
 
 def _oauth_pairs(records: list[UserRecord]) -> set[tuple[str, str]]:
-    """The (provider alias, subject) pairs of the records' linked identities (DECISIONS 14)."""
+    """The (provider alias, subject) pairs of the records' linked identities.
+
+    See docs/reference.md#import-linked-identities.
+    """
     return {(i.provider_alias, i.subject) for r in records if isinstance(r.identities, list) for i in r.identities}
 
 

@@ -1,4 +1,6 @@
-"""Per-record validation (DECISIONS 3): structure by msgspec, then formats, hashes and secrets.
+"""Per-record validation: structure by msgspec, then formats, hashes and secrets.
+
+See docs/reference.md#import-outcomes-and-details.
 
 The POST checks only the request's top level; each record is checked here, in the job, so a bad record
 fails alone. A failed record reports every cause, sorted by location, in the reference's shapes; its
@@ -70,7 +72,10 @@ def _redact_password(password: dict[str, Any]) -> dict[str, Any]:
 
 
 def redact(raw: Any) -> Any:
-    """SPEC 2.1: the echo replaces every secret by `REDACTED` (password objects but their type, the TOTP secret)."""
+    """The echo replaces every secret by `REDACTED` (password objects but their type, the TOTP secret).
+
+    See docs/reference.md#import-outcomes-and-details.
+    """
     if not isinstance(raw, dict):
         return raw
     echo = dict(raw)
@@ -132,7 +137,10 @@ _PROVIDER_MAX_LENGTH = 128
 
 
 def _identity_causes(identities: list[OAuthIdentityInput] | UnsetType) -> list[Cause]:
-    """DECISIONS 14: what the JSON schema refuses in `identities` that msgspec's types let through."""
+    """What the JSON schema refuses in `identities` that msgspec's types let through.
+
+    See docs/reference.md#import-linked-identities.
+    """
     causes: list[Cause] = []
     for i, identity in enumerate(identities or ()):
         location = f"/identities/{i}"
@@ -254,7 +262,10 @@ def _secret_error(record: UserRecord, policy: HashPolicy) -> UserIOError | None:
 
 
 def _other_format(where: str, password: PasswordInput, policy: HashPolicy) -> InvalidPasswordHash | None:
-    """DECISIONS 12: parse and bound the hash, naming the format expected or the bound; store its stored form."""
+    """Parse and bound the hash, naming the format expected or the bound; store its stored form.
+
+    See docs/reference.md#passwords-formats.
+    """
     obj = {f: v for f in password.__struct_fields__ if (v := getattr(password, f)) is not UNSET}
     try:
         parsed = parse_password(obj, policy)

@@ -1,4 +1,6 @@
-"""What operators see (DECISIONS 15): the one interface the domain code reports through, a no-op until configured.
+"""What operators see: the one interface the domain code reports through, a no-op until configured.
+
+See docs/reference.md#operations.
 
 The hot paths (an import chunk, a hook run, a token, a password check) call `telemetry.<event>(...)` in one line.
 With metrics and tracing off (the default) each call is one attribute test; `configure` switches them on for the

@@ -1,4 +1,4 @@
-"""The `userio_*` Prometheus metrics (DECISIONS 15) in a registry of the plugin's own.
+"""The `userio_*` Prometheus metrics (docs/reference.md#operations) in a registry of the plugin's own.
 
 An own registry, not prometheus-client's default: the plugin's `/metrics` shows its figures only, and a host
 that serves the default registry is not handed duplicates. Buckets are chosen for what they time: chunks take

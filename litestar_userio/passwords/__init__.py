@@ -1,1 +1,1 @@
-"""Password formats of imported users and their verification (DECISIONS 12)."""
+"""Password formats of imported users and their verification (docs/reference.md#passwords-formats)."""

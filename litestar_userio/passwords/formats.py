@@ -1,11 +1,13 @@
-"""Every password format an import may carry (DECISIONS 12), in one registry: parse, bound, store, verify.
+"""Every password format an import may carry, in one registry: parse, bound, store, verify.
+
+See docs/reference.md#passwords-formats.
 
 A password object (`{"type", "password_hash", ...}`) is parsed once on import and again at each sign-in from what
 was stored, by the same code: a malformed hash or one above a cost bound fails its record on import, and is never
-run at sign-in. bcrypt is stored verbatim (SPEC 2.3, the column the reference keeps); every other format is stored
-as its password object in JSON, `type` first, so the sign-in finds its verifier and the migration state can count
-formats by the column's first characters. Verifiers are the libraries' (bcrypt, argon2-cffi, libpass, hashlib);
-only Firebase's AES step is ours (`firebase.py`).
+run at sign-in. bcrypt is stored verbatim (docs/reference.md#passwords-formats, the column the reference keeps); every
+other format is stored as its password object in JSON, `type` first, so the sign-in finds its verifier and the migration
+state can count formats by the column's first characters. Verifiers are the libraries' (bcrypt, argon2-cffi, libpass,
+hashlib); only Firebase's AES step is ours (`firebase.py`).
 
 `work` is a verification's time in checks of bcrypt cost 10 (measured here: bcrypt 10 70 ms; Argon2 t=3
 m=64 MiB 114 ms; PBKDF2-SHA256 100 000 iterations 33 ms, SHA-512 69 ms; scrypt N=2^14 r=8 44 ms; sha512-crypt
@@ -159,7 +161,7 @@ def _bytes(value: Any) -> bytes | None:
     return value.encode() if isinstance(value, str) else None
 
 
-# bcrypt (SPEC 2.3).
+# bcrypt (docs/reference.md#passwords-formats).
 
 
 DJANGO_BCRYPT_SHA256 = "bcrypt_sha256$"

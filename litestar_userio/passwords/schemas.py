@@ -1,4 +1,7 @@
-"""Wire shapes of the password migration's state (DECISIONS 12): what is left to re-hash, per format."""
+"""Wire shapes of the password migration's state: what is left to re-hash, per format.
+
+See docs/reference.md#passwords-formats.
+"""
 
 from __future__ import annotations
 

@@ -102,7 +102,7 @@ class ProjectService:
             return await self.repository.get(reader, project_id)
 
     async def by_host(self, host: str) -> ProjectRecord | None:
-        """The project a Host header names (SPEC 5.4), or None."""
+        """The project a Host header names (docs/reference.md#authentication-projects-and-hosts), or None."""
         async with self.db.reader() as reader:
             return await self.repository.by_domain(reader, normalize_host(host))
 

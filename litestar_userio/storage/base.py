@@ -1,8 +1,10 @@
-"""The storage contract for export files, shared by the local-disk and S3 implementations (DECISIONS 1, 4).
+"""The storage contract for export files, shared by the local-disk and S3 implementations.
+
+See docs/reference.md#export-download.
 
 An export streams its file through a `FileWriter` in pieces, so memory stays flat whatever the user count,
 and the file becomes downloadable only when the writer completes. Downloads go through a short-lived signed
-URL (SPEC 4.5: 60 seconds), never through the admin API.
+URL (docs/reference.md#export-download: 60 seconds), never through the admin API.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""OAuth clients of a project. Whether a client gets JWT access tokens is its own setting (SPEC 6.1 rule 4)."""
+"""OAuth clients of a project. Whether a client gets JWT access tokens is its own setting.
+
+See docs/reference.md#hooks-jwt-access-tokens.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""Issuing tokens for the host's token endpoint, with the blocking hooks run just before signing (SPEC 6.1).
+"""Issuing tokens for the host's token endpoint, with the blocking hooks run just before signing.
+
+See docs/reference.md#hooks-events.
 
 JWT access tokens (`typ: at+jwt`) only for applications whose setting says so (rule 4): they run
 `oidc.jwt.pre_create`; others get an opaque token and no hook. ID tokens run `oidc.id_token.pre_create`.

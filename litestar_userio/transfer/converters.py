@@ -1,4 +1,4 @@
-"""`--from`: turn another system's user export into SPEC 2.2 records.
+"""`--from`: turn another system's user export into docs/reference.md#import-records records.
 
 Each converter keeps what our API accepts and drops the rest (timestamps, login counters, identities,
 provider internals), so a converted record never fails for a key the server refuses. The choices, also in
@@ -8,9 +8,11 @@ docs/migration-guide.md:
   applications can map their own data to the new user ids.
 - `false` for `email_verified`, `phone_number_verified` and `disabled` is sent only with `--upsert`: on an
   insert it is the default already and the server would warn on every record that it has no effect.
-- Every password hash a source gives is carried in its own format (DECISIONS 12: `bcrypt`, `argon2`, `pbkdf2`,
-  `firebase_scrypt`, ...); a hash no format takes, and MFA a source cannot export, means a reset or re-enrolment.
-- OAuth/OIDC identities (Google, Apple, an OIDC provider) become linked identities (DECISIONS 14).
+- Every password hash a source gives is carried in its own format (docs/reference.md#passwords-formats: `bcrypt`,
+  `argon2`, `pbkdf2`, `firebase_scrypt`, ...); a hash no format takes, and MFA a source cannot export, means a reset or
+  re-enrolment.
+- OAuth/OIDC identities (Google, Apple, an OIDC provider) become linked identities
+  (docs/reference.md#import-linked-identities).
 - Whatever a converter cannot carry (an unknown hash, a SAML identity, MFA, a passkey) is a warning on that
   record (`{"kind", "message"}` in the report, counted in the run's summary), and so is every member of the
   source record that is dropped (`dropped:<member>`, counted by name): never a silent drop.
@@ -372,7 +374,8 @@ def cognito_record(row: Mapping[str, str], *, upsert: bool = False, warnings: Wa
         custom.setdefault("cognito_username", username)
     if custom:
         record["custom_attributes"] = custom
-    # Lazy migration (`migrate_on_sign_in`, DECISIONS 13) is not served yet: the password is left out.
+    # Lazy migration (`migrate_on_sign_in`, docs/reference.md#hooks-lazy-migration) is not served yet: the password is
+    # left out.
     _warn(warnings, _NOT_BCRYPT, "Cognito exports no password hashes: the user must reset the password")
     if row.get("updated_at"):
         _drop(warnings, "updated_at")
@@ -552,7 +555,10 @@ _CLERK_DIGESTS: Final = {"md5": "md5", "sha256": "sha256", "sha1": "sha1", "sha5
 
 
 def _clerk_password(hasher: str, digest: str) -> dict[str, Any] | str:
-    """A Clerk `password_digest` as a password object (DECISIONS 12), or why it cannot be carried."""
+    """A Clerk `password_digest` as a password object, or why it cannot be carried.
+
+    See docs/reference.md#passwords-formats.
+    """
     if hasher in _CLERK_SELF_DESCRIBING:
         type_ = hash_type(digest)
         return {"type": type_, "password_hash": digest} if type_ is not None else "the digest is not in its format"
@@ -629,7 +635,8 @@ def userio_record(user: Mapping[str, Any], *, upsert: bool = False, warnings: Wa
 
     Attributes, address, roles, groups, `disabled` and custom attributes are carried; the old user id is kept
     as `custom_attributes.userio_user_id`; the first TOTP, MFA email and MFA phone become the second factors.
-    An export holds no password hashes (SPEC 2.6), so every user is warned about: they set a new password.
+    An export holds no password hashes (docs/reference.md#export-columns), so every user is warned about: they set a new
+    password.
     """
     from litestar_userio.users.formats import STANDARD_ATTRIBUTES  # its validators cost every run 0.1 s to import
 
@@ -673,7 +680,8 @@ def userio_record(user: Mapping[str, Any], *, upsert: bool = False, warnings: Wa
     return record
 
 
-# Password hashes in the shapes of DECISIONS 12: what a converter sends for each hash its source gives.
+# Password hashes in the shapes of docs/reference.md#passwords-formats: what a converter sends for each hash its source
+# gives.
 
 _PREFIXED_TYPES: Final = (
     (("$2a$", "$2b$", "$2y$", "bcrypt_sha256$$2"), "bcrypt"),
@@ -689,7 +697,10 @@ _PREFIXED_TYPES: Final = (
 
 
 def hash_type(value: str) -> str | None:
-    """The DECISIONS 12 `password.type` of a self-describing hash string (PHC, crypt, LDAP, Django), or None."""
+    """The `password.type` of a self-describing hash string (PHC, crypt, LDAP, Django), or None.
+
+    See docs/reference.md#passwords-formats.
+    """
     for prefixes, type_ in _PREFIXED_TYPES:
         if value.startswith(prefixes):
             return type_
@@ -806,7 +817,7 @@ _HASH_CONFIG_LINE = re.compile(r"^\s*([A-Za-z0-9_]+)\s*:\s*(.*?)\s*,?\s*$")
 def firebase_hash_config(text: str) -> dict[str, Any]:
     """Firebase's hash config, as the console shows it (`hash_config { ... }`) or as JSON, in our members.
 
-    The members are those of a `firebase_scrypt` password object (DECISIONS 12).
+    The members are those of a `firebase_scrypt` password object (docs/reference.md#passwords-formats).
     """
     try:
         found = json.loads(text)
@@ -1148,7 +1159,10 @@ _DJANGO_FIELDS: Final = frozenset(
 
 
 def _django_password(value: str, warnings: Warnings | None) -> dict[str, Any] | None:
-    """Django's `<algorithm>$...` as a password object (DECISIONS 12); an unusable password (`!...`) is none."""
+    """Django's `<algorithm>$...` as a password object; an unusable password (`!...`) is none.
+
+    See docs/reference.md#passwords-formats.
+    """
     if not value or value.startswith("!"):
         if value:
             _warn(warnings, _NOT_BCRYPT, "the Django password is unusable (set_unusable_password): not imported")
@@ -1162,7 +1176,8 @@ def _django_password(value: str, warnings: Warnings | None) -> dict[str, Any] | 
         return {"type": "argon2", "password_hash": "$" + rest}
     if algorithm == "bcrypt" and hash_type(rest) == "bcrypt":
         return {"type": "bcrypt", "password_hash": rest}
-    if algorithm == "bcrypt_sha256" and hash_type(rest) == "bcrypt":  # DECISIONS 12: bcrypt takes Django's form
+    # bcrypt takes Django's form (docs/reference.md#passwords-formats)
+    if algorithm == "bcrypt_sha256" and hash_type(rest) == "bcrypt":
         return {"type": "bcrypt", "password_hash": value}
     if algorithm == "scrypt":
         salt, n, r, p, digest = rest.split("$") if rest.count("$") == 4 else ("", "0", "", "", "")
@@ -1253,9 +1268,9 @@ def kratos_record(
 
     Traits `email`, `phone` and `username` are the login ids (verified as `verifiable_addresses` say), `name`
     (a string, or `{first, last}`) the name; the password's `hashed_password` is sent in its own format
-    (argon2, bcrypt, pbkdf2, scrypt, crypt, LDAP: DECISIONS 12); each `oidc` provider becomes a linked identity;
-    `metadata_public` and the Kratos id (`kratos_identity_id`) go to `custom_attributes`; `state: inactive`
-    becomes `disabled`.
+    (argon2, bcrypt, pbkdf2, scrypt, crypt, LDAP: docs/reference.md#passwords-formats); each `oidc` provider becomes a
+    linked identity; `metadata_public` and the Kratos id (`kratos_identity_id`) go to `custom_attributes`; `state:
+    inactive` becomes `disabled`.
     """
     record: dict[str, Any] = {}
     traits = identity.get("traits") if isinstance(identity.get("traits"), dict) else {}

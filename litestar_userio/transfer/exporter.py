@@ -43,7 +43,7 @@ _POLL_MAX: Final = 2.0
 _DOWNLOAD_ATTEMPTS: Final = 4
 _BUSY_WAIT: Final = 5.0
 _BUSY_LIMIT: Final = 300.0
-"""How long to wait for another export of the project to finish (SPEC 8: one at a time)."""
+"""How long to wait for another export of the project to finish (docs/reference.md#limits: one at a time)."""
 _CHUNK: Final = 1 << 20
 STDOUT: Final = "-"
 """`-o -`: the file goes to stdout."""
@@ -57,7 +57,7 @@ class ExportSettings:
     output: Path
     """`-` for stdout."""
     fields: list[dict[str, str]]
-    """`csv.fields` of the request (SPEC 2.6); empty: every supported pointer."""
+    """`csv.fields` of the request (docs/reference.md#export-columns); empty: every supported pointer."""
     escape_formulas: bool = False
     """`csv.escape_formulas`: text cells a spreadsheet would run as a formula start with `'`."""
 
@@ -75,7 +75,10 @@ class ExportResult:
 
 
 def parse_field(text: str) -> dict[str, str]:
-    """`--field POINTER[=NAME]` as a SPEC 2.6 field object; a `ValueError` for anything but a JSON pointer."""
+    """`--field POINTER[=NAME]` as a field object; a `ValueError` for anything but a JSON pointer.
+
+    See docs/reference.md#export-columns.
+    """
     pointer, separator, name = text.partition("=")
     if not pointer.startswith("/"):
         raise ValueError(f"--field {text!r}: expected a JSON pointer such as /email or /custom_attributes/plan=plan")
@@ -201,7 +204,8 @@ async def run_export(
     else:
         output.parent.mkdir(parents=True, exist_ok=True)
         temp = output.parent / f".{output.name}.{secrets.token_hex(4)}.part"
-    # A client of its own, without the admin token: the URL may be on a storage host (SPEC 4.5).
+    # A client of its own, without the admin token: the URL may be on a storage host
+    # (docs/reference.md#export-download).
     async with httpx.AsyncClient(verify=verify, timeout=httpx.Timeout(300, connect=15), follow_redirects=True) as http:
         try:
             retries = retrying(

@@ -75,7 +75,7 @@ __all__ = [
 ]
 
 DEFAULT_MAX_REQUEST_BYTES: Final = 500_000
-"""SPEC 8: 500 KB, decimal; the server answers 413 above it."""
+"""docs/reference.md#limits: 500 KB, decimal; the server answers 413 above it."""
 DEFAULT_IN_FLIGHT: Final = 24
 """Tasks outstanding at once: enough queued work that every worker stays busy while earlier tasks finish
 (bench/cli_import.py: with 4 the two workers waited for the client between tasks; the server queues them)."""
@@ -1143,7 +1143,8 @@ class Importer:
                 self._head,
                 self.plan.max_request_bytes,
                 self.resume,
-                # With upsert, later records about a user update it in file order (SPEC 2.4): not duplicates.
+                # With upsert, later records about a user update it in file order (docs/reference.md#import-updates):
+                # not duplicates.
                 None if self.upsert else self.plan.identifier,
             )
             queue: asyncio.Queue[_Unit | None] = asyncio.Queue(maxsize=self.plan.in_flight + 64)

@@ -1,4 +1,4 @@
-"""`userio password-migration` (DECISIONS 12): where the re-hash of legacy passwords stands.
+"""`userio password-migration` (docs/reference.md#passwords-formats): where the re-hash of legacy passwords stands.
 
 How many users still carry a legacy hash (re-hashed at their first good sign-in) and how many never signed in
 since their import. The dry-run checks of known pairs are `password_checks.py`.

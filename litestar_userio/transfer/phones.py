@@ -2,8 +2,8 @@
 
 Both numbers a record may hold are converted: the login id (`phone_number`) and the MFA one (`mfa.phone_number`).
 
-Why on the client: the server takes E.164 only (SPEC 2.2) and cannot guess a number's country; the person
-running the migration knows it. A number that does not parse as a valid number of the region is sent as is
+Why on the client: the server takes E.164 only (docs/reference.md#import-records) and cannot guess a number's country;
+the person running the migration knows it. A number that does not parse as a valid number of the region is sent as is
 (the server then fails it with its own cause), never guessed at.
 """
 

@@ -1,9 +1,11 @@
-"""One user at a time (DECISIONS 11): create, read, search, update, set password, disable, enable, delete.
+"""One user at a time: create, read, search, update, set password, disable, enable, delete.
+
+See docs/reference.md#users-admin-api.
 
 The host's handlers take `UserAdminService` by DI and the admin REST endpoints call it too. A create is one import
-record and an update is SPEC 2.4's upsert, both applied by the import's own rules (`imports/rules.py`), so a user
-changed here and one changed by an import obey the same rules. Each change emits a Litestar event whose argument
-is the user as the export writes it (never a secret), after its transaction committed.
+record and an update is an upsert (docs/reference.md#import-updates), both applied by the import's own rules
+(`imports/rules.py`), so a user changed here and one changed by an import obey the same rules. Each change emits a
+Litestar event whose argument is the user as the export writes it (never a secret), after its transaction committed.
 """
 
 from __future__ import annotations
@@ -77,7 +79,7 @@ class UserPage:
 
 
 class UserAdminService:
-    """The single-user lifecycle of DECISIONS 11, for the host's handlers and the admin API."""
+    """The single-user lifecycle of docs/reference.md#users-admin-api, for the host's handlers and the admin API."""
 
     def __init__(
         self,
@@ -126,7 +128,8 @@ class UserAdminService:
         """A page of the project's users in id order, filtered; pass `next_cursor` back as `cursor`.
 
         `login_id` an exact login id (normalized as sign-in does), `q` the start of one, `role`/`group` a key held,
-        `disabled` the state now (DECISIONS 11, computed by `is_disabled_at`, so it is filtered here, not in SQL).
+        `disabled` the state now (docs/reference.md#users-disabled-state, computed by `is_disabled_at`, so it is
+        filtered here, not in SQL).
         """
         after = _decode_cursor(cursor)
         now = self.clock.now()
@@ -169,8 +172,9 @@ class UserAdminService:
     async def create(self, project: ProjectRecord, record: bytes) -> tuple[dict[str, Any], list[str]]:
         """Create one user from an import record (JSON); the user as exported and the import's warnings.
 
-        The identifier is the first present of `email`, `phone_number`, `preferred_username` (DECISIONS 11); a
-        record fails as it would in an import (`ValidationFailed`, `InvariantViolated`, `DuplicatedUserID`, ...).
+        The identifier is the first present of `email`, `phone_number`, `preferred_username`
+        (docs/reference.md#users-admin-api); a record fails as it would in an import (`ValidationFailed`,
+        `InvariantViolated`, `DuplicatedUserID`, ...).
         """
         identifier = _identifier(record)
         parsed = await self._parse(project, record, identifier)
@@ -185,7 +189,9 @@ class UserAdminService:
         return document, warnings
 
     async def update(self, project: ProjectRecord, user_id: str, record: bytes) -> tuple[dict[str, Any], list[str]]:
-        """Apply SPEC 2.4's update rules, exactly as an upsert import, to one user; as exported, with warnings.
+        """Apply the update rules exactly as an upsert import, to one user; as exported, with warnings.
+
+        See docs/reference.md#import-updates.
 
         `sub` is refused (ids never change); the last login id of a user cannot go.
         """
@@ -324,7 +330,7 @@ class UserAdminService:
         self._emit("userio.user.deleted", document)
 
     def is_disabled(self, user: UserState) -> bool:
-        """Whether `user` is disabled now (DECISIONS 11's one rule, `users.model.is_disabled_at`)."""
+        """Whether `user` is disabled now (docs/reference.md#users-disabled-state, `users.model.is_disabled_at`)."""
         return is_disabled_at(user, self.clock.now())
 
     # The one way a change is made.
@@ -442,7 +448,7 @@ def _json_object(record: bytes) -> dict[str, Any]:
 
 
 def _identifier(record: bytes) -> str | None:
-    """The first login id the record gives as a string (DECISIONS 11); None when it gives none."""
+    """The first login id the record gives as a string (docs/reference.md#users-admin-api); None when it gives none."""
     decoded = _json_object(record)
     for attribute in ("email", "phone_number", "preferred_username"):
         if isinstance(decoded.get(attribute), str):

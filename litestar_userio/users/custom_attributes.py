@@ -1,4 +1,6 @@
-"""Declared custom attributes: a project may declare names, types and constraints (DECISIONS 3).
+"""Declared custom attributes: a project may declare names, types and constraints.
+
+See docs/reference.md#import-outcomes-and-details.
 
 Where a project declares none, any JSON value is stored as given.
 """

@@ -1,4 +1,6 @@
-"""Formats of standard attributes (DECISIONS 3 "Formats") and the normalization of login ids.
+"""Formats of standard attributes ("Formats") and the normalization of login ids.
+
+See docs/reference.md#import-outcomes-and-details.
 
 Each check answers whether a string is acceptable; the normalization of login ids lives in `login_ids.py`
 (re-exported here), which the migration client imports too. Well-kept libraries do the hard parts: `phonenumbers`
@@ -57,7 +59,7 @@ STANDARD_STRING_ATTRIBUTES: tuple[str, ...] = (
     "zoneinfo",
     "locale",
 )
-"""Standard attributes other than login ids, verification flags and address (SPEC 2.2)."""
+"""Standard attributes other than login ids, verification flags and address (docs/reference.md#import-records)."""
 
 STANDARD_ATTRIBUTES: tuple[str, ...] = (
     "preferred_username",

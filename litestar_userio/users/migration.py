@@ -1,4 +1,6 @@
-"""Lazy migration at sign-in (DECISIONS 13): a login id the project does not know is asked of the old system.
+"""Lazy migration at sign-in: a login id the project does not know is asked of the old system.
+
+See docs/reference.md#hooks-lazy-migration.
 
 The project's `user.password_migration` hooks get the login id and the password, call the old system through the
 fetch allowlist, and answer with an import record; the user is then created with the import's validation

@@ -22,7 +22,9 @@ def disabled_state(
     account_valid_from: datetime | None = None,
     account_valid_until: datetime | None = None,
 ) -> str | None:
-    """Why a user is disabled at `now` (ref `IsDisabled`), or None when it is not: the one rule of DECISIONS 11.
+    """Why a user is disabled at `now` (ref `IsDisabled`), or None when it is not.
+
+    The one rule of docs/reference.md#users-disabled-state.
 
     `disabled` (until enabled), `temporarily_disabled` (inside the window, from inclusive, until exclusive),
     `outside_valid_period` (before `account_valid_from`, or from `account_valid_until` on). Export, the admin
@@ -72,7 +74,10 @@ class LoginID:
 
 @dataclass
 class OAuthLink:
-    """A linked OAuth/OIDC identity (DECISIONS 14): the user signs in with `subject` at `provider_alias`."""
+    """A linked OAuth/OIDC identity: the user signs in with `subject` at `provider_alias`.
+
+    See docs/reference.md#import-linked-identities.
+    """
 
     id: str
     provider_alias: str

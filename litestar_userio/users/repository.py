@@ -255,7 +255,10 @@ class UserRepository:
         return {(r["provider_alias"], r["subject"]): r["user_id"] for r in rows}
 
     async def existing_ids(self, tx: Tx, user_ids: Iterable[str]) -> set[str]:
-        """Those of `user_ids` some user has, in any project: ids are unique in the deployment (DECISIONS 11)."""
+        """Those of `user_ids` some user has, in any project: ids are unique in the deployment.
+
+        See docs/reference.md#users-admin-api.
+        """
         ids = sorted(set(user_ids))
         if not ids:
             return set()

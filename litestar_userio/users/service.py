@@ -60,15 +60,19 @@ class UserService:
         """The project's clients, which `sign_in` checks first."""
         self.repository = UserRepository()
         self.migrator: PasswordMigrator | None = None
-        """Lazy migration (DECISIONS 13): asked when a password sign-in finds no user; set by `Services`."""
+        """Lazy migration (docs/reference.md#hooks-lazy-migration): asked when a password sign-in finds no user; set by
+        `Services`."""
 
     async def sign_in(self, project_id: str, login_id: str, password: str, client_id: str) -> str:
-        """The user id of a password sign-in that passes every rule; else the refusal, typed (DECISIONS 11).
+        """The user id of a password sign-in that passes every rule; else the refusal, typed.
+
+        See docs/reference.md#users-admin-api.
 
         `UnknownClient` first (RFC 6749 authenticates the client before the grant); `InvalidCredentials` for an
         unknown login id or a wrong password alike; then, only once the password was right, `UserDisabled`,
         `UserOutsideValidPeriod` and `PasswordExpired`. Records `last_login_at` when it lets the user in. A login id
-        no user has goes to the project's `user.password_migration` hooks first (`migrator`, DECISIONS 13).
+        no user has goes to the project's `user.password_migration` hooks first (`migrator`,
+        docs/reference.md#hooks-lazy-migration).
         """
         if await self.applications.get(project_id, client_id) is None:
             raise UnknownClient()
@@ -103,7 +107,10 @@ class UserService:
             await self.record_sign_in(project_id, user_id)
 
     async def record_sign_in(self, project_id: str, user_id: str) -> None:
-        """Set the user's `last_login_at` (exported, SPEC 2.6): a password sign-in that passed every check."""
+        """Set the user's `last_login_at` (exported): a password sign-in that passed every check.
+
+        See docs/reference.md#export-columns.
+        """
         async with self.db.transaction() as tx:
             await self.repository.record_sign_in(tx, project_id, user_id, self.clock.now())
 
@@ -168,14 +175,17 @@ class UserService:
     async def find_by_oauth(self, project_id: str, provider_alias: str, subject: str) -> str | None:
         """The id of the user linked to `subject` at `provider_alias` (an imported identity), or None.
 
-        The host's social sign-in calls it once the provider vouched for the subject (DECISIONS 14).
+        The host's social sign-in calls it once the provider vouched for the subject
+        (docs/reference.md#import-linked-identities).
         """
         async with self.db.reader() as tx:
             owners = await self.repository.find_oauth_owners(tx, project_id, [(provider_alias, subject)])
         return owners.get((provider_alias, subject))
 
     async def _rehash(self, project_id: str, user_id: str, password: str, stored: str) -> None:
-        """DECISIONS 12: a hash not in the project's `password_algorithm` is replaced in the sign-in that proved it.
+        """A hash not in the project's `password_algorithm` is replaced in the sign-in that proved it.
+
+        See docs/reference.md#passwords-formats.
 
         The swap is conditional on the legacy hash still being there, so two first sign-ins at once store one
         new hash, and a password changed meanwhile is not overwritten.

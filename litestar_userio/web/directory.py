@@ -1,4 +1,4 @@
-"""Admin reads for pickers (beyond SPEC): `GET /applications`, `/custom-attributes` (export-style envelope)."""
+"""Admin reads for pickers (beyond the reference): `GET /applications`, `/custom-attributes` (export-style envelope)."""
 
 from litestar import Controller, get
 from litestar.datastructures import State

@@ -1,4 +1,4 @@
-"""The public download route of the local store (SPEC 4.5, 5.5).
+"""The public download route of the local store (docs/reference.md#export-download).
 
 A signed URL carries its own authority, so the route has no guards and asks for no bearer token; it must not
 sit behind the admin controllers' guard. Every refusal is a 403 in the export error envelope.

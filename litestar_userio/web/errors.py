@@ -1,7 +1,8 @@
 """The HTTP side of the errors: one table from error class to status and headers, and the handlers.
 
-The import API answers `{"error": "<message>"}` (SPEC 4.1), the export, hook and admin APIs
-`{"error": {"name", "reason", "message", "code", "info"?}}` (DECISIONS 4), the token endpoints RFC 6749 5.2.
+The import API answers `{"error": "<message>"}` (docs/reference.md#import-request), the export, hook and admin APIs
+`{"error": {"name", "reason", "message", "code", "info"?}}` (docs/reference.md#export-file-format), the token endpoints
+RFC 6749 5.2.
 """
 
 from __future__ import annotations
@@ -124,7 +125,8 @@ def oauth_error_handler(_: Request[Any, Any, Any], exc: Exception) -> Response[A
 def oauth_refusal_handler(_: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
     """A refused sign-in, refresh or client at a token endpoint: RFC 6749 5.2's answer, nothing as 500.
 
-    `invalid_client` is 401 (5.2), the rest 400; the description is the refusal's fixed text (DECISIONS 11).
+    `invalid_client` is 401 (5.2), the rest 400; the description is the refusal's fixed text
+    (docs/reference.md#users-admin-api).
     """
     if not isinstance(exc, SignInRefused):  # registered for SignInRefused only
         raise exc
@@ -143,12 +145,15 @@ def oauth_busy_handler(_: Request[Any, Any, Any], exc: Exception) -> Response[An
 
 
 def import_error_handler(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
-    """SPEC 4.1/7.2: the import endpoints answer `{"error": "<short message>"}`."""
+    """The import endpoints answer `{"error": "<short message>"}` (docs/reference.md#errors-import)."""
     error, status, headers = _answer(request, exc)
     return Response({"error": error.message}, status_code=status, headers=headers)
 
 
 def export_error_handler(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
-    """DECISIONS 4: the export envelope `{"error": {"name", "reason", "message", "code", "info"?}}`."""
+    """The export envelope `{"error": {"name", "reason", "message", "code", "info"?}}`.
+
+    See docs/reference.md#export-file-format.
+    """
     error, status, headers = _answer(request, exc)
     return Response({"error": error.to_object(status)}, status_code=status, headers=headers)

@@ -1,4 +1,7 @@
-"""`POST /_api/admin/users/export` and `GET /_api/admin/users/export/{task_id}` (SPEC 4.3, 4.4)."""
+"""`POST /_api/admin/users/export` and `GET /_api/admin/users/export/{task_id}`.
+
+See docs/reference.md#export-request and docs/reference.md#export-task-lifecycle.
+"""
 
 from typing import Annotated, Any
 from urllib.parse import urlsplit, urlunsplit
@@ -49,7 +52,7 @@ EXPORT_EXAMPLES = {
 
 
 def parse_export_request(content_type: str, body: bytes) -> ExportRequest:
-    """Decode the body; every problem is `Invalid/ValidationFailed` with its cause (SPEC 7)."""
+    """Decode the body; every problem is `Invalid/ValidationFailed` with its cause (docs/reference.md#errors-export)."""
     if content_type.split(";", 1)[0].strip().lower() != "application/json":
         raise UnsupportedMediaType()
     try:
@@ -119,7 +122,7 @@ def build_export_controller(config: UserIOConfig) -> type[Controller]:
             "/",
             status_code=202,
             summary="Initiate a bulk user export",
-            description="One running export per project and the `UserExport` rate-limit bucket (SPEC 8).",
+            description="One running export per project and the `UserExport` bucket (docs/reference.md#limits).",
             dto=ExportRequestDTO,
             operation_class=body_examples(EXPORT_EXAMPLES),
             responses=error_responses(ExportErrorBody, 400, 403, 415, 429, 500, 503),

@@ -1,4 +1,7 @@
-"""`POST /_api/admin/users/import` and `GET /_api/admin/users/import/{id}` (SPEC 4.1, 4.2)."""
+"""`POST /_api/admin/users/import` and `GET /_api/admin/users/import/{id}`.
+
+See docs/reference.md#import-request and docs/reference.md#import-task-lifecycle.
+"""
 
 import hashlib
 import re
@@ -79,7 +82,10 @@ def nesting_depth(body: bytes) -> int:
 
 
 def parse_import_request(content_type: str, body: bytes) -> ImportRequest:
-    """Check the request's top level only (DECISIONS 3); records are validated one by one in the job."""
+    """Check the request's top level only; records are validated one by one in the job.
+
+    See docs/reference.md#import-outcomes-and-details.
+    """
     if content_type.split(";", 1)[0].strip().lower() != "application/json":
         raise UnsupportedMediaType()
     try:
@@ -121,7 +127,7 @@ class ImportRequestDTO(StrictJSONDTO[ImportRequest]):
 
 
 def idempotency_key(header: str | None) -> str | None:
-    """The `Idempotency-Key` header (beyond SPEC): 1-255 printable ASCII characters, or absent."""
+    """The `Idempotency-Key` header (beyond the reference): 1-255 printable ASCII characters, or absent."""
     if header is None:
         return None
     if not 0 < len(header) <= 255 or not all(33 <= ord(c) <= 126 for c in header):

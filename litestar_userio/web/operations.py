@@ -1,4 +1,6 @@
-"""The probes and the metrics endpoint (DECISIONS 15): no admin JWT, no `Host` or HTTPS rule, nothing revealed.
+"""The probes and the metrics endpoint: no admin JWT, no `Host` or HTTPS rule, nothing revealed.
+
+See docs/reference.md#operations.
 
 A probe comes by IP over plain HTTP from the orchestrator; these answer `{"status": ...}` and the metrics, and
 nothing else, and are meant for the internal network (`docs/operations.md`).

@@ -1,4 +1,7 @@
-"""`GET /users/password-migration`: how many users still carry a legacy password hash (DECISIONS 12)."""
+"""`GET /users/password-migration`: how many users still carry a legacy password hash.
+
+See docs/reference.md#passwords-formats.
+"""
 
 from litestar import Controller, get
 from litestar.di import NamedDependency

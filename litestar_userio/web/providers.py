@@ -140,7 +140,9 @@ _ADMIN_PROJECT = "userio_admin_project"
 
 
 async def authenticate_admin(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
-    """The admin controllers' guard (SPEC 5): a 403 error unless the request is an authenticated admin request.
+    """The admin controllers' guard: a 403 error unless the request is an authenticated admin request.
+
+    See docs/reference.md#authentication.
 
     A guard, not only the `project` dependency, because Litestar decodes a handler's `data` before it resolves
     dependencies: this way a request without a valid Admin API JWT is refused before its body is read.
@@ -154,10 +156,14 @@ async def provide_admin_project(
     admin_service: NamedDependency[AdminAuthenticator],
     host: Annotated[
         str | None,
-        HeaderParameter(name="host", required=False, description="Selects the project (SPEC 5.4)."),
+        HeaderParameter(
+            name="host",
+            required=False,
+            description="Selects the project (docs/reference.md#authentication-projects-and-hosts).",
+        ),
     ] = None,
 ) -> ProjectRecord:
-    """The project `authenticate_admin` found (SPEC 5); authenticates here when no guard ran.
+    """The project `authenticate_admin` found (docs/reference.md#authentication); authenticates here when no guard ran.
 
     `host` is read from the request by the authenticator; declared here so the OpenAPI schema shows it.
     """

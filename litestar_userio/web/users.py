@@ -1,4 +1,4 @@
-"""`/_api/admin/users` and `/_api/admin/users/{id}...`: one user at a time (DECISIONS 11).
+"""`/_api/admin/users` and `/_api/admin/users/{id}...`: one user at a time (docs/reference.md#users-admin-api).
 
 Thin: authenticate (the admin guard), decode the typed body, call `UserAdminService`, wrap the user in
 `{"result": ...}` with the import's `warnings` beside it. Every error is the export's envelope (413, 415 and
@@ -142,7 +142,9 @@ def build_users_controller(config: UserIOConfig) -> type[Controller]:
             q: Annotated[str | None, QueryParameter(min_length=1, max_length=320)] = None,
             role: Annotated[str | None, QueryParameter(min_length=1, max_length=64)] = None,
             group: Annotated[str | None, QueryParameter(min_length=1, max_length=64)] = None,
-            disabled: Annotated[bool | None, QueryParameter(description="The state now (DECISIONS 11)")] = None,
+            disabled: Annotated[
+                bool | None, QueryParameter(description="The state now (docs/reference.md#users-disabled-state)")
+            ] = None,
             cursor: Annotated[str | None, QueryParameter(max_length=200)] = None,
             limit: Annotated[int, QueryParameter(ge=1, le=MAX_PAGE)] = 20,
         ) -> dict[str, Any]:
@@ -174,7 +176,7 @@ def build_users_controller(config: UserIOConfig) -> type[Controller]:
 
         @patch(
             "/{user_id:str}",
-            summary="Update one user by SPEC 2.4's rules, as an upsert import",
+            summary="Update one user by the import's update rules, as an upsert import",
             dto=UserBodyDTO,
             responses=error_responses(ExportErrorBody, 400, 403, 404, 413, 415, 503),
         )
