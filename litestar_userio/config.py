@@ -34,7 +34,8 @@ class AuthConfig:
     """Admin API authentication (docs/reference.md#authentication)."""
 
     allow_http: bool = False
-    """Accept plain-HTTP requests. For tests only: docs/reference.md#authentication says both APIs accept only HTTPS."""
+    """Accept plain-HTTP requests. For tests only: the admin APIs accept only HTTPS
+    (docs/reference.md#authentication)."""
     leeway: timedelta = timedelta(minutes=5)
     """Clock skew tolerated on `exp`, `nbf` and `iat` (the reference's value)."""
 
@@ -75,7 +76,7 @@ class ImportConfig:
     """The bulk import API (docs/reference.md#import)."""
 
     max_body_size: int = 500_000
-    """docs/reference.md#limits: 500KB, decimal, as the reference counts it."""
+    """500KB, decimal, as the reference counts it (docs/reference.md#limits)."""
     chunk_size: int = 2000
     """Records per job. Chunks of one task run in parallel on several workers. Each chunk costs a fixed dozen
     statements, a commit and a job: at 500, a 500 KB request of `bench/import.py`'s records (1 150) made 3 jobs, the
@@ -154,20 +155,20 @@ class ExportConfig:
     storage: LocalStorageConfig | S3StorageConfig | None = field(default_factory=LocalStorageConfig)
     """Where files go; None disables export (`UserExportDisabled`)."""
     max_pending_per_project: int = 1
-    """docs/reference.md#limits: one running export at a time."""
+    """One running export at a time (docs/reference.md#limits)."""
     rate_limit: RateLimit = field(default_factory=lambda: RateLimit(24, timedelta(hours=24)))
     """The `UserExport` bucket, per project."""
     url_ttl: timedelta = timedelta(seconds=60)
-    """docs/reference.md#export-download: a download URL is valid 60 seconds."""
+    """A download URL is valid 60 seconds (docs/reference.md#export-download)."""
     result_ttl: timedelta = timedelta(hours=24)
-    """docs/reference.md#export-task-lifecycle: a completed export's result expires 24 hours after completion."""
+    """A completed export's result expires 24 hours after completion (docs/reference.md#export-task-lifecycle)."""
     page_size: int = 2000
     """Users read per keyset page."""
 
 
 @dataclass
 class HookConfig:
-    """Blocking TypeScript hooks (docs/reference.md#hooks, docs/reference.md#hooks-runtime)."""
+    """Blocking TypeScript hooks (docs/reference.md#hooks)."""
 
     hook_timeout: timedelta = timedelta(seconds=5)
     """One hook's time limit."""
@@ -368,9 +369,9 @@ class UserIOConfig:
     """`postgresql://...` in production; `sqlite:///path` for the embedded default (the plugin's own file)."""
     database_schema: str = "userio"
     """PostgreSQL: the schema of the plugin's tables and of its migration bookkeeping
-    (docs/reference.md#users-admin-api); nothing of ours is created in or read from another, so a host's own tables (a
-    `migration` table included) stay its own. Created by `migrate`, which also moves an older deployment's tables there
-    from `public` once."""
+    (docs/reference.md#tasks-database-schema); nothing of ours is created in or read from another, so a host's own
+    tables (a `migration` table included) stay its own. Created by `migrate`, which also moves an older deployment's
+    tables there from `public` once."""
     queue: QueueConfig = field(default_factory=QueueConfig)
     imports: ImportConfig = field(default_factory=ImportConfig)
     exports: ExportConfig = field(default_factory=ExportConfig)

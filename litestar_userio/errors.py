@@ -1,6 +1,6 @@
 """Every error the plugin reports (and 4): a name, a reason, a message, optional info.
 
-See docs/reference.md#import-outcomes-and-details.
+See docs/reference.md#errors-import-records and docs/reference.md#errors-envelope.
 
 Code raises `TaskNotFound()` and friends. The hierarchy knows nothing of HTTP: `web/errors.py` maps each class to
 its status and headers (one table) and turns an error into either envelope.
@@ -122,14 +122,14 @@ class InvalidRequest(Invalid):
 
 
 class BodyTooLarge(Invalid):
-    """docs/reference.md#limits: the body is over the limit."""
+    """The body is over the limit (docs/reference.md#limits)."""
 
     reason = "RequestEntityTooLarge"
     default_message = "request body is too large"
 
 
 class UnsupportedMediaType(Invalid):
-    """The POST bodies must be `application/json` (docs/reference.md#endpoints)."""
+    """The POST bodies must be `application/json` (docs/reference.md#errors-import)."""
 
     reason = "UnsupportedMediaType"
     default_message = "Content-Type must be application/json"
@@ -198,7 +198,7 @@ class DuplicatedIdentity(Invalid):
 class DuplicatedUserID(Invalid):
     """A record's `sub` is the id of a user already stored, in this project or another.
 
-    See docs/reference.md#users-admin-api.
+    See docs/reference.md#import-user-ids.
     """
 
     reason = "DuplicatedUserID"
@@ -221,7 +221,7 @@ class Forbidden(UserIOError):
 
 
 class HTTPSRequired(Forbidden):
-    """docs/reference.md#authentication: requests must use HTTPS."""
+    """Requests must use HTTPS (docs/reference.md#authentication)."""
 
     reason = "HTTPSRequired"
     default_message = "HTTPS is required"
@@ -300,7 +300,7 @@ class TooManyRequest(UserIOError):
 
 
 class RateLimited(TooManyRequest):
-    """docs/reference.md#errors-export: the `UserExport` bucket is empty; `Retry-After` says when it refills."""
+    """The `UserExport` bucket is empty; `Retry-After` says when it refills (docs/reference.md#errors-export)."""
 
     reason = "RateLimited"
     default_message = "rate limited"
@@ -314,14 +314,14 @@ class RateLimited(TooManyRequest):
 
 
 class MaximumConcurrentJobLimitExceeded(TooManyRequest):
-    """docs/reference.md#limits: one running export at a time."""
+    """One running export at a time (docs/reference.md#limits)."""
 
     reason = "MaximumConcurrentJobLimitExceeded"
     default_message = "an export is already running"
 
 
 class UserExportNonUniqueFieldNames(Invalid):
-    """docs/reference.md#export-columns: field names must be unique; `info.field_names` lists all of them."""
+    """Field names must be unique; `info.field_names` lists all of them (docs/reference.md#export-columns)."""
 
     reason = "UserExportNonUniqueFieldNames"
     default_message = "field names are not unique"
@@ -346,7 +346,7 @@ class InternalError(UserIOError):
 
 
 class UserExportDisabled(InternalError):
-    """docs/reference.md#errors-export: export is off for the project, or no storage is configured."""
+    """Export is off for the project, or no storage is configured (docs/reference.md#errors-export)."""
 
     reason = "UserExportDisabled"
     default_message = "user export is disabled"
@@ -366,7 +366,7 @@ class HookCompileFailed(Invalid):
 
 
 class HookError(UserIOError):
-    """A blocking hook stopped the issuance of a token (docs/reference.md#hooks-runtime: fail closed, no retries)."""
+    """A blocking hook stopped the issuance of a token (fail closed, no retries: docs/reference.md#hooks-failures)."""
 
     name = "InternalError"
 
@@ -433,7 +433,9 @@ class InvalidAccountStatusTransition(Invalid):
 
 
 class SignInRefused(UserIOError):
-    """A sign-in or refresh the token endpoint refuses (docs/reference.md#users-admin-api), answered per RFC 6749 5.2.
+    """A sign-in or refresh the token endpoint refuses, answered per RFC 6749 5.2.
+
+    See docs/reference.md#users-sign-in-refusals.
 
     `oauth_error` is the RFC's code; the answer's `error_description` is the class's fixed text, never an
     admin's free-text reason, and `error_reason` the reference's reason name.

@@ -1,6 +1,6 @@
 """The plugin's Litestar events: a change of one user, and the completion of an import task.
 
-See docs/reference.md#users-admin-api.
+See docs/reference.md#events.
 
 They go through the host app's own emitter (`app.emit`), to listeners the host registers with
 `Litestar(listeners=[...])`; an event no listener takes is dropped (Litestar would refuse it).

@@ -46,13 +46,13 @@ _DEFAULT_TITLE = "Litestar API"
 
 
 class ImportErrorBody(msgspec.Struct):
-    """The import endpoints' error answer (docs/reference.md#import-request)."""
+    """The import endpoints' error answer (docs/reference.md#errors-import)."""
 
     error: str
 
 
 class ExportErrorBody(msgspec.Struct):
-    """The export and hooks endpoints' error answer (docs/reference.md#export-file-format)."""
+    """The export and hooks endpoints' error answer (docs/reference.md#errors-envelope)."""
 
     error: ErrorObject
 

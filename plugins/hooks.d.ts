@@ -1,4 +1,4 @@
-// Types of the token hooks' events and responses (docs/reference.md#hooks-runtime), for hook authors.
+// Types of the token hooks' events and responses (docs/reference.md#hooks-events), for hook authors.
 //
 // A hook is a TypeScript module whose default export receives the event and returns (or resolves to) the response:
 //

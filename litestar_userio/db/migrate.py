@@ -1,9 +1,9 @@
 """Run the plugin's migrations against a `Database` from code (CLI `migrate`, app start, tests).
 
 On PostgreSQL the plugin's tables and Piccolo's `migration` table live in `Database.schema`
-(docs/reference.md#users-admin-api): our connections see that schema only (`search_path`), so a host's own `migration`
-table is never read or written. `migrate` creates the schema, and moves an older deployment's tables there from `public`
-once.
+(docs/reference.md#tasks-database-schema): our connections see that schema only (`search_path`), so a host's own
+`migration` table is never read or written. `migrate` creates the schema, and moves an older deployment's tables there
+from `public` once.
 
 Piccolo's migration runner is loaded only when a migration is to run: loading it (it imports `black`) took 172 ms
 of the 1.2 s every `litestar userio` command spent starting, and a current schema is told by one query.

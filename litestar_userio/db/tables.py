@@ -1,4 +1,4 @@
-"""The plugin's Piccolo tables. Every row belongs to a project (docs/reference.md#tasks-rows-first: multi-project).
+"""The plugin's Piccolo tables. Every row belongs to a project (docs/reference.md#authentication-projects-and-hosts).
 
 Uniqueness that spans several columns (a login id per project, a role key per project) is declared
 by raw SQL in the initial migration, which Piccolo's column options cannot express. The schema is the same
@@ -84,7 +84,7 @@ class User(Table, tablename="userio_user"):
 
     id = Varchar(length=128, primary_key=True)
     """Generated, or the id the user had in the old system (an import record's `sub`,
-    docs/reference.md#users-admin-api)."""
+    docs/reference.md#import-user-ids)."""
     project = ForeignKey(Project, db_column_name="project_id", on_delete=OnDelete.cascade, null=False)
     """On PostgreSQL this and the import's other bulk references (login ids, authenticators, memberships) are not
     checked row by row; statement triggers cascade the deletes (migration 2026-11-24 says why)."""
@@ -212,7 +212,7 @@ class CustomAttribute(Table, tablename="userio_custom_attribute"):
 class ImportTask(Table, tablename="userio_import_task"):
     """An import request: a row first, then jobs.
 
-    See docs/reference.md#import-outcomes-and-details and docs/reference.md#tasks-rows-first.
+    See docs/reference.md#import-task-lifecycle and docs/reference.md#tasks-rows-first.
     """
 
     id = Varchar(length=40, primary_key=True)
@@ -328,7 +328,7 @@ class Hook(Table, tablename="userio_hook"):
     """SHA-256 of the JavaScript: the runtime's cache key."""
     created_at = Timestamptz()
     on_error = Varchar(length=16, default="deny")
-    """`deny` (fail closed, docs/reference.md#hooks-runtime) or `continue` (issue without this hook's changes)."""
+    """`deny` (fail closed, docs/reference.md#hooks-failures) or `continue` (issue without this hook's changes)."""
 
 
 class HookSettings(Table, tablename="userio_hook_settings"):

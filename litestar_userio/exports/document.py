@@ -1,6 +1,6 @@
 """The exported user: one JSON document per user, the ndjson line as is, the source of every CSV cell.
 
-Members follow the supported pointers' order (docs/reference.md#export-file-format) (`sub` first); `address` and `mfa`
+Members follow the supported pointers' order (`sub` first); `address` and `mfa`
 are always objects and `mfa` always holds its three arrays (docs/reference.md#export-file-format). Password hashes are
 never part of it.
 """
@@ -92,7 +92,7 @@ def _mfa(authenticators: list[list[Any]], issuer: str, account: str) -> dict[str
 def build_document(user: Row, issuer: str, now: datetime) -> dict[str, Any]:
     """The user as exported (ndjson line, and what CSV pointers resolve against), from a row of `export_pages`.
 
-    `disabled` is the state at `now` (docs/reference.md#users-admin-api: also inside a temporary disable window or
+    `disabled` is the state at `now` (docs/reference.md#users-disabled-state: also inside a temporary disable window or
     outside the account valid period); the admin API's user bodies are this document too.
     """
     standard = _decode(user["standard_attributes"])

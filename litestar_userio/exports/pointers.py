@@ -3,7 +3,7 @@
 See docs/reference.md#export-columns.
 
 A pointer must be one of the supported pointers, a `/custom_attributes/<name>`, one of the few extras
-docs/reference.md#export-file-format allows, or a pointer inside one of those (`/roles/0`). Anything else is refused
+docs/reference.md#export-columns allows, or a pointer inside one of those (`/roles/0`). Anything else is refused
 with the pointer named: the reference exports an empty column instead, which hides typos.
 """
 
@@ -100,7 +100,7 @@ def unsupported_reason(tokens: list[str]) -> str | None:
 
 
 def derive_field_name(tokens: list[str]) -> str:
-    """docs/reference.md#export-columns: the reference tokens joined with `.`."""
+    """The reference tokens joined with `.` (docs/reference.md#export-columns)."""
     return ".".join(tokens)
 
 

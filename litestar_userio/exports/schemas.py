@@ -42,7 +42,7 @@ class CSVOptions(Struct, forbid_unknown_fields=True, omit_defaults=True):
 
 
 class ExportRequest(Struct, forbid_unknown_fields=True, omit_defaults=True):
-    """docs/reference.md#export-columns."""
+    """The export request (docs/reference.md#export-request, docs/reference.md#export-columns)."""
 
     format: Literal["csv", "ndjson"]
     csv: CSVOptions | UnsetType = UNSET

@@ -183,7 +183,8 @@ class ExportService:
             schema = await self.projects.custom_schema(project.id)
             columns = columns_for(check_request(request), schema)
         escape_formulas = request.csv is not msgspec.UNSET and request.csv.escape_formulas is True
-        now = self.clock.now()  # `disabled` of every user as of the export's start (docs/reference.md#users-admin-api)
+        # `disabled` of every user as of the export's start (docs/reference.md#users-disabled-state)
+        now = self.clock.now()
         writer = await storage.open_writer(key, content_type=CONTENT_TYPES[request.format], filename=filename)
         count = 0
         started = time.perf_counter()
@@ -235,7 +236,7 @@ class ExportService:
     async def _fail(self, task_id: str, error: UserIOError) -> None:
         """A failed export is `completed` with `failed_at` and `error`, and no URL.
 
-        See docs/reference.md#export-file-format.
+        See docs/reference.md#export-task-lifecycle.
         """
         now = self.clock.now()
         async with self.db.transaction() as tx:

@@ -1,4 +1,4 @@
-"""TypeScript hooks to JavaScript by type erasure (docs/reference.md#hooks-runtime).
+"""TypeScript hooks to JavaScript by type erasure (docs/reference.md#hooks-compiling).
 
 A hook is compiled once, when it is saved: tree-sitter-typescript parses it and every piece of type syntax is
 overwritten with spaces, newlines kept, so each character that survives stays at its line and column and a V8 stack
@@ -23,7 +23,7 @@ from litestar_userio.hooks.verification import verify
 __all__ = ["MAX_SOURCE_BYTES", "CompiledHook", "HookCompileError", "compile_hook"]
 
 MAX_SOURCE_BYTES = 100 * 1024
-"""docs/reference.md#hooks-runtime: a hook's source is at most 100 KiB (UTF-8)."""
+"""A hook's source is at most 100 KiB (UTF-8) (docs/reference.md#hooks-compiling)."""
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """The two blocking events (docs/reference.md#hooks-events): their JSON, and how a hook's response may change the token.
 
-`build_event` gives the reference's event shape (docs/reference.md#hooks-runtime); `apply_response` checks a response
+`build_event` gives the reference's event shape (docs/reference.md#hooks-events); `apply_response` checks a response
 and returns the payload it asks for, refusing any change to a claim the server put into the token.
 """
 

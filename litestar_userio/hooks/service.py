@@ -1,6 +1,6 @@
 """A project's blocking hooks: saving them (compiled, all or nothing, each save a version) and running them in order.
 
-Several hooks on one event run in order, each seeing the previous one's payload (docs/reference.md#hooks-runtime). A
+Several hooks on one event run in order, each seeing the previous one's payload (docs/reference.md#hooks-events). A
 failure stops issuance (fail closed, no retries) unless that hook opted in to `on_error: "continue"`; the whole chain
 shares one time budget per token. Hooks get the project's secrets as `ctx.secrets` and `fetch` to its allowlisted
 origins; production runs go to the run log. Everything a hook's run gives back (its answer, console, error) has the
@@ -61,7 +61,7 @@ class HookSpec(msgspec.Struct, forbid_unknown_fields=True):
     event: Literal["oidc.jwt.pre_create", "oidc.id_token.pre_create", "user.password_migration"]
     source: str
     on_error: Literal["deny", "continue"] = "deny"
-    """`deny`: a failure stops issuance (docs/reference.md#hooks-runtime). `continue`: the token is issued without this
+    """`deny`: a failure stops issuance (docs/reference.md#hooks-failures). `continue`: the token is issued without this
     hook's changes and the error is recorded (for enrichment hooks)."""
 
 

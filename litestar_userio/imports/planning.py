@@ -3,7 +3,7 @@
 Two records interact only through a user: the one a login id names (existing, or created by an earlier
 record), or the one holding a login id the record wants. So records are joined when they share a
 normalized login id, or when their login ids already belong to the same existing user; each connected
-group goes whole into one chunk, in index order (docs/reference.md#import-outcomes-and-details: "this holds however many
+group goes whole into one chunk, in index order (docs/reference.md#import-order-and-atomicity: "this holds however many
 workers share the job").
 """
 

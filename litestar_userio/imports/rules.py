@@ -1,7 +1,7 @@
-"""docs/reference.md#import-updates: how one record changes the users, decided in memory and in index order.
+"""How one record changes the users (docs/reference.md#import-updates), decided in memory and in index order.
 
 `ImportWorld` holds the users a chunk touches. `apply` checks a record whole before it changes anything,
-so a record is applied entirely or not at all (docs/reference.md#import-outcomes-and-details), and a later record sees
+so a record is applied entirely or not at all (docs/reference.md#import-order-and-atomicity), and a later record sees
 what earlier ones did. No I/O here: the service loads the world and writes back what changed.
 """
 
@@ -53,7 +53,7 @@ class ImportWorld:
     custom_schema: Mapping[str, CustomAttributeSpec] | None = None
     login_id_rules: LoginIDRules = CASE_INSENSITIVE
     taken_ids: set[str] = field(default_factory=set)
-    """The records' `sub`s that some stored user, in any project, already has (docs/reference.md#users-admin-api)."""
+    """The records' `sub`s that some stored user, in any project, already has (docs/reference.md#import-user-ids)."""
     owners: dict[tuple[str, str], str] = field(default_factory=dict)
     oauth_owners: dict[tuple[str, str], str] = field(default_factory=dict)
     """(provider alias, subject) -> user id: the stored owners of the pairs the chunk names, and the world's."""
@@ -284,7 +284,7 @@ class ImportWorld:
         self.users[user.id] = user
         return user.id
 
-    # Update: docs/reference.md#import-updates, row by row.
+    # Update (docs/reference.md#import-updates), row by row.
 
     def _update(self, user: UserState, record: UserRecord, warnings: list[str]) -> None:
         self._check_sub(user, record)

@@ -43,7 +43,7 @@ OptionalStr = str | None | UnsetType
 class PasswordCheck(Struct, forbid_unknown_fields=True):
     """A known pair for the dry run: the record at `index` should verify `password`.
 
-    See docs/reference.md#passwords-formats.
+    See docs/reference.md#import-dry-run.
     """
 
     index: Annotated[int, Meta(ge=0)]
@@ -51,9 +51,9 @@ class PasswordCheck(Struct, forbid_unknown_fields=True):
 
 
 class ImportRequest(Struct, forbid_unknown_fields=True):
-    """docs/reference.md#import-records. Records stay raw here: each is validated on its own in the job.
+    """The import request. Records stay raw here: each is validated on its own in the job.
 
-    See docs/reference.md#import-records and docs/reference.md#import-outcomes-and-details.
+    See docs/reference.md#import-request and docs/reference.md#import-outcomes-and-details.
     """
 
     identifier: Identifier
@@ -133,8 +133,8 @@ class UserRecord(Struct, forbid_unknown_fields=True):
     """One user of `records` (docs/reference.md#import-records)."""
 
     sub: str | UnsetType = UNSET
-    """Beyond SPEC (docs/reference.md#users-admin-api): the user's id in the old system, kept as its id here; set on
-    insert only."""
+    """Beyond the reference (docs/reference.md#import-user-ids): the user's id in the old system, kept as its id here;
+    set on insert only."""
     preferred_username: OptionalStr = UNSET
     email: OptionalStr = UNSET
     phone_number: OptionalStr = UNSET
@@ -164,12 +164,12 @@ class UserRecord(Struct, forbid_unknown_fields=True):
     password: PasswordInput | UnsetType = UNSET
     mfa: MFAInput | UnsetType = UNSET
     identities: list[OAuthIdentityInput] | UnsetType = UNSET
-    """Beyond SPEC (docs/reference.md#import-linked-identities): linked OAuth identities, added or kept (never removed)
-    by an update."""
+    """Beyond the reference (docs/reference.md#import-linked-identities): linked OAuth identities, added or kept (never
+    removed) by an update."""
 
 
 class ImportTaskCreated(Struct):
-    """docs/reference.md#import-request success body: no `result` wrapper."""
+    """The initiate answer: no `result` wrapper (docs/reference.md#import-request)."""
 
     id: str
     created_at: datetime
@@ -177,7 +177,7 @@ class ImportTaskCreated(Struct):
 
 
 class ImportSummary(Struct):
-    """docs/reference.md#import-outcomes-and-details `summary`."""
+    """A completed task's `summary` (docs/reference.md#import-task-lifecycle)."""
 
     total: int
     inserted: int
@@ -216,7 +216,7 @@ class ImportDetail(Struct, omit_defaults=True):
 
 
 class ImportTaskStatus(Struct, omit_defaults=True, kw_only=True):
-    """docs/reference.md#import-task-lifecycle body; `details` is pre-encoded JSON kept with the task."""
+    """The status body (docs/reference.md#import-task-lifecycle); `details` is pre-encoded JSON kept with the task."""
 
     id: str
     created_at: datetime

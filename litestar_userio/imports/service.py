@@ -115,7 +115,7 @@ class ImportService:
         """Project id -> when (monotonic) an optimistic run of one of its chunks last conflicted, oldest first."""
         self.emit: Callable[..., None] = _no_events
         """Litestar's `app.emit` once the plugin bound it: `userio.import.completed` once per task
-        (docs/reference.md#users-admin-api; no event per record, docs/reference.md#import-no-user-events). A worker
+        (docs/reference.md#events; no event per record, docs/reference.md#import-no-user-events). A worker
         process has no app: its completions emit nothing."""
 
     # Creating a task (docs/reference.md#import-request).

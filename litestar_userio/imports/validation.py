@@ -1,6 +1,6 @@
 """Per-record validation: structure by msgspec, then formats, hashes and secrets.
 
-See docs/reference.md#import-outcomes-and-details.
+See docs/reference.md#import-records and docs/reference.md#errors-import-records.
 
 The POST checks only the request's top level; each record is checked here, in the job, so a bad record
 fails alone. A failed record reports every cause, sorted by location, in the reference's shapes; its

@@ -1,6 +1,6 @@
 """Wire shapes of the password migration's state: what is left to re-hash, per format.
 
-See docs/reference.md#passwords-formats.
+See docs/reference.md#passwords-re-hash-at-sign-in.
 """
 
 from __future__ import annotations

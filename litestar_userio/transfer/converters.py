@@ -1,4 +1,4 @@
-"""`--from`: turn another system's user export into docs/reference.md#import-records records.
+"""`--from`: turn another system's user export into import records (docs/reference.md#import-records).
 
 Each converter keeps what our API accepts and drops the rest (timestamps, login counters, identities,
 provider internals), so a converted record never fails for a key the server refuses. The choices, also in
@@ -635,8 +635,8 @@ def userio_record(user: Mapping[str, Any], *, upsert: bool = False, warnings: Wa
 
     Attributes, address, roles, groups, `disabled` and custom attributes are carried; the old user id is kept
     as `custom_attributes.userio_user_id`; the first TOTP, MFA email and MFA phone become the second factors.
-    An export holds no password hashes (docs/reference.md#export-columns), so every user is warned about: they set a new
-    password.
+    An export holds no password hashes (docs/reference.md#export-file-format), so every user is warned about: they set a
+    new password.
     """
     from litestar_userio.users.formats import STANDARD_ATTRIBUTES  # its validators cost every run 0.1 s to import
 

@@ -43,7 +43,7 @@ _POLL_MAX: Final = 2.0
 _DOWNLOAD_ATTEMPTS: Final = 4
 _BUSY_WAIT: Final = 5.0
 _BUSY_LIMIT: Final = 300.0
-"""How long to wait for another export of the project to finish (docs/reference.md#limits: one at a time)."""
+"""How long to wait for another export of the project to finish (one at a time: docs/reference.md#limits)."""
 _CHUNK: Final = 1 << 20
 STDOUT: Final = "-"
 """`-o -`: the file goes to stdout."""

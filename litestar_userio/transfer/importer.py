@@ -75,7 +75,7 @@ __all__ = [
 ]
 
 DEFAULT_MAX_REQUEST_BYTES: Final = 500_000
-"""docs/reference.md#limits: 500 KB, decimal; the server answers 413 above it."""
+"""500 KB, decimal; the server answers 413 above it (docs/reference.md#limits)."""
 DEFAULT_IN_FLIGHT: Final = 24
 """Tasks outstanding at once: enough queued work that every worker stays busy while earlier tasks finish
 (bench/cli_import.py: with 4 the two workers waited for the client between tasks; the server queues them)."""

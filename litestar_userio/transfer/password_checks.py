@@ -1,6 +1,6 @@
 """Prove the hashes before moving millions: `userio import FILE --check-passwords PAIRS`.
 
-See docs/reference.md#passwords-formats.
+See docs/reference.md#import-dry-run.
 
 Only the records PAIRS names are sent, as dry runs with their known plaintexts; each record's outcome and a count
 per format are printed: a wrong Firebase key or a salt on the wrong side shows here, not on the morning after.

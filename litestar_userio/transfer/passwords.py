@@ -1,4 +1,6 @@
-"""`userio password-migration` (docs/reference.md#passwords-formats): where the re-hash of legacy passwords stands.
+"""`userio password-migration`: where the re-hash of legacy passwords stands.
+
+See docs/reference.md#passwords-re-hash-at-sign-in.
 
 How many users still carry a legacy hash (re-hashed at their first good sign-in) and how many never signed in
 since their import. The dry-run checks of known pairs are `password_checks.py`.

@@ -5,7 +5,7 @@ read (plus one read buffer). Why original bytes: records the server fails are wr
 exactly as read (secrets intact, not the server's redacted echo), so it can be fixed and resubmitted as is.
 
 Three JSON layouts are recognised from the first bytes: ndjson (one record per line), a JSON array of
-records, and a docs/reference.md#import-records import request object (`{"identifier", "upsert", "records": [...]}`).
+records, and an import request object (docs/reference.md#import-request) (`{"identifier", "upsert", "records": [...]}`).
 The two JSON forms are read by a small incremental scanner that finds each element's end without decoding it; each
 record is then decoded once by msgspec to check it. Cognito's CSV is read row by row with `csv`.
 """
@@ -72,7 +72,7 @@ class RawRecord:
 class RequestOptions:
     """The defaults an import request object carries; command-line flags override them.
 
-    See docs/reference.md#import-records.
+    See docs/reference.md#import-request.
     """
 
     identifier: str | None = None

@@ -1,6 +1,6 @@
 """Declared custom attributes: a project may declare names, types and constraints.
 
-See docs/reference.md#import-outcomes-and-details.
+See docs/reference.md#import-records.
 
 Where a project declares none, any JSON value is stored as given.
 """

@@ -1,6 +1,6 @@
 """Formats of standard attributes ("Formats") and the normalization of login ids.
 
-See docs/reference.md#import-outcomes-and-details.
+See docs/reference.md#import-records and docs/reference.md#import-login-ids.
 
 Each check answers whether a string is acceptable; the normalization of login ids lives in `login_ids.py`
 (re-exported here), which the migration client imports too. Well-kept libraries do the hard parts: `phonenumbers`

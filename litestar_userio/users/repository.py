@@ -257,7 +257,7 @@ class UserRepository:
     async def existing_ids(self, tx: Tx, user_ids: Iterable[str]) -> set[str]:
         """Those of `user_ids` some user has, in any project: ids are unique in the deployment.
 
-        See docs/reference.md#users-admin-api.
+        See docs/reference.md#import-user-ids.
         """
         ids = sorted(set(user_ids))
         if not ids:

@@ -66,7 +66,7 @@ class UserService:
     async def sign_in(self, project_id: str, login_id: str, password: str, client_id: str) -> str:
         """The user id of a password sign-in that passes every rule; else the refusal, typed.
 
-        See docs/reference.md#users-admin-api.
+        See docs/reference.md#users-sign-in-refusals.
 
         `UnknownClient` first (RFC 6749 authenticates the client before the grant); `InvalidCredentials` for an
         unknown login id or a wrong password alike; then, only once the password was right, `UserDisabled`,
@@ -185,7 +185,7 @@ class UserService:
     async def _rehash(self, project_id: str, user_id: str, password: str, stored: str) -> None:
         """A hash not in the project's `password_algorithm` is replaced in the sign-in that proved it.
 
-        See docs/reference.md#passwords-formats.
+        See docs/reference.md#passwords-re-hash-at-sign-in.
 
         The swap is conditional on the legacy hash still being there, so two first sign-ins at once store one
         new hash, and a password changed meanwhile is not overwritten.

@@ -1,7 +1,7 @@
 """The HTTP side of the errors: one table from error class to status and headers, and the handlers.
 
-The import API answers `{"error": "<message>"}` (docs/reference.md#import-request), the export, hook and admin APIs
-`{"error": {"name", "reason", "message", "code", "info"?}}` (docs/reference.md#export-file-format), the token endpoints
+The import API answers `{"error": "<message>"}` (docs/reference.md#errors-import), the export, hook and admin APIs
+`{"error": {"name", "reason", "message", "code", "info"?}}` (docs/reference.md#errors-envelope), the token endpoints
 RFC 6749 5.2.
 """
 
@@ -126,7 +126,7 @@ def oauth_refusal_handler(_: Request[Any, Any, Any], exc: Exception) -> Response
     """A refused sign-in, refresh or client at a token endpoint: RFC 6749 5.2's answer, nothing as 500.
 
     `invalid_client` is 401 (5.2), the rest 400; the description is the refusal's fixed text
-    (docs/reference.md#users-admin-api).
+    (docs/reference.md#users-sign-in-refusals).
     """
     if not isinstance(exc, SignInRefused):  # registered for SignInRefused only
         raise exc
@@ -153,7 +153,7 @@ def import_error_handler(request: Request[Any, Any, Any], exc: Exception) -> Res
 def export_error_handler(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
     """The export envelope `{"error": {"name", "reason", "message", "code", "info"?}}`.
 
-    See docs/reference.md#export-file-format.
+    See docs/reference.md#errors-envelope.
     """
     error, status, headers = _answer(request, exc)
     return Response({"error": error.to_object(status)}, status_code=status, headers=headers)

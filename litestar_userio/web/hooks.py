@@ -1,4 +1,4 @@
-"""The hooks admin API (docs/reference.md#hooks-runtime, issue 14; export-style envelope).
+"""The hooks admin API (docs/reference.md#hooks, issue 14; export-style envelope).
 
 `GET/PUT/DELETE /hooks`, `POST /hooks/test`, `GET /hooks/secrets`, `PUT/DELETE /hooks/secrets/{name}`,
 `GET /hooks/versions`, `GET /hooks/versions/{version}`, `POST /hooks/versions/{version}/rollback`, `GET /hooks/runs`.

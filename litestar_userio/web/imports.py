@@ -84,7 +84,7 @@ def nesting_depth(body: bytes) -> int:
 def parse_import_request(content_type: str, body: bytes) -> ImportRequest:
     """Check the request's top level only; records are validated one by one in the job.
 
-    See docs/reference.md#import-outcomes-and-details.
+    See docs/reference.md#import-request.
     """
     if content_type.split(";", 1)[0].strip().lower() != "application/json":
         raise UnsupportedMediaType()

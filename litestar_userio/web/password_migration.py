@@ -1,6 +1,6 @@
 """`GET /users/password-migration`: how many users still carry a legacy password hash.
 
-See docs/reference.md#passwords-formats.
+See docs/reference.md#passwords-re-hash-at-sign-in.
 """
 
 from litestar import Controller, get
