@@ -92,7 +92,7 @@ def index_modules(architecture: str) -> list[str]:
 def test_no_spec_or_decisions_citation_is_left() -> None:
     left = {
         str(path.relative_to(ROOT)): lines
-        for path in source_files()
+        for path in citing_files()
         if (lines := old_citations(path.read_text(encoding="utf-8")))
     }
     assert left == {}
