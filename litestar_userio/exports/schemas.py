@@ -37,7 +37,7 @@ class CSVOptions(Struct, forbid_unknown_fields=True, omit_defaults=True):
 
     fields: list[CSVField] | UnsetType = UNSET
     escape_formulas: bool | UnsetType = UNSET
-    """Beyond SPEC: prefix text cells that start with `=`, `+`, `-`, `@`, tab or CR with `'` (OWASP's rule
+    """Beyond the reference: prefix text cells that start with `=`, `+`, `-`, `@`, tab or CR with `'` (OWASP's rule
     against formula injection in spreadsheets). Off by default, so values stay exact."""
 
 

@@ -60,7 +60,7 @@ class ImportRequest(Struct, forbid_unknown_fields=True):
     records: Annotated[list[Raw], Meta(min_length=1)]
     upsert: bool = False
     dry_run: bool = False
-    """Beyond SPEC: run every check against the live data, report the outcomes, write nothing."""
+    """Beyond the reference: run every check against the live data, report the outcomes, write nothing."""
     password_checks: Annotated[list[PasswordCheck], Meta(max_length=100)] | UnsetType = UNSET
     """Dry run only: each named record's detail says whether its password object verifies the plaintext
     (`password_check`); checked when the task is created, the plaintexts never stored."""
