@@ -1,4 +1,4 @@
-"""Every error the plugin reports (and 4): a name, a reason, a message, optional info.
+"""Every error the plugin reports: a name, a reason, a message, optional info.
 
 See docs/reference.md#errors-import-records and docs/reference.md#errors-envelope.
 

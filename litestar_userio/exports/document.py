@@ -1,8 +1,7 @@
 """The exported user: one JSON document per user, the ndjson line as is, the source of every CSV cell.
 
-Members follow the supported pointers' order (`sub` first); `address` and `mfa`
-are always objects and `mfa` always holds its three arrays (docs/reference.md#export-file-format). Password hashes are
-never part of it.
+Members follow the supported pointers' order (`sub` first); `address` and `mfa` are always objects and `mfa` always
+holds its three arrays (docs/reference.md#export-file-format). Password hashes are never part of it.
 """
 
 from __future__ import annotations

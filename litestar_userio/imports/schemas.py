@@ -200,7 +200,7 @@ class Warning(Struct):
 
 
 class ImportDetail(Struct, omit_defaults=True):
-    """detail object; a failed one carries `errors` and no `user_id`.
+    """The detail of one record; a failed one carries `errors` and no `user_id`.
 
     See docs/reference.md#import-outcomes-and-details.
     """

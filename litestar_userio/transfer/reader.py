@@ -5,7 +5,8 @@ read (plus one read buffer). Why original bytes: records the server fails are wr
 exactly as read (secrets intact, not the server's redacted echo), so it can be fixed and resubmitted as is.
 
 Three JSON layouts are recognised from the first bytes: ndjson (one record per line), a JSON array of
-records, and an import request object (docs/reference.md#import-request) (`{"identifier", "upsert", "records": [...]}`).
+records, and an import request object (`{"identifier", "upsert", "records": [...]}`,
+docs/reference.md#import-request).
 The two JSON forms are read by a small incremental scanner that finds each element's end without decoding it; each
 record is then decoded once by msgspec to check it. Cognito's CSV is read row by row with `csv`.
 """

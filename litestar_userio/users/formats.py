@@ -1,4 +1,4 @@
-"""Formats of standard attributes ("Formats") and the normalization of login ids.
+"""Formats of standard attributes and the normalization of login ids.
 
 See docs/reference.md#import-records and docs/reference.md#import-login-ids.
 
