@@ -3,7 +3,8 @@
 See docs/reference.md#export-columns.
 
 A pointer must be one of the supported pointers, a `/custom_attributes/<name>`, one of the few extras we allow, or a
-pointer inside one of those (`/roles/0`). Anything else is refused with the pointer named: the reference exports an empty column instead, which hides typos.
+pointer inside one of those (`/roles/0`). Anything else is refused with the pointer named: the reference exports an
+empty column instead, which hides typos.
 """
 
 from __future__ import annotations
