@@ -492,3 +492,15 @@ async def test_a_malformed_migrate_on_sign_in_marker_fails_its_record_naming_the
     assert no_hash["reason"] == "ValidationFailed"
     assert no_hash["info"]["causes"][0]["location"] == "/password"
     assert no_hash["info"]["causes"][0]["kind"] == "required"
+
+
+async def test_the_record_schema_accepts_the_marker_and_names_a_member_beside_it(project):
+    marker = {"type": "migrate_on_sign_in"}
+    body = await run_import(
+        project,
+        [{"email": 5, "password": marker}, {"email": 5, "password": {**marker, "salt": "x"}}],
+    )
+
+    clean, extra = ([c["location"] for c in d["errors"][0]["info"]["causes"]] for d in body["details"])
+    assert clean == ["/email"]
+    assert extra == ["/email", "/password/salt"]

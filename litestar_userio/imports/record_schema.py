@@ -104,9 +104,8 @@ def _password() -> dict[str, Any]:
     return {
         "type": "object",
         "additionalProperties": False,
-        "required": ["type"],
         # DECISIONS 13: `{"type": "migrate_on_sign_in"}` has no other member; every other type has a hash.
-        "if": {"properties": {"type": {"const": MIGRATE_ON_SIGN_IN}}},
+        "if": {"required": ["type"], "properties": {"type": {"const": MIGRATE_ON_SIGN_IN}}},
         "then": {"additionalProperties": False, "properties": {"type": True}},
         "else": {"required": ["type", "password_hash"]},
         "properties": {
