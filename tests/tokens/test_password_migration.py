@@ -124,7 +124,7 @@ async def test_the_sample_plugin_migrates_a_user(world) -> None:
 
 MIGRATION_STATE = "/_api/admin/users/password-migration"
 WAITING_HOOK = MIGRATION_HOOK.replace(
-    "password: e.payload.password }", "password: e.payload.password, waiting: e.payload.user && e.payload.user.sub }"
+    "password: e.payload.password }", "password: e.payload.password, waiting: e.payload.user && e.payload.user.id }"
 )
 
 
