@@ -64,7 +64,8 @@ class PasswordInput(Struct, forbid_unknown_fields=True):
     """SPEC 2.3 (`bcrypt`) and DECISIONS 12's other formats; the members beyond `password_hash` are theirs."""
 
     type: str
-    password_hash: str
+    password_hash: str | UnsetType = UNSET
+    """Required but in `{"type": "migrate_on_sign_in"}` (DECISIONS 13), which has no other member."""
     expire_after: str | UnsetType = UNSET
     """RFC 3339 (ref): after it, the password signs in no more until it is changed."""
     salt: str | UnsetType = UNSET
@@ -79,6 +80,11 @@ class PasswordInput(Struct, forbid_unknown_fields=True):
     """`firebase_scrypt`."""
     mem_cost: int | UnsetType = UNSET
     """`firebase_scrypt`."""
+
+    @property
+    def stored_hash(self) -> str | None:
+        """What validation left in `password_hash`: every parsed password, the marker too, has its stored form."""
+        return self.password_hash if isinstance(self.password_hash, str) else None
 
 
 class OAuthIdentityInput(Struct, forbid_unknown_fields=True):
