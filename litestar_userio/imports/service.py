@@ -273,7 +273,9 @@ class ImportService:
         takes it meanwhile, and before its run is counted, so a worker that dies with chunks waiting costs them
         no attempt.
         """
-        async with hold_lease(self.queue.leases, _lease_name(task_id, seq), self.queue_config.lease_ttl) as held:
+        async with hold_lease(
+            self.queue.leases, _lease_name(task_id, seq), self.queue_config.lease_ttl, "import_chunk"
+        ) as held:
             if not held:
                 return  # another worker runs it; should that worker die, its lease lapses and the sweeper steps in
             async with self._applying:
