@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_STAMP := $(VENV)/.demo-installed
 
-.PHONY: console console-shots demo test test-hard test-cluster test-quick test-parallel lint typecheck bench-import bench-export bench-hooks bench-observability bench-passwords bench-load clean
+.PHONY: console console-shots demo test test-hard test-cluster test-quick test-parallel lint typecheck wheels bench-import bench-export bench-hooks bench-observability bench-passwords bench-load clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -84,6 +84,12 @@ bench-load: $(STAMP)
 console-shots: $(STAMP) $(AXE)
 	USERIO_CONSOLE_SHOTS=$(CURDIR)/docs USERIO_REQUIRE_SERVICES=1 $(BIN)/pytest tests/console/test_browser.py -q
 	cp docs/userio-console-shots/*.png docs/console/ && rm -r docs/userio-console-shots
+
+# The two wheels into dist/: the server (`litestar-userio`, the client with its `cli` extra) and the client alone
+# (`litestar-userio-client`, client/pyproject.toml: no server dependency).
+wheels: $(STAMP)
+	$(BIN)/python -m build --wheel --no-isolation --outdir dist .
+	$(BIN)/python -m build --wheel --no-isolation --outdir dist client
 
 # Rebuild the admin console's committed assets from console/ (needs Node.js; the server does not).
 console:

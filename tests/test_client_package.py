@@ -6,7 +6,7 @@ import ast
 import os
 import subprocess
 import sys
-from importlib.metadata import requires
+from importlib.metadata import requires, version
 from pathlib import Path
 
 from packaging.requirements import Requirement
@@ -70,3 +70,13 @@ def test_userio_is_a_console_script():
     )
 
     assert {"import", "export", "hooks"} <= {line.split()[0] for line in result.stdout.splitlines() if line[:2] == "  "}
+
+
+def test_userio_version_names_the_installed_distribution():
+    from click.testing import CliRunner
+
+    from litestar_userio.transfer.main import main
+
+    result = CliRunner().invoke(main, ["--version"])
+
+    assert (result.exit_code, result.output) == (0, f"userio, version {version('litestar-userio')}\n")

@@ -1,10 +1,13 @@
-"""The wheel ships the migrations: a clean venv migrates an empty database from the installed package alone."""
+"""The wheels: the server's ships the migrations (a clean venv migrates an empty database from the installed package
+alone); the client's (client/pyproject.toml) installs `userio` without any server dependency."""
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
+import tomllib
 import zipfile
 from pathlib import Path
 
@@ -59,6 +62,25 @@ def _venv(wheel: Path, tmp_path_factory, extras: str = "") -> Path:
         timeout=900,
     )
     return venv
+
+
+@pytest.fixture(scope="module")
+def client_wheel(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("client-dist")
+    subprocess.run(
+        [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out), "client"],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+    )
+    (wheel,) = out.glob("litestar_userio_client-*.whl")
+    return wheel
+
+
+@pytest.fixture(scope="module")
+def client_venv(client_wheel, tmp_path_factory) -> Path:
+    """The client alone."""
+    return _venv(client_wheel, tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
@@ -218,3 +240,108 @@ def _fresh_postgres(request) -> str:
     asyncio.run(create())
     request.addfinalizer(lambda: asyncio.run(drop()))
     return f"{PG_SERVER}/{name}"
+
+
+SERVER_MODULES = ("litestar", "piccolo", "py_mini_racer", "arq", "aiobotocore", "botocore", "tree_sitter", "asyncpg")
+"""The server's dependencies (V8 is `py_mini_racer`): none may be importable where only the client is installed."""
+
+FIND_SERVER_MODULES = f"""
+import importlib.util
+print(",".join(m for m in {SERVER_MODULES!r} if importlib.util.find_spec(m)) or "none")
+"""
+
+
+def _package_modules_the_client_imports() -> set[str]:
+    """Files of `litestar_userio` the client imports, transitively, lazy imports too (with their packages' inits)."""
+    found: set[str] = set()
+    todo = sorted((ROOT / "litestar_userio" / "transfer").glob("*.py"))
+    while todo:
+        path = todo.pop()
+        found.add(path.relative_to(ROOT).as_posix())
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            for name in (n for n in names if n.startswith("litestar_userio.")):
+                parts = name.split(".")
+                inits = [ROOT.joinpath(*parts[:i], "__init__.py") for i in range(2, len(parts) + 1)]
+                module = ROOT.joinpath(*parts[:-1], parts[-1] + ".py")
+                todo += [f for f in [*inits, module] if f.exists() and f.relative_to(ROOT).as_posix() not in found]
+    return found
+
+
+def _installed(venv: Path) -> tuple[float, list[str]]:
+    """The venv's size in MB and its installed distributions (pip and setuptools, which every venv has, left out)."""
+    size = sum(f.stat().st_size for f in venv.rglob("*") if f.is_file() and not f.is_symlink())
+    listed = subprocess.run(
+        [str(venv / "bin" / "pip"), "list", "--format=freeze"], capture_output=True, text=True, check=True
+    ).stdout
+    names = [line.partition("==")[0].lower() for line in listed.splitlines()]
+    return size / 1e6, [n for n in names if n not in {"pip", "setuptools"}]
+
+
+def test_the_client_wheel_holds_the_client_and_what_it_imports_but_no_server_module(client_wheel):
+    names = {n for n in zipfile.ZipFile(client_wheel).namelist() if not n.startswith("litestar_userio_client-")}
+
+    assert names == _package_modules_the_client_imports() | {"litestar_userio/py.typed"}
+    assert "litestar_userio/__init__.py" not in names  # the server's imports the plugin
+    assert "litestar_userio/transfer/importer.py" in names
+
+
+def test_the_client_wheel_declares_the_servers_version_and_cli_extra():
+    server = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    client = tomllib.loads((ROOT / "client" / "pyproject.toml").read_text())["project"]
+
+    assert client["version"] == server["version"]
+    assert client["dependencies"] == server["optional-dependencies"]["cli"]
+    assert client["scripts"] == server["scripts"]
+
+
+@pytest.mark.slow
+def test_the_client_alone_runs_userio_without_any_server_dependency(client_venv, tmp_path):
+    userio = str(client_venv / "bin" / "userio")
+    key = tmp_path / "admin.pem"
+    key.write_bytes(_private_key_pem())
+    key.chmod(0o600)
+    (tmp_path / "users.ndjson").write_text('{"user_id": "auth0|1", "email": "ada@example.com"}\n')
+    env = {**WITHOUT_SOURCE_TREE, "USERIO_HOME": str(tmp_path / "home")}
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+
+    top = run(userio, "--help")
+    version = run(userio, "--version")
+    import_help = run(userio, "import", "--help")
+    refused = run(userio, "import", "--from", "auth0", "users.ndjson", "--url", "http://127.0.0.1:9", "--key", str(key))
+    loaded = run(str(client_venv / "bin" / "python"), "-c", FIND_SERVER_MODULES)
+
+    assert {"import", "export", "hooks"} <= {line.split()[0] for line in top.stdout.splitlines() if line[:2] == "  "}
+    assert version.stdout == "userio, version 0.1.0\n", version.stderr
+    assert "--from" in import_help.stdout
+    assert (refused.returncode, refused.stderr.strip()) == (
+        2,
+        "error: cannot connect to http://127.0.0.1:9: connection refused (is the server running?)",
+    )
+    assert loaded.stdout.strip() == "none"
+    assert "litestar-userio" not in _installed(client_venv)[1]
+
+
+@pytest.mark.slow
+def test_the_client_alone_is_a_fraction_of_the_server_install(client_venv, clean_venv):
+    client_mb, client_packages = _installed(client_venv)
+    server_mb, server_packages = _installed(clean_venv)
+    print(f"client-only install: {client_mb:.0f} MB, {len(client_packages)} packages")
+    print(f"server base install: {server_mb:.0f} MB, {len(server_packages)} packages")
+
+    assert client_mb < server_mb / 2
+    assert len(client_packages) < len(server_packages)
+
+
+def _private_key_pem() -> bytes:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    return key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )

@@ -14,9 +14,34 @@ from litestar_userio.transfer.passwords import password_migration_command
 
 __all__ = ["main"]
 
+DISTRIBUTIONS = ("litestar-userio", "litestar-userio-client")
+"""The server with its `cli` extra, or the client alone (client/pyproject.toml): whichever is installed."""
+
+
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    """`--version` from the installed distribution (click's `package_name` would name only one of the two)."""
+    if not value or ctx.resilient_parsing:
+        return
+    from importlib.metadata import PackageNotFoundError, version
+
+    for name in DISTRIBUTIONS:
+        try:
+            click.echo(f"userio, version {version(name)}")
+        except PackageNotFoundError:
+            continue
+        ctx.exit()
+    raise click.ClickException(f"none of {', '.join(DISTRIBUTIONS)} is installed")
+
 
 @click.group("userio", context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="litestar-userio")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_version,
+    help="Show the version and exit.",
+)
 def main() -> None:
     """Move users in and out of a litestar-userio server and manage its token hooks.
 
