@@ -202,10 +202,12 @@ class Deployment:
                 result.returncode, result.stdout.decode(), result.stderr.decode(), time.monotonic() - started
             )
         # The client calls asyncio.run() and the test's loop runs in this thread: the client gets a thread.
-        with concurrent.futures.ThreadPoolExecutor(1) as pool:
-            returncode, stdout, stderr = pool.submit(_run_in_process, list(args), cwd, environment, stdin).result(
-                timeout
-            )
+        pool = concurrent.futures.ThreadPoolExecutor(1)
+        try:
+            run = pool.submit(_run_in_process, list(args), cwd, environment, stdin)
+            returncode, stdout, stderr = run.result(timeout)
+        finally:
+            pool.shutdown(wait=False)  # on a timeout the test fails instead of waiting for the stuck run
         return CLIResult(returncode, stdout, stderr, time.monotonic() - started)
 
     def popen(self, *args: str, cwd: Path, log: Path) -> subprocess.Popen[bytes]:
