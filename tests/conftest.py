@@ -304,8 +304,12 @@ def pytest_runtest_logfinish(nodeid: str) -> None:
 
 _PRODUCTION_PARAMS = frozenset({"postgres-arq", "postgres-inprocess", "sqlite-arq", "postgres", "arq"})
 """Parameter ids of the production deployment's side of a test: PostgreSQL and the arq worker."""
-_STATE_FIXTURES = frozenset({"postgres_url", "sqlite_url", "redis_url"})
-"""Every test that touches a database or the queue asks for one of these, directly or through its fixtures."""
+_STATE_FIXTURES = frozenset(
+    {"postgres_url", "sqlite_url", "redis_url", "backend", "backend_all", "cli_env", "deployment", "database_url"}
+    | {"make_env", "env", "env_all", "project", "server", "session", "live_app", "moto_endpoint", "sqlite_deployment"}
+)
+"""A test that touches a database, the queue, object storage or a served app asks for one of these (directly, or
+through its fixtures; `backend` and `cli_env` pick their database at run time)."""
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
