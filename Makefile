@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_STAMP := $(VENV)/.demo-installed
 
-.PHONY: console console-shots demo test test-hard test-cluster test-quick test-parallel lint typecheck wheels bench-import bench-export bench-hooks bench-observability bench-passwords bench-load clean
+.PHONY: console console-shots demo test test-hard test-cluster test-quick test-embedded test-parallel lint typecheck wheels bench-import bench-export bench-hooks bench-observability bench-passwords bench-load clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -44,8 +44,13 @@ test-hard: $(STAMP)
 test-cluster: $(STAMP)
 	$(BIN)/pytest -m cluster tests/cluster -s
 
+# The maintainer's loop (about a minute): the rules alone, no database, queue, app process or browser.
 test-quick: $(STAMP)
 	USERIO_TEST_TIER=quick $(BIN)/pytest -q
+
+# Every test once, on the embedded deployment (SQLite, the in-process runner); no slow tests, no browser.
+test-embedded: $(STAMP)
+	USERIO_TEST_TIER=embedded $(BIN)/pytest -q
 
 # The default suite spread over worker processes (pytest-xdist). Each worker already gets its own PostgreSQL
 # database and SQLite file (session fixtures) and each test its own arq queue name, so a worker shares nothing

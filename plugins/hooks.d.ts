@@ -125,7 +125,8 @@ export type EventOIDCIDTokenPreCreateHookResponse =
   | HookDisallow;
 
 /**
- * `user.password_migration` (lazy migration): a password sign-in found no user for `login_id`. The hook may ask the
+ * `user.password_migration` (lazy migration): a password sign-in found no user for `login_id` (`user` null), or a
+ * user waiting for migration (imported with the password `{"type": "migrate_on_sign_in"}`: `user`). The hook may ask the
  * old system (through `fetch` and `ctx.secrets`) whether `password` is right. Never log or return the password: it
  * is masked like a secret in everything kept of the run.
  */
@@ -135,14 +136,14 @@ export type EventUserPasswordMigration = BaseEvent<
     login_id: string;
     login_id_type: "email" | "phone_number" | "preferred_username";
     password: string;
-    user: null;
+    user: User | null;
   }
 >;
 
 /**
  * Answer to `user.password_migration`. `is_allowed: true` creates the user from `user` (an import record, checked as an
- * import checks it, without `password`: the signed-in password is stored in the project's algorithm) and signs in;
- * without `user`, a user with just the login id. `is_allowed: false` or any failure refuses the sign-in.
+ * import checks it, without `password`: the signed-in password is stored in the project's algorithm), or completes the
+ * waiting user with it (its id never changes), and signs in; without `user`, a user with just the login id. `is_allowed: false` or any failure refuses the sign-in.
  */
 export type EventUserPasswordMigrationHookResponse =
   | { is_allowed: true; user?: Record<string, unknown> }

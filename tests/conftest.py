@@ -304,20 +304,36 @@ def pytest_runtest_logfinish(nodeid: str) -> None:
 
 _PRODUCTION_PARAMS = frozenset({"postgres-arq", "postgres-inprocess", "sqlite-arq", "postgres", "arq"})
 """Parameter ids of the production deployment's side of a test: PostgreSQL and the arq worker."""
+_STATE_FIXTURES = frozenset(
+    {"postgres_url", "sqlite_url", "redis_url", "backend", "backend_all", "cli_env", "deployment", "database_url"}
+    | {"make_env", "env", "env_all", "project", "server", "session", "live_app", "moto_endpoint", "sqlite_deployment"}
+)
+"""A test that touches a database, the queue, object storage or a served app asks for one of these (directly, or
+through its fixtures; `backend` and `cli_env` pick their database at run time)."""
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """`USERIO_TEST_TIER=quick` (`make test-quick`): the maintainer's loop. Each rule runs once, on the embedded
-    deployment (SQLite, the in-process runner); the PostgreSQL and arq side of a parametrized test, `slow` tests
-    and the browser stay for `make test`. The count left out is printed, so nothing is lost silently."""
-    if os.environ.get("USERIO_TEST_TIER") != "quick":
+    """The maintainer's tiers below `make test` (which runs everything), chosen by `USERIO_TEST_TIER`:
+
+    - `quick` (`make test-quick`): the rules alone, with no database, queue, app process or browser: the
+      compiler, the runtime, formats, parsers, encoders, converters, the layering.
+    - `embedded` (`make test-embedded`): every test once, on the embedded deployment (SQLite, the in-process
+      runner); the PostgreSQL and arq side of a parametrized test, `slow` tests and the browser are left out.
+
+    pytest prints the count left out ("deselected"), so nothing is lost silently.
+    """
+    tier = os.environ.get("USERIO_TEST_TIER")
+    if tier not in ("quick", "embedded"):
         return
     kept, left = [], []
     for item in items:
         params = {str(v) for v in getattr(getattr(item, "callspec", None), "params", {}).values()}
-        production = bool(params & _PRODUCTION_PARAMS)
-        browser = "tests/console/test_browser.py" in item.nodeid
-        (left if production or browser or item.get_closest_marker("slow") else kept).append(item)
+        leave = bool(params & _PRODUCTION_PARAMS) or item.get_closest_marker("slow") is not None
+        leave = leave or "tests/console/test_browser.py" in item.nodeid
+        if tier == "quick":
+            leave = leave or bool(_STATE_FIXTURES & set(getattr(item, "fixturenames", ())))
+            leave = leave or item.get_closest_marker("process") is not None
+        (left if leave else kept).append(item)
     if left:
         config.hook.pytest_deselected(items=left)
         items[:] = kept

@@ -468,3 +468,39 @@ async def test_a_second_factor_password_may_be_a_legacy_format(project):
     ((kind, type_, value),) = await authenticators(project, detail["user_id"])
     assert (kind, type_) == ("secondary", "password") and legacy in value
     assert await project.env.services.users.verify_password(project.id, "a@example.com", PASSWORD) is None
+
+
+async def test_a_malformed_migrate_on_sign_in_marker_fails_its_record_naming_the_cause(project):
+    marker = {"type": "migrate_on_sign_in"}
+    body = await run_import(
+        project,
+        [
+            {"email": "a@example.com", "password": {**marker, "password_hash": HASH_2B}},
+            {"email": "b@example.com", "password": {**marker, "expire_after": "2030-01-01T00:00:00Z"}},
+            {"email": "c@example.com", "mfa": {"password": marker}},
+            {"email": "d@example.com", "password": {"type": "bcrypt"}},
+            {"email": "e@example.com", "password": marker},
+        ],
+    )
+
+    assert [d["outcome"] for d in body["details"]] == ["failed", "failed", "failed", "failed", "inserted"]
+    with_hash, with_expiry, in_mfa, no_hash = (d["errors"][0] for d in body["details"][:4])
+    assert with_hash["reason"] == "InvalidPasswordHash"
+    assert with_hash["message"].startswith("password.password_hash is a migrate_on_sign_in marker, which has no other")
+    assert with_expiry["info"]["location"] == "/password/expire_after"
+    assert in_mfa["reason"] == "InvalidPasswordHash" and in_mfa["info"]["location"] == "/mfa/password/type"
+    assert no_hash["reason"] == "ValidationFailed"
+    assert no_hash["info"]["causes"][0]["location"] == "/password"
+    assert no_hash["info"]["causes"][0]["kind"] == "required"
+
+
+async def test_the_record_schema_accepts_the_marker_and_names_a_member_beside_it(project):
+    marker = {"type": "migrate_on_sign_in"}
+    body = await run_import(
+        project,
+        [{"email": 5, "password": marker}, {"email": 5, "password": {**marker, "salt": "x"}}],
+    )
+
+    clean, extra = ([c["location"] for c in d["errors"][0]["info"]["causes"]] for d in body["details"])
+    assert clean == ["/email"]
+    assert extra == ["/email", "/password/salt"]

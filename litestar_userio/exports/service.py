@@ -147,7 +147,7 @@ class ExportService:
 
     async def run(self, task_id: str) -> None:
         """Produce the file of a pending export, holding its lease; a no-op once the task is completed."""
-        async with hold_lease(self.queue.leases, _lease_name(task_id), self.queue_config.lease_ttl) as held:
+        async with hold_lease(self.queue.leases, _lease_name(task_id), self.queue_config.lease_ttl, "export") as held:
             if held:  # else another worker runs it; should that worker die, its lease lapses and the sweeper steps in
                 await self._run(task_id)
 

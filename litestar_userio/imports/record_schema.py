@@ -16,7 +16,7 @@ from typing import Any
 from jsonschema import Draft202012Validator, FormatChecker
 
 from litestar_userio.ids import USER_ID_PATTERN
-from litestar_userio.passwords.formats import PASSWORD_TYPES
+from litestar_userio.passwords.formats import MIGRATE_ON_SIGN_IN, PASSWORD_TYPES
 from litestar_userio.users.formats import (
     ATTRIBUTE_FORMATS,
     KEY_PATTERN,
@@ -104,7 +104,11 @@ def _password() -> dict[str, Any]:
     return {
         "type": "object",
         "additionalProperties": False,
-        "required": ["type", "password_hash"],
+        # `{"type": "migrate_on_sign_in"}` has no other member; every other type has a hash
+        # (docs/reference.md#hooks-lazy-migration).
+        "if": {"required": ["type"], "properties": {"type": {"const": MIGRATE_ON_SIGN_IN}}},
+        "then": {"additionalProperties": False, "properties": {"type": True}},
+        "else": {"required": ["type", "password_hash"]},
         "properties": {
             "type": {"type": "string", "enum": list(PASSWORD_TYPES)},
             "password_hash": _MIN_LENGTH,

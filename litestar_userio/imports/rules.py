@@ -25,7 +25,13 @@ from litestar_userio.errors import (
     ValidationFailed,
 )
 from litestar_userio.ids import new_id
-from litestar_userio.imports.schemas import AddressInput, ImportDetail, OAuthIdentityInput, UserRecord, Warning
+from litestar_userio.imports.schemas import (
+    AddressInput,
+    ImportDetail,
+    OAuthIdentityInput,
+    UserRecord,
+    Warning,
+)
 from litestar_userio.imports.validation import STANDARD_STRING_ATTRIBUTES, ParsedRecord
 from litestar_userio.statuses import error_object
 from litestar_userio.users.custom_attributes import CustomAttributeSpec
@@ -255,7 +261,7 @@ class ImportWorld:
                 self._authenticator(
                     "primary",
                     "password",
-                    password_hash=record.password.password_hash,
+                    password_hash=record.password.stored_hash,
                     expire_after=utc_timestamp(record.password.expire_after),
                 )
             )
@@ -273,7 +279,7 @@ class ImportWorld:
                     self._authenticator(
                         "secondary",
                         "password",
-                        password_hash=record.mfa.password.password_hash,
+                        password_hash=record.mfa.password.stored_hash,
                         expire_after=utc_timestamp(record.mfa.password.expire_after),
                     )
                 )

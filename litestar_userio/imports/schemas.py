@@ -73,7 +73,9 @@ class PasswordInput(Struct, forbid_unknown_fields=True):
     """
 
     type: str
-    password_hash: str
+    password_hash: str | UnsetType = UNSET
+    """Required but in `{"type": "migrate_on_sign_in"}` (docs/reference.md#hooks-lazy-migration), which has no other
+    member."""
     expire_after: str | UnsetType = UNSET
     """RFC 3339 (ref): after it, the password signs in no more until it is changed."""
     salt: str | UnsetType = UNSET
@@ -88,6 +90,11 @@ class PasswordInput(Struct, forbid_unknown_fields=True):
     """`firebase_scrypt`."""
     mem_cost: int | UnsetType = UNSET
     """`firebase_scrypt`."""
+
+    @property
+    def stored_hash(self) -> str | None:
+        """What validation left in `password_hash`: every parsed password, the marker too, has its stored form."""
+        return self.password_hash if isinstance(self.password_hash, str) else None
 
 
 class OAuthIdentityInput(Struct, forbid_unknown_fields=True):

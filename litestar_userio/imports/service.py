@@ -54,7 +54,7 @@ from litestar_userio.imports.screening import may_hold_nul, safe_decode, screen_
 from litestar_userio.imports.validation import ParsedRecord, parse_record, redact
 from litestar_userio.observability import reasons, telemetry
 from litestar_userio.paging import PageCursor, encode_cursor
-from litestar_userio.passwords.formats import HashError, HashPolicy, parse_password
+from litestar_userio.passwords.formats import MIGRATE_ON_SIGN_IN, HashError, HashPolicy, parse_password
 from litestar_userio.projects.service import ProjectRecord, ProjectService
 from litestar_userio.queue.base import JobQueue
 from litestar_userio.queue.leases import hold_lease
@@ -188,8 +188,9 @@ class ImportService:
                 except HashError:
                     pass
                 else:
-                    verified = await self.passwords.verify(project.id, legacy, check.password)
-                    outcome = "verified" if verified else "mismatch"
+                    if legacy.type != MIGRATE_ON_SIGN_IN:  # a marker has no hash: `unsupported`
+                        verified = await self.passwords.verify(project.id, legacy, check.password)
+                        outcome = "verified" if verified else "mismatch"
             if outcomes.get(check.index) != "mismatch":  # two pairs for one record: both must verify
                 outcomes[check.index] = outcome
         return [
@@ -275,7 +276,9 @@ class ImportService:
         takes it meanwhile, and before its run is counted, so a worker that dies with chunks waiting costs them
         no attempt.
         """
-        async with hold_lease(self.queue.leases, _lease_name(task_id, seq), self.queue_config.lease_ttl) as held:
+        async with hold_lease(
+            self.queue.leases, _lease_name(task_id, seq), self.queue_config.lease_ttl, "import_chunk"
+        ) as held:
             if not held:
                 return  # another worker runs it; should that worker die, its lease lapses and the sweeper steps in
             async with self._applying:

@@ -32,6 +32,7 @@ from litestar_userio.imports.record_schema import KEY_PATTERN, format_error, is_
 from litestar_userio.imports.schemas import AddressInput, OAuthIdentityInput, PasswordInput, TOTPInput, UserRecord
 from litestar_userio.passwords.formats import (
     DJANGO_BCRYPT_SHA256,
+    MIGRATE_ON_SIGN_IN,
     PASSWORD_TYPES,
     HashError,
     HashPolicy,
@@ -125,6 +126,15 @@ def _password_causes(location: str, password: PasswordInput | UnsetType) -> list
     if not isinstance(password, PasswordInput):
         return []
     causes = []
+    if password.password_hash is UNSET and password.type != MIGRATE_ON_SIGN_IN:
+        members = sorted(f for f in password.__struct_fields__ if getattr(password, f) is not UNSET)
+        causes.append(
+            Cause(
+                location,
+                "required",
+                {"actual": members, "expected": ["password_hash", "type"], "missing": ["password_hash"]},
+            )
+        )
     if password.password_hash == "":
         causes.append(Cause(f"{location}/password_hash", "minLength", {"actual": 0, "expected": 1}))
     if password.type not in PASSWORD_TYPES:
@@ -241,7 +251,16 @@ def _secret_error(record: UserRecord, policy: HashPolicy) -> UserIOError | None:
     for where, password in hashes:
         if not isinstance(password, PasswordInput):
             continue
-        if password.type != "bcrypt" or password.password_hash.startswith(DJANGO_BCRYPT_SHA256):
+        if password.type == MIGRATE_ON_SIGN_IN and where != "password":
+            return InvalidPasswordHash(
+                f"{where}.type {MIGRATE_ON_SIGN_IN} is for the primary password only (lazy migration at sign-in)",
+                info={"location": "/" + where.replace(".", "/") + "/type"},
+            )
+        if not isinstance(password.password_hash, str) or password.type != "bcrypt":
+            if error := _other_format(where, password, policy):
+                return error
+            continue
+        if password.password_hash.startswith(DJANGO_BCRYPT_SHA256):
             if error := _other_format(where, password, policy):
                 return error
             continue
@@ -270,8 +289,9 @@ def _other_format(where: str, password: PasswordInput, policy: HashPolicy) -> In
     try:
         parsed = parse_password(obj, policy)
     except HashError as exc:
-        location = "/" + where.replace(".", "/") + "/password_hash"
-        return InvalidPasswordHash(f"{where}.password_hash {exc.message}", info={"location": location, **exc.info})
+        field = f"{where}.{exc.info.get('member', 'password_hash')}"
+        location = "/" + field.replace(".", "/")
+        return InvalidPasswordHash(f"{field} {exc.message}", info={"location": location, **exc.info})
     password.password_hash = parsed.stored
     return None
 

@@ -99,6 +99,11 @@ class Telemetry:
         if self.metrics is not None and count:
             self.metrics.requeued(kind, count)
 
+    def lease_taken_over(self, kind: str, seconds: float) -> None:
+        """A worker took a chunk's or export's lease `seconds` after its dead holder last renewed it."""
+        if self.metrics is not None:
+            self.metrics.lease_taken_over(kind, seconds)
+
     # Hooks, sign-in, tokens.
 
     def hook_run(self, event: str, outcome: str, seconds: float, queued_seconds: float) -> None:

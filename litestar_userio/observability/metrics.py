@@ -19,6 +19,7 @@ __all__ = ["CONTENT_TYPE", "Metrics", "serve"]
 CONTENT_TYPE = CONTENT_TYPE_LATEST
 _HOOK_BUCKETS = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 _CHUNK_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0)
+_TAKEOVER_BUCKETS = (1.0, 2.5, 5.0, 7.5, 10.0, 15.0, 20.0, 30.0, 60.0, 120.0, 300.0, 900.0)
 _TASK_BUCKETS = (0.5, 1.0, 5.0, 15.0, 60.0, 300.0, 900.0, 3600.0, 4 * 3600.0, 24 * 3600.0)
 
 REGISTRY = CollectorRegistry()
@@ -76,6 +77,13 @@ class Metrics:
                 "userio_queue_requeued",
                 "Work enqueued again by the sweeper (a dead worker's lapsed lease, a lost job)",
                 ["kind"],
+                registry=r,
+            )
+            i["takeover"] = Histogram(
+                "userio_lease_takeover_seconds",
+                "Time from a dead worker's last lease renewal to another worker taking its work",
+                ["kind"],
+                buckets=_TAKEOVER_BUCKETS,
                 registry=r,
             )
             i["hook_runs"] = Counter(
@@ -144,6 +152,10 @@ class Metrics:
     def requeued(self, kind: str, count: int) -> None:
         """Count work enqueued again."""
         self._child("requeued", kind).inc(count)
+
+    def lease_taken_over(self, kind: str, seconds: float) -> None:
+        """Observe a takeover."""
+        self._child("takeover", kind).observe(seconds)
 
     def hook_run(self, event: str, outcome: str, seconds: float, queued_seconds: float) -> None:
         """Count and time a hook run."""

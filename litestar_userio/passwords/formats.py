@@ -38,6 +38,7 @@ __all__ = [
     "ARGON2ID_MEMORY",
     "BCRYPT_MAX_BYTES",
     "DJANGO_BCRYPT_SHA256",
+    "MIGRATE_ON_SIGN_IN",
     "PASSWORD_TYPES",
     "WEAK_TYPES",
     "HashError",
@@ -66,7 +67,13 @@ PASSWORD_TYPES = (
     "phpass",
     "ldap",
     *WEAK_TYPES,
+    "migrate_on_sign_in",
 )
+MIGRATE_ON_SIGN_IN = "migrate_on_sign_in"
+"""No hash: the old system checks the first sign-in (`user.password_migration`); never matches here.
+
+See docs/reference.md#hooks-lazy-migration.
+"""
 _BCRYPT = re.compile(r"\$2[aby]\$(\d\d)\$[./A-Za-z0-9]{53}")
 _B64 = re.compile(r"[A-Za-z0-9+/.]*=*")
 
@@ -121,6 +128,8 @@ def parse_password(obj: Mapping[str, Any], policy: HashPolicy) -> LegacyHash:
     """Parse a password object; HashError when its hash is malformed or above a bound of `policy`."""
     kind = obj.get("type")
     hashed = obj.get("password_hash")
+    if kind == MIGRATE_ON_SIGN_IN:
+        return _migrate_on_sign_in(obj)
     parser = _PARSERS.get(kind) if isinstance(kind, str) else None
     if parser is None or not isinstance(hashed, str):
         raise HashError(f"has an unknown type: expected one of {', '.join(PASSWORD_TYPES)}")
@@ -413,6 +422,28 @@ def _digest_format(kind: str) -> Any:
     return parse
 
 
+# A user waiting for lazy migration (docs/reference.md#hooks-lazy-migration).
+
+
+def _migrate_on_sign_in(obj: Mapping[str, Any]) -> LegacyHash:
+    """The marker `{"type": "migrate_on_sign_in"}`: nothing else in it, and no password ever matches it here.
+
+    The sign-in checks it against the dummy hash (`PasswordVerifier.check`), as an unknown login id, then asks the
+    project's `user.password_migration` hooks.
+    """
+    others = sorted(k for k in obj if k != "type")
+    if others:
+        raise HashError(
+            f"is a {MIGRATE_ON_SIGN_IN} marker, which has no other member than type (found {', '.join(others)})",
+            {"member": others[0]},
+        )
+    return LegacyHash(MIGRATE_ON_SIGN_IN, _store_marker(), 0.0, 0, lambda password: False)
+
+
+def _store_marker() -> str:
+    return msgspec.json.encode({"type": MIGRATE_ON_SIGN_IN}).decode()
+
+
 _Parser = Callable[[Mapping[str, Any], str, HashPolicy], LegacyHash]
 _PARSERS: dict[str, _Parser] = {
     "bcrypt": _bcrypt,
@@ -433,7 +464,7 @@ _PARSERS: dict[str, _Parser] = {
     "ldap": _ldap,
     **{kind: _digest_format(kind) for kind in WEAK_TYPES},
 }
-assert tuple(_PARSERS) == PASSWORD_TYPES
+assert (*_PARSERS, MIGRATE_ON_SIGN_IN) == PASSWORD_TYPES
 
 
 # Re-hashing (the project's `password_algorithm`).

@@ -7,6 +7,10 @@ pending. The lease keeps a second worker from starting the same work while the f
 
 Each queue backend brings its store: Redis for arq (shared by every worker), memory for the in-process runner
 (whose jobs die only with the process, and a new process enqueues everything pending at start).
+
+Beside each lease a store keeps its holder's last sign of life (acquire or renew), longer than the lease and
+deleted by `release`: a new holder that finds one of another owner took over from a worker that died, and
+`acquire` says how long after that worker's last renewal (`userio_lease_takeover_seconds`).
 """
 
 from __future__ import annotations
@@ -18,12 +22,29 @@ import time
 import uuid
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Protocol
 
+from litestar_userio.observability import telemetry
 from litestar_userio.queue.connections import redis_errors
 
-__all__ = ["LeaseStore", "MemoryLeaseStore", "RedisLeaseStore", "hold_lease"]
+__all__ = ["LeaseStore", "MemoryLeaseStore", "RedisLeaseStore", "Taken", "hold_lease"]
+
+RENEWAL_KEPT = timedelta(days=1)
+"""How long a holder's last renewal outlives it in Redis: a takeover later than that is not timed."""
+
+
+@dataclass(frozen=True)
+class Taken:
+    """A lease just acquired.
+
+    `takeover_seconds`: the time since the last renewal of a previous holder that never released it (its worker
+    died); None when nobody held it or its holder let go.
+    """
+
+    takeover_seconds: float | None = None
+
 
 logger = logging.getLogger("litestar_userio.queue")
 
@@ -31,8 +52,8 @@ logger = logging.getLogger("litestar_userio.queue")
 class LeaseStore(Protocol):
     """Time-limited, renewable ownership of named work items."""
 
-    async def acquire(self, name: str, owner: str, ttl: timedelta) -> bool:
-        """Take the lease unless someone else holds it."""
+    async def acquire(self, name: str, owner: str, ttl: timedelta) -> Taken | None:
+        """Take the lease unless someone else holds it (None)."""
         ...
 
     async def renew(self, name: str, owner: str, ttl: timedelta) -> bool:
@@ -60,26 +81,34 @@ class MemoryLeaseStore:
     def __init__(self) -> None:
         self._held: dict[str, tuple[str, float]] = {}
         self._released: OrderedDict[str, None] = OrderedDict()
+        self._renewed: dict[str, tuple[str, float]] = {}
 
-    async def acquire(self, name: str, owner: str, ttl: timedelta) -> bool:
+    async def acquire(self, name: str, owner: str, ttl: timedelta) -> Taken | None:
         """Take the lease unless a live one is held."""
+        now = time.monotonic()
         holder = self._held.get(name)
-        if holder is not None and holder[0] != owner and holder[1] > time.monotonic():
-            return False
-        self._held[name] = (owner, time.monotonic() + ttl.total_seconds())
+        if holder is not None and holder[0] != owner and holder[1] > now:
+            return None
+        self._held[name] = (owner, now + ttl.total_seconds())
         self._released.pop(name, None)
-        return True
+        previous = self._renewed.get(name)
+        self._renewed[name] = (owner, now)
+        return Taken(now - previous[1] if previous is not None and previous[0] != owner else None)
 
     async def renew(self, name: str, owner: str, ttl: timedelta) -> bool:
         """Extend our lease."""
         holder = self._held.get(name)
         if holder is None or holder[0] != owner:
             return False
-        self._held[name] = (owner, time.monotonic() + ttl.total_seconds())
+        now = time.monotonic()
+        self._held[name] = (owner, now + ttl.total_seconds())
+        self._renewed[name] = (owner, now)
         return True
 
     async def release(self, name: str, owner: str) -> None:
         """Let go, and remember the name: it has lapsed if its work is still pending."""
+        if self._renewed.get(name, ("",))[0] == owner:
+            del self._renewed[name]
         holder = self._held.get(name)
         if holder is not None and holder[0] == owner:
             del self._held[name]
@@ -99,11 +128,36 @@ class MemoryLeaseStore:
         return found
 
 
-_RENEW = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-return 0
+# KEYS: the lease, its holder's last renewal (a hash: owner, at in ms of the Redis server's clock, which every
+# worker shares). ARGV: owner, lease TTL in ms, how long the renewal is kept in ms.
+_NOW_MS = "local t = redis.call('TIME') local now = t[1] * 1000 + math.floor(t[2] / 1000)\n"
+_SEEN = (
+    "redis.call('HSET', KEYS[2], 'owner', ARGV[1], 'at', string.format('%d', now))"
+    " redis.call('PEXPIRE', KEYS[2], ARGV[3])\n"
+)
+_ACQUIRE = (
+    """
+if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return false end
+local previous = redis.call('HMGET', KEYS[2], 'owner', 'at')
 """
+    + _NOW_MS
+    + _SEEN
+    + """
+if previous[1] and previous[1] ~= ARGV[1] then return now - tonumber(previous[2]) end
+return -1
+"""
+)
+_RENEW = (
+    """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+"""
+    + _NOW_MS
+    + _SEEN
+    + "return 1"
+)
 _RELEASE = """
+if redis.call('HGET', KEYS[2], 'owner') == ARGV[1] then redis.call('DEL', KEYS[2]) end
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
 """
@@ -112,32 +166,44 @@ return 0
 class RedisLeaseStore:
     """Leases as Redis keys with a TTL under `prefix` (the queue name, so deployments sharing a Redis never meet).
 
-    A lapsed lease is a missing key: the caller asks only about work that was taken and is still pending.
+    A lapsed lease is a missing key: the caller asks only about work that was taken and is still pending. The
+    holder's last renewal is a hash under `prefix.renewed:`, written by the same script as the lease.
     """
 
     def __init__(self, redis: Any, prefix: str) -> None:
         self.redis = redis
         self.prefix = prefix
+        self._acquire = redis.register_script(_ACQUIRE)
         self._renew = redis.register_script(_RENEW)
         self._release = redis.register_script(_RELEASE)
+
+    def _keys(self, name: str) -> list[str]:
+        return [self._key(name), f"{self.prefix}.renewed:{name}"]
 
     def _key(self, name: str) -> str:
         return f"{self.prefix}:{name}"
 
-    async def acquire(self, name: str, owner: str, ttl: timedelta) -> bool:
-        """SET NX with the TTL."""
+    @staticmethod
+    def _args(owner: str, ttl: timedelta) -> list[str | int]:
+        return [owner, int(ttl.total_seconds() * 1000), int(RENEWAL_KEPT.total_seconds() * 1000)]
+
+    async def acquire(self, name: str, owner: str, ttl: timedelta) -> Taken | None:
+        """SET NX with the TTL, and the renewal record swapped for ours (one Lua script)."""
         with redis_errors():
-            return bool(await self.redis.set(self._key(name), owner, nx=True, px=int(ttl.total_seconds() * 1000)))
+            after_ms = await self._acquire(keys=self._keys(name), args=self._args(owner, ttl))
+        if after_ms is None:
+            return None
+        return Taken(int(after_ms) / 1000 if int(after_ms) >= 0 else None)
 
     async def renew(self, name: str, owner: str, ttl: timedelta) -> bool:
-        """Extend the TTL if the key still names us (one Lua script)."""
+        """Extend the TTL if the key still names us, and note the time (one Lua script)."""
         with redis_errors():
-            return bool(await self._renew(keys=[self._key(name)], args=[owner, int(ttl.total_seconds() * 1000)]))
+            return bool(await self._renew(keys=self._keys(name), args=self._args(owner, ttl)))
 
     async def release(self, name: str, owner: str) -> None:
-        """Delete the key if it still names us."""
+        """Delete the key if it still names us, and our renewal record (even when the lease lapsed meanwhile)."""
         with redis_errors():
-            await self._release(keys=[self._key(name)], args=[owner])
+            await self._release(keys=self._keys(name), args=[owner])
 
     async def lapsed(self, names: Sequence[str]) -> set[str]:
         """The names without a key."""
@@ -152,16 +218,20 @@ class RedisLeaseStore:
 
 
 @contextlib.asynccontextmanager
-async def hold_lease(store: LeaseStore, name: str, ttl: timedelta) -> AsyncIterator[bool]:
+async def hold_lease(store: LeaseStore, name: str, ttl: timedelta, kind: str) -> AsyncIterator[bool]:
     """Hold `name` while the block runs, renewing it every quarter of `ttl`; yields False when someone else holds it.
 
-    A renewal that fails (the lease lapsed and another worker took it) is logged: that worker's transaction waits
-    for ours on the chunk's row lock and then finds the work done.
+    Taking over a dead worker's lease is timed under `kind` (`import_chunk`, `export`). A renewal that fails (the
+    lease lapsed and another worker took it) is logged: that worker's transaction waits for ours on the chunk's row
+    lock and then finds the work done.
     """
     owner = uuid.uuid4().hex
-    if not await store.acquire(name, owner, ttl):
+    taken = await store.acquire(name, owner, ttl)
+    if taken is None:
         yield False
         return
+    if taken.takeover_seconds is not None:
+        telemetry.lease_taken_over(kind, taken.takeover_seconds)
 
     async def renew_forever() -> None:
         while True:

@@ -374,9 +374,9 @@ def cognito_record(row: Mapping[str, str], *, upsert: bool = False, warnings: Wa
         custom.setdefault("cognito_username", username)
     if custom:
         record["custom_attributes"] = custom
-    # Lazy migration (`migrate_on_sign_in`, docs/reference.md#hooks-lazy-migration) is not served yet: the password is
-    # left out.
-    _warn(warnings, _NOT_BCRYPT, "Cognito exports no password hashes: the user must reset the password")
+    # Cognito exports no password hashes: the user waits for lazy migration (docs/reference.md#hooks-lazy-migration),
+    # and its first sign-in asks the project's `user.password_migration` hooks, which check the password with Cognito.
+    record["password"] = {"type": "migrate_on_sign_in"}  # a literal: the client package has no server code
     if row.get("updated_at"):
         _drop(warnings, "updated_at")
     if row.get("cognito:mfa_enabled", "").strip().lower() == "true":

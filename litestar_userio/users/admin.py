@@ -249,7 +249,7 @@ class UserAdminService:
                     kind="primary",
                     type="password",
                     created_at=world.now,
-                    password_hash=new.password_hash,
+                    password_hash=new.stored_hash,
                     expire_after=expire_after,
                 )
             )

@@ -1,23 +1,30 @@
-"""Lazy migration at sign-in: a login id the project does not know is asked of the old system.
+"""Lazy migration at sign-in: an unknown login id, or a user waiting for it, goes to the old system.
 
 See docs/reference.md#hooks-lazy-migration.
 
-The project's `user.password_migration` hooks get the login id and the password, call the old system through the
-fetch allowlist, and answer with an import record; the user is then created with the import's validation
-(`UserAdminService.create`), the password stored in the project's algorithm, and the sign-in goes on. After that
-the user signs in like any other: the hook never runs again for them.
+A waiting user was imported with the password `{"type": "migrate_on_sign_in"}`. The project's
+`user.password_migration` hooks get the login id, the password and the waiting user (or null), call the old system
+through the fetch allowlist, and answer with an import record; the user is then created (`UserAdminService.create`)
+or the waiting one completed (`UserAdminService.update`), both with the import's validation, the password stored
+in the project's algorithm, and the sign-in goes on. After that the user signs in
+like any other: the hook never runs again for them.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 import msgspec
 
-from litestar_userio.errors import HookError, UserIOError
+from litestar_userio.causes import Cause
+from litestar_userio.errors import HookError, UserIOError, ValidationFailed
+from litestar_userio.hooks.events import user_object
 from litestar_userio.hooks.migration import MigrationLocks
 from litestar_userio.hooks.service import HookService
+from litestar_userio.passwords.formats import MIGRATE_ON_SIGN_IN, stored_format
+from litestar_userio.projects.service import ProjectRecord
 from litestar_userio.users.admin import UserAdminService
 
 __all__ = ["PasswordMigrator"]
@@ -34,8 +41,19 @@ def login_id_type(login_id: str) -> str:
     return "preferred_username"
 
 
+Verify = Callable[[str, str, str], Awaitable[str | None]]
+"""(project id, login id, password) -> the user id when the password matches (`UserService.verify_password`)."""
+Lookup = Callable[[str, str], Awaitable[tuple[str, str | None] | None]]
+"""(project id, login id) -> (user id, stored password hash) of its user, or None (`UserService.find_password`)."""
+
+
+def is_waiting(found: tuple[str, str | None] | None) -> bool:
+    """Whether a user found by `Lookup` waits for lazy migration: an imported `{"type": "migrate_on_sign_in"}`."""
+    return found is not None and found[1] is not None and stored_format(found[1]) == MIGRATE_ON_SIGN_IN
+
+
 class PasswordMigrator:
-    """Creates, at most once, the user an old system vouches for; fails closed (None: the sign-in is refused)."""
+    """Creates or completes, at most once, the user an old system vouches for; fails closed (None: refused)."""
 
     def __init__(self, hooks: HookService, user_admin: UserAdminService) -> None:
         self.hooks = hooks
@@ -44,38 +62,70 @@ class PasswordMigrator:
         """One run per project and login id at a time; the database's login-id uniqueness backs it."""
 
     async def migrate(
-        self, project_id: str, login_id: str, password: str, verify: Callable[[str, str, str], Awaitable[str | None]]
+        self, project_id: str, login_id: str, password: str, verify: Verify, lookup: Lookup
     ) -> str | None:
-        """The id of the user created for `login_id`, or None (no migration hook, a refusal, any failure).
+        """The id of the user created or completed for `login_id`, or None (no hook, a refusal, any failure).
 
-        A sign-in that waited for another one's run finds the user created: `verify` checks its password then.
+        Only a login id no user has, or one of a user still waiting, is asked of the hooks; a waiting user stays
+        waiting unless the hooks vouch for the password. A sign-in that waited for another one's run finds the
+        user created or completed: `verify` checks its password then.
         """
         if not self.hooks.has_migration(await self.hooks.list(project_id)):
             return None
         project = await self.user_admin.projects.get(project_id)
         if project is None:
             return None
-        if await self.user_admin.find_by_login_id(project_id, login_id) is not None:
+        found = await lookup(project_id, login_id)
+        if found is not None and not is_waiting(found):
             return None  # a known user whose password was wrong: nothing to migrate
         async with self.locks.hold(project_id, login_id.strip().lower()):
-            if await self.user_admin.find_by_login_id(project_id, login_id) is not None:
-                return await verify(project_id, login_id, password)  # created by the run this one waited for
+            found = await lookup(project_id, login_id)
+            if found is not None and not is_waiting(found):
+                return await verify(project_id, login_id, password)  # done by the run this one waited for
+            waiting = None if found is None else await self._hook_user(project_id, found[0])
             kind = login_id_type(login_id)
             try:
-                record = await self.hooks.run_migration(project_id, login_id, kind, password, None)
+                record = await self.hooks.run_migration(project_id, login_id, kind, password, waiting)
             except HookError as error:
                 logger.info("password migration of a login id of project %s refused: %s", project_id, error.reason)
                 return None
             document = dict(record or {})
-            document.setdefault(kind, login_id)
             try:
-                user, _ = await self.user_admin.create(project, msgspec.json.encode(document))
+                if waiting is None:
+                    document.setdefault(kind, login_id)
+                    user, _ = await self.user_admin.create(project, msgspec.json.encode(document))
+                    user_id = str(user["sub"])
+                else:
+                    user_id = str(waiting["id"])
+                    await self._complete(project, user_id, document)
             except UserIOError as error:
                 logger.info("password migration of project %s: the hook's record failed: %s", project_id, error.reason)
                 return None
             try:
-                await self.user_admin.set_password(project, user["sub"], password=password)
+                await self.user_admin.set_password(project, user_id, password=password)
             except BaseException:
-                await self.user_admin.delete(project, user["sub"])
+                if waiting is None:
+                    await self.user_admin.delete(project, user_id)
                 raise
-            return str(user["sub"])
+            return user_id
+
+    async def _hook_user(self, project_id: str, user_id: str) -> dict[str, Any] | None:
+        """The waiting user as every hook sees a user (`User` in plugins/hooks.d.ts); None when deleted meanwhile."""
+        admin = self.user_admin
+        async with admin.db.reader() as tx:
+            state = await admin.users.load_one(tx, project_id, user_id)
+        return None if state is None else user_object(state, admin.clock.now())
+
+    async def _complete(self, project: ProjectRecord, user_id: str, document: dict[str, Any]) -> None:
+        """Update the waiting user with the hook's record, as an upsert import would; its id and `sub` never change.
+
+        The password is stored after this (`set_password`), so a failure here leaves the user waiting.
+        """
+        sub = document.pop("sub", user_id)
+        if sub != user_id:
+            raise ValidationFailed(
+                [Cause("/sub", "const", {"actual": sub, "expected": user_id})],
+                "the hook's record names another user: a waiting user's sub never changes",
+            )
+        if document:
+            await self.user_admin.update(project, user_id, msgspec.json.encode(document))

@@ -28,6 +28,7 @@ from litestar_userio.observability import telemetry
 from litestar_userio.passwords.formats import (
     ARGON2ID_MEMORY,
     BCRYPT_MAX_BYTES,
+    MIGRATE_ON_SIGN_IN,
     HashError,
     HashPolicy,
     LegacyHash,
@@ -73,7 +74,8 @@ class PasswordVerifier:
         """Whether `password` matches a stored hash; a missing one (unknown user) is checked against the dummy hash.
 
         A hash above its format's bound (it could only have come in before the limit existed) or one that no longer
-        parses is never run: the attempt fails after the dummy check, as an unknown user's does.
+        parses is never run: the attempt fails after the dummy check, as an unknown user's does; so does a user
+        waiting for lazy migration (`migrate_on_sign_in`: no hash here, docs/reference.md#hooks-lazy-migration).
         """
         candidate = password.encode()
         legacy = None
@@ -87,7 +89,7 @@ class PasswordVerifier:
                     project_id,
                     exc.message,
                 )
-        if legacy is None:
+        if legacy is None or legacy.type == MIGRATE_ON_SIGN_IN:
             dummy = await self._dummy()
             await self._run(
                 project_id, lambda: bcrypt.checkpw(candidate[:BCRYPT_MAX_BYTES], dummy), self._dummy_work, 0

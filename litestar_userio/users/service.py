@@ -71,14 +71,16 @@ class UserService:
         `UnknownClient` first (RFC 6749 authenticates the client before the grant); `InvalidCredentials` for an
         unknown login id or a wrong password alike; then, only once the password was right, `UserDisabled`,
         `UserOutsideValidPeriod` and `PasswordExpired`. Records `last_login_at` when it lets the user in. A login id
-        no user has goes to the project's `user.password_migration` hooks first (`migrator`,
-        docs/reference.md#hooks-lazy-migration).
+        no user has, or a user waiting for migration (`migrate_on_sign_in`), goes to the project's
+        `user.password_migration` hooks first (`migrator`, docs/reference.md#hooks-lazy-migration).
         """
         if await self.applications.get(project_id, client_id) is None:
             raise UnknownClient()
         user_id = await self.verify_password(project_id, login_id, password)
         if user_id is None and self.migrator is not None:
-            user_id = await self.migrator.migrate(project_id, login_id, password, self.verify_password)
+            user_id = await self.migrator.migrate(
+                project_id, login_id, password, self.verify_password, self.find_password
+            )
         if user_id is None:
             raise InvalidCredentials()
         await self.check_sign_in(project_id, user_id, password=True)
@@ -126,10 +128,7 @@ class UserService:
         `PasswordVerificationBusy` when too many of this project's checks already wait. A good password whose hash
         is not in the project's `password_algorithm` is re-hashed to it now (`_rehash`).
         """
-        rules = await self._login_id_rules(project_id)
-        candidates = {attribute: rules.normalize(attribute, login_id) for attribute in LOGIN_ID_ATTRIBUTES}
-        async with self.db.reader() as tx:
-            found = await self.repository.find_password(tx, project_id, candidates)
+        found = await self.find_password(project_id, login_id)
         stored = found[1] if found is not None else None
         ok = await self.passwords.check(project_id, password, stored)
         telemetry.password_checked(hash_format(stored), "match" if ok else "mismatch")
@@ -139,6 +138,13 @@ class UserService:
             await self._rehash(project_id, found[0], password, stored)
         await self._refuse_disabled(project_id, found[0])
         return found[0]
+
+    async def find_password(self, project_id: str, login_id: str) -> tuple[str, str | None] | None:
+        """(user id, stored primary password hash or None) of the user `login_id` names as sign-in reads it."""
+        rules = await self._login_id_rules(project_id)
+        candidates = {attribute: rules.normalize(attribute, login_id) for attribute in LOGIN_ID_ATTRIBUTES}
+        async with self.db.reader() as tx:
+            return await self.repository.find_password(tx, project_id, candidates)
 
     async def _refuse_disabled(self, project_id: str, user_id: str) -> None:
         async with self.db.reader() as tx:

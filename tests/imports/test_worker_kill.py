@@ -15,13 +15,16 @@ import sys
 import time
 from pathlib import Path
 
+import httpx
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from litestar_userio import QueueConfig
 from litestar_userio.projects.settings import ProjectSettings
 from tests.conftest import Backend
 from tests.helpers import IMPORT
 from tests.imports.test_chunks import canonical_state, run, workload
+from tests.operations.test_prometheus import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_TIMINGS = {
@@ -126,6 +129,18 @@ async def test_worker_killed_mid_chunk_loses_nothing_and_applies_nothing_twice(
 
     assert sum(result["summary"][k] for k in ("inserted", "updated", "skipped", "failed")) == len(records)
     await assert_same_outcome(project, result, reference_project, reference)
+
+
+async def _worker_samples(port: int, name: str, **labels: str) -> dict[str, float]:
+    """A worker's metric `name` with these labels, as Prometheus scrapes it: its samples by suffix (`_count`...)."""
+    async with httpx.AsyncClient(timeout=10) as client:
+        response = await client.get(f"http://127.0.0.1:{port}/metrics")
+    return {
+        sample.name.removeprefix(name): sample.value
+        for family in text_string_to_metric_families(response.text)
+        for sample in family.samples
+        if sample.name.startswith(name) and labels.items() <= sample.labels.items()
+    }
 
 
 async def assert_same_outcome(project, result, reference_project, reference) -> None:
@@ -323,7 +338,8 @@ async def test_a_killed_workers_chunks_run_again_once_their_leases_lapse(postgre
     killed = await started_chunks()
     assert killed, "no chunk was in flight when the worker died"
 
-    survivor = start_worker(env, tmp_path, "survivor", DEFAULT_TIMINGS)
+    metrics_port = free_port()
+    survivor = start_worker(env, tmp_path, "survivor", {**DEFAULT_TIMINGS, "USERIO_METRICS_PORT": str(metrics_port)})
     try:
 
         async def killed_chunks_done():
@@ -340,6 +356,10 @@ async def test_a_killed_workers_chunks_run_again_once_their_leases_lapse(postgre
         print(
             f"\nthe killed worker's {len(killed)} chunks were applied again {time.monotonic() - killed_at:.1f} s after kill -9"
         )
+        # The survivor timed its takeovers (issue 30): each at least a lease TTL after the victim's last renewal.
+        takeover = await _worker_samples(metrics_port, "userio_lease_takeover_seconds", kind="import_chunk")
+        assert takeover.get("_count", 0.0) >= 1, takeover
+        assert takeover["_sum"] >= takeover["_count"] * QueueConfig.lease_ttl.total_seconds()
 
         async def completed():
             body = (await project.get(response.headers["location"])).json()

@@ -127,6 +127,7 @@ def test_cognito_mapping():
             "tenant_id": "t-001",
             "cognito_username": "3f9c2a4e-5b1d-4e8f-9a7c-0d1e2f3a4b5c",
         },
+        "password": {"type": "migrate_on_sign_in"},
     }
     zoe = cognito_record(rows["zoe.mueller@example.de"])  # empty cells are absent
     assert zoe == {
@@ -141,6 +142,7 @@ def test_cognito_mapping():
             "tenant_id": "t-002",
             "cognito_username": "8a7b6c5d-4e3f-4a1b-9c8d-7e6f5a4b3c2d",
         },
+        "password": {"type": "migrate_on_sign_in"},
     }
     assert cognito_record(rows["zoe.mueller@example.de"], upsert=True)["email_verified"] is False
 
@@ -229,6 +231,13 @@ async def test_import_from_cognito_csv(deployment: Deployment, tmp_path):
         "tenant_id": "t-001",
         "cognito_username": "jgarcia",
     }
+    waiting = await deployment.fetch(
+        "SELECT count(*) AS n FROM userio_authenticator a JOIN userio_user u ON u.id = a.user_id"
+        " WHERE u.project_id = $1 AND a.kind = 'primary' AND a.password_hash = $2",
+        project.id,
+        '{"type":"migrate_on_sign_in"}',
+    )
+    assert waiting[0]["n"] == 12  # every user waits for lazy migration (DECISIONS 13)
 
 
 # Supabase, Clerk and our own export: fixtures in the real formats.

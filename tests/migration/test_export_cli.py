@@ -136,8 +136,8 @@ async def test_dash_writes_the_verified_file_to_stdout_and_nothing_else(deployme
 
     to_file = export(deployment, project, tmp_path, "--format", "ndjson", "-o", "users.ndjson")
     to_stdout = deployment.cli(
-        "export", "--format", "ndjson", "-o", "-", *project.args(deployment), "-q", cwd=tmp_path, env=env
-    )
+        "export", "--format", "ndjson", "-o", "-", *project.args(deployment), "-q", cwd=tmp_path, env=env, process=True
+    )  # a real process: the copy to stdout writes to its file descriptor, which click's runner has not got
 
     assert (to_file.returncode, to_stdout.returncode) == (0, 0), to_stdout.stderr
     assert to_stdout.stdout == (tmp_path / "users.ndjson").read_text()
@@ -215,7 +215,7 @@ async def test_stdout_gets_nothing_from_a_download_that_does_not_match(deploymen
     deployment.proxy.actions.append("corrupt")
 
     result = deployment.cli("export", "--format", "csv", "-o", "-", *project.args(deployment), "-q", cwd=tmp_path,
-                          env={"TMPDIR": str(tmp_path)})  # fmt: skip
+                          env={"TMPDIR": str(tmp_path)}, process=True)  # fmt: skip
 
     assert result.returncode == 1
     assert "is not the server's" in result.stderr

@@ -41,7 +41,8 @@ def ranges_are_disjoint(report: Report) -> bool:
 @pytest.mark.slow
 async def test_import_of_20000_records(deployment: Deployment, workload_20k: Workload, tmp_path):
     project = await deployment.make_project()
-    result = deployment.cli("import", str(workload_20k.path), *project.args(deployment), "--quiet", cwd=tmp_path)
+    result = deployment.cli("import", str(workload_20k.path), *project.args(deployment), "--quiet", cwd=tmp_path,
+                            process=True)  # fmt: skip  # a real-process smoke test: the console script at full size
 
     assert result.returncode == 1, result.stderr  # some records failed
     assert "import: " in result.stderr  # progress lines

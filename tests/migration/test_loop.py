@@ -105,7 +105,7 @@ async def test_connection_settings_from_environment_variables_and_a_profile(embe
     )
     variables = {"USERIO_URL": embedded.url, "USERIO_PROJECT": by_env.id, "USERIO_HOST": by_env.host}
 
-    from_env = embedded.cli("import", "a.ndjson", "-q", cwd=tmp_path, env=variables)
+    from_env = embedded.cli("import", "a.ndjson", "-q", cwd=tmp_path, env=variables, process=True)  # read at start
     from_profile = embedded.cli(
         "import",
         "b.ndjson",

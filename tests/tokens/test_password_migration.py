@@ -4,7 +4,11 @@ checks passwords vouches for an unknown login id once; from then on the user sig
 from __future__ import annotations
 
 import asyncio
+import json
 
+import jwt
+
+from tests.helpers import import_one
 from tests.hooks.test_migration_event import MIGRATION_HOOK, OldSystem
 from tests.tokens.conftest import HOOKS, plugin_hook
 
@@ -116,3 +120,81 @@ async def test_the_sample_plugin_migrates_a_user(world) -> None:
     assert signed_in.status_code == 200, signed_in.text
     [user] = await users_named(world, "ann@example.com")
     assert user["name"] == "Ann" and user["custom_attributes"]["old_id"] == "old-1"
+
+
+MIGRATION_STATE = "/_api/admin/users/password-migration"
+WAITING_HOOK = MIGRATION_HOOK.replace(
+    "password: e.payload.password }", "password: e.payload.password, waiting: e.payload.user && e.payload.user.id }"
+)
+
+
+async def import_waiting(world, **members) -> str:
+    detail = await import_one(
+        world.project, {"email": "ann@example.com", "password": {"type": "migrate_on_sign_in"}, **members}
+    )
+    assert detail["outcome"] == "inserted", detail
+    return detail["user_id"]
+
+
+async def waiting_count(world) -> int:
+    state = (await world.project.get(MIGRATION_STATE)).json()["result"]
+    return state["formats"].get("migrate_on_sign_in", {}).get("users", 0)
+
+
+async def test_a_waiting_user_is_completed_once_keeping_its_sub_then_signs_in_without_the_old_system(world) -> None:
+    user_id = await import_waiting(world, name="Old Ann", custom_attributes={"old_id": "stale"})
+    waiting_before = await waiting_count(world)
+    old = OldSystem()
+    try:
+        await set_up(world, old, WAITING_HOOK % old.origin)
+        first = await world.sign_in(username="ann@example.com", password=PASSWORD)
+    finally:
+        old.close()
+    second = await world.sign_in(username="ann@example.com", password=PASSWORD)
+    wrong = await world.sign_in(username="ann@example.com", password="not-it-456")
+
+    assert first.status_code == 200, first.text
+    claims = jwt.decode(first.json()["access_token"], options={"verify_signature": False})
+    assert claims["sub"] == user_id
+    assert [seen["waiting"] for seen in old.seen] == [user_id]  # the hook got the waiting user, once
+    assert second.status_code == 200, second.text
+    assert wrong.status_code == 400 and wrong.json()["error"] == "invalid_grant"
+    [user] = await users_named(world, "ann@example.com")
+    assert user["sub"] == user_id
+    assert user["name"] == "Ann" and user["custom_attributes"]["old_id"] == "old-1"
+    assert (waiting_before, await waiting_count(world)) == (1, 0)
+
+
+async def test_a_refused_or_failing_hook_leaves_the_user_waiting(world) -> None:
+    user_id = await import_waiting(world)
+    no_hook = await world.sign_in(username="ann@example.com", password=PASSWORD)
+    old = OldSystem()
+    try:
+        await set_up(world, old, WAITING_HOOK % old.origin)
+        refused = await world.sign_in(username="ann@example.com", password="wrong-pw-789")
+        await set_up(world, old, "export default async function () { throw new Error('down'); }")
+        failed = await world.sign_in(username="ann@example.com", password=PASSWORD)
+    finally:
+        old.close()
+
+    for answer in (no_hook, refused, failed):
+        assert answer.status_code == 400 and answer.json()["error"] == "invalid_grant", answer.text
+    assert len(old.seen) == 1
+    [user] = await users_named(world, "ann@example.com")
+    assert user["sub"] == user_id and "name" not in user
+    assert await waiting_count(world) == 1
+
+
+async def test_a_waiting_user_exports_as_a_user_without_password(world) -> None:
+    waiting_id = await import_waiting(world)
+    plain = await import_one(world.project, {"email": "bob@example.com"})
+    admin = world.env.services.user_admin
+
+    waiting = await admin.get(world.project.id, waiting_id)
+    without = await admin.get(world.project.id, plain["user_id"])
+
+    varying = {"sub", "email", "identities", "created_at", "updated_at"}
+    assert {k: v for k, v in waiting.items() if k not in varying} == {
+        k: v for k, v in without.items() if k not in varying
+    }
+    assert "migrate_on_sign_in" not in json.dumps(waiting)

@@ -477,3 +477,20 @@ async def test_a_user_outside_its_valid_period_is_reported_disabled(project, env
     assert (line["disabled"], line["account_valid_until"]) == (True, "2026-06-01T13:00:00Z")
     listed = (await call(project, "GET", USERS, params={"disabled": "true"})).json()["result"]["items"]
     assert [item["sub"] for item in listed] == [detail["user_id"]]
+
+
+async def test_create_takes_the_migrate_on_sign_in_marker_with_the_imports_rule(project):
+    marker = {"type": "migrate_on_sign_in"}
+    waiting = await call(project, "POST", USERS, {"email": "ada@example.com", "password": marker})
+    malformed = await call(
+        project, "POST", USERS, {"email": "bob@example.com", "password": {**marker, "password_hash": HASH_2B}}
+    )
+
+    assert waiting.status_code == 201, waiting.text
+    assert [(a[0], a[1]) for a in await authenticators(project, waiting.json()["result"]["sub"])] == [
+        ("primary", "password")
+    ]
+    assert await project.env.services.users.verify_password(project.id, "ada@example.com", "anything") is None
+    assert malformed.status_code == 400
+    assert error_of(malformed)["reason"] == "InvalidPasswordHash"
+    assert "migrate_on_sign_in marker" in error_of(malformed)["message"]
