@@ -7,13 +7,16 @@ from typing import Any
 import msgspec
 from litestar import post
 from litestar.di import NamedDependency
+from litestar.params import JSONBody
 
 from litestar_userio import PasswordConfig
 from litestar_userio.users.admin import UserAdminService
 
 
 @post("/sign-up")
-async def sign_up(data: dict[str, str], userio_user_admin: NamedDependency[UserAdminService]) -> dict[str, Any]:
+async def sign_up(
+    data: JSONBody[dict[str, str]], userio_user_admin: NamedDependency[UserAdminService]
+) -> dict[str, Any]:
     project = await userio_user_admin.projects.get(data["project"])
     assert project is not None
     user, _ = await userio_user_admin.create(project, msgspec.json.encode({"email": data["email"]}))
