@@ -26,6 +26,7 @@ __all__ = [
     "describe",
     "field_name",
     "json_types",
+    "required_cause",
     "schema_causes",
     "sort_causes",
     "summarize",
@@ -70,6 +71,17 @@ def _format_error(error: ValidationError) -> str:
     return str(cause) if cause is not None and str(cause) else "invalid value"
 
 
+def required_cause(location: str, present: Iterable[str], expected: Iterable[str]) -> Cause:
+    """An object at `location` holds `present` keys and lacks some of `expected`; `actual` is null when empty."""
+    keys = sorted(present)
+    wanted = sorted(expected)
+    return Cause(
+        location,
+        "required",
+        {"actual": keys or None, "expected": wanted, "missing": [k for k in wanted if k not in keys]},
+    )
+
+
 def _leaf_causes(error: ValidationError) -> list[Cause]:
     location = _pointer(error.absolute_path)
     kind = str(error.validator)
@@ -79,9 +91,7 @@ def _leaf_causes(error: ValidationError) -> list[Cause]:
         expected = [value] if isinstance(value, str) else list(value)
         return [Cause(location, "type", {"expected": sorted(expected), "actual": json_types(instance)})]
     if kind == "required":
-        keys = sorted(instance) if isinstance(instance, dict) and instance else None
-        missing = sorted(k for k in value if k not in instance)
-        return [Cause(location, "required", {"actual": keys, "expected": sorted(value), "missing": missing})]
+        return [required_cause(location, instance if isinstance(instance, dict) else (), value)]
     if kind == "additionalProperties":
         known = sorted(error.schema.get("properties", {}))
         return [

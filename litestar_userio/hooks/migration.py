@@ -15,7 +15,8 @@ from datetime import datetime
 from typing import Any, Final
 
 from litestar_userio.errors import HookInvalidResponse
-from litestar_userio.hooks.events import allowing_response
+from litestar_userio.hooks.events import allowing_response, user_object
+from litestar_userio.users.model import UserState
 
 __all__ = ["MIGRATION_EVENT", "MigrationLocks", "build_migration_event", "migration_response"]
 
@@ -24,9 +25,9 @@ LOGIN_ID_TYPES: Final = ("email", "phone_number", "preferred_username")
 
 
 def build_migration_event(
-    login_id: str, login_id_type: str, password: str, user: dict[str, Any] | None, project_id: str, now: datetime
+    login_id: str, login_id_type: str, password: str, user: UserState | None, project_id: str, now: datetime
 ) -> dict[str, Any]:
-    """The event a migration hook receives as `e`; `user` is the waiting user's object, or None for no user.
+    """The event a migration hook receives as `e`; `user` is the waiting user (as every hook sees a user), or None.
 
     The password is in it (the hook must pass it to the old system): whoever logs the run masks it first.
     """
@@ -36,7 +37,12 @@ def build_migration_event(
         "id": str(uuid.uuid4()),
         "seq": 1,
         "type": MIGRATION_EVENT,
-        "payload": {"login_id": login_id, "login_id_type": login_id_type, "password": password, "user": user},
+        "payload": {
+            "login_id": login_id,
+            "login_id_type": login_id_type,
+            "password": password,
+            "user": None if user is None else user_object(user, now),
+        },
         "context": {"timestamp": int(now.timestamp()), "user_id": None, "triggered_by": "user", "app_id": project_id},
     }
 

@@ -360,7 +360,7 @@ class HookService:
         )
 
     async def run_migration(
-        self, project_id: str, login_id: str, login_id_type: str, password: str, user: dict[str, Any] | None
+        self, project_id: str, login_id: str, login_id_type: str, password: str, user: UserState | None
     ) -> dict[str, Any] | None:
         """Run the project's `user.password_migration` hooks; the import record they answered.
 

@@ -54,7 +54,7 @@ from litestar_userio.imports.screening import may_hold_nul, safe_decode, screen_
 from litestar_userio.imports.validation import ParsedRecord, parse_record, redact
 from litestar_userio.observability import reasons, telemetry
 from litestar_userio.paging import PageCursor, encode_cursor
-from litestar_userio.passwords.formats import MIGRATE_ON_SIGN_IN, HashError, HashPolicy, parse_password
+from litestar_userio.passwords.formats import HashError, HashPolicy, parse_password
 from litestar_userio.projects.service import ProjectRecord, ProjectService
 from litestar_userio.queue.base import JobQueue
 from litestar_userio.queue.leases import hold_lease
@@ -188,7 +188,7 @@ class ImportService:
                 except HashError:
                     pass
                 else:
-                    if legacy.type != MIGRATE_ON_SIGN_IN:  # a marker has no hash: `unsupported`
+                    if legacy.verify is not None:  # the lazy-migration marker has no hash: `unsupported`
                         verified = await self.passwords.verify(project.id, legacy, check.password)
                         outcome = "verified" if verified else "mismatch"
             if outcomes.get(check.index) != "mismatch":  # two pairs for one record: both must verify

@@ -17,7 +17,7 @@ from typing import Any
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from litestar_userio.causes import EXAMPLES, cause_from_msgspec, schema_causes, sort_causes
+from litestar_userio.causes import EXAMPLES, cause_from_msgspec, required_cause, schema_causes, sort_causes
 from litestar_userio.config import PasswordHashBounds
 from litestar_userio.errors import (
     Cause,
@@ -127,14 +127,8 @@ def _password_causes(location: str, password: PasswordInput | UnsetType) -> list
         return []
     causes = []
     if password.password_hash is UNSET and password.type != MIGRATE_ON_SIGN_IN:
-        members = sorted(f for f in password.__struct_fields__ if getattr(password, f) is not UNSET)
-        causes.append(
-            Cause(
-                location,
-                "required",
-                {"actual": members, "expected": ["password_hash", "type"], "missing": ["password_hash"]},
-            )
-        )
+        present = (f for f in password.__struct_fields__ if getattr(password, f) is not UNSET)
+        causes.append(required_cause(location, present, ["password_hash", "type"]))
     if password.password_hash == "":
         causes.append(Cause(f"{location}/password_hash", "minLength", {"actual": 0, "expected": 1}))
     if password.type not in PASSWORD_TYPES:

@@ -105,7 +105,8 @@ class LegacyHash:
     stored: str
     work: float
     memory: int
-    verify: Callable[[bytes], bool]
+    verify: Callable[[bytes], bool] | None
+    """None: there is no hash to check here (the lazy-migration marker); a sign-in fails after the dummy check."""
 
 
 def stored_format(stored: str) -> str:
@@ -437,11 +438,11 @@ def _migrate_on_sign_in(obj: Mapping[str, Any]) -> LegacyHash:
             f"is a {MIGRATE_ON_SIGN_IN} marker, which has no other member than type (found {', '.join(others)})",
             {"member": others[0]},
         )
-    return LegacyHash(MIGRATE_ON_SIGN_IN, _store_marker(), 0.0, 0, lambda password: False)
+    return LegacyHash(MIGRATE_ON_SIGN_IN, _MARKER, 0.0, 0, None)
 
 
-def _store_marker() -> str:
-    return msgspec.json.encode({"type": MIGRATE_ON_SIGN_IN}).decode()
+_MARKER = msgspec.json.encode({"type": MIGRATE_ON_SIGN_IN}).decode()
+"""The marker as stored: the column's usual JSON form, which `stored_format` reads."""
 
 
 _Parser = Callable[[Mapping[str, Any], str, HashPolicy], LegacyHash]

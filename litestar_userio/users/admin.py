@@ -108,6 +108,11 @@ class UserAdminService:
         async with self.db.reader() as tx:
             return await self._document(tx, project_id, user_id)
 
+    async def load(self, project_id: str, user_id: str) -> UserState | None:
+        """The user's state as the rules and the hooks read it; None when the project has no user of that id."""
+        async with self.db.reader() as tx:
+            return await self.users.load_one(tx, project_id, user_id)
+
     async def find_by_login_id(self, project_id: str, login_id: str) -> dict[str, Any] | None:
         """The user whose email, phone number or username is `login_id`, normalized as sign-in does; or None."""
         page = await self.list_users(project_id, login_id=login_id, limit=1)

@@ -20,7 +20,6 @@ import msgspec
 
 from litestar_userio.causes import Cause
 from litestar_userio.errors import HookError, UserIOError, ValidationFailed
-from litestar_userio.hooks.events import user_object
 from litestar_userio.hooks.migration import MigrationLocks
 from litestar_userio.hooks.service import HookService
 from litestar_userio.passwords.formats import MIGRATE_ON_SIGN_IN, stored_format
@@ -82,7 +81,7 @@ class PasswordMigrator:
             found = await lookup(project_id, login_id)
             if found is not None and not is_waiting(found):
                 return await verify(project_id, login_id, password)  # done by the run this one waited for
-            waiting = None if found is None else await self._hook_user(project_id, found[0])
+            waiting = None if found is None else await self.user_admin.load(project_id, found[0])
             kind = login_id_type(login_id)
             try:
                 record = await self.hooks.run_migration(project_id, login_id, kind, password, waiting)
@@ -96,7 +95,7 @@ class PasswordMigrator:
                     user, _ = await self.user_admin.create(project, msgspec.json.encode(document))
                     user_id = str(user["sub"])
                 else:
-                    user_id = str(waiting["id"])
+                    user_id = waiting.id
                     await self._complete(project, user_id, document)
             except UserIOError as error:
                 logger.info("password migration of project %s: the hook's record failed: %s", project_id, error.reason)
@@ -108,13 +107,6 @@ class PasswordMigrator:
                     await self.user_admin.delete(project, user_id)
                 raise
             return user_id
-
-    async def _hook_user(self, project_id: str, user_id: str) -> dict[str, Any] | None:
-        """The waiting user as every hook sees a user (`User` in plugins/hooks.d.ts); None when deleted meanwhile."""
-        admin = self.user_admin
-        async with admin.db.reader() as tx:
-            state = await admin.users.load_one(tx, project_id, user_id)
-        return None if state is None else user_object(state, admin.clock.now())
 
     async def _complete(self, project: ProjectRecord, user_id: str, document: dict[str, Any]) -> None:
         """Update the waiting user with the hook's record, as an upsert import would; its id and `sub` never change.

@@ -28,7 +28,6 @@ from litestar_userio.observability import telemetry
 from litestar_userio.passwords.formats import (
     ARGON2ID_MEMORY,
     BCRYPT_MAX_BYTES,
-    MIGRATE_ON_SIGN_IN,
     HashError,
     HashPolicy,
     LegacyHash,
@@ -89,7 +88,7 @@ class PasswordVerifier:
                     project_id,
                     exc.message,
                 )
-        if legacy is None or legacy.type == MIGRATE_ON_SIGN_IN:
+        if legacy is None or legacy.verify is None:
             dummy = await self._dummy()
             await self._run(
                 project_id, lambda: bcrypt.checkpw(candidate[:BCRYPT_MAX_BYTES], dummy), self._dummy_work, 0
@@ -106,9 +105,11 @@ class PasswordVerifier:
 
         Admitted even when the project's sign-ins are busy: a dry run checks its pairs one at a time.
         """
-        candidate = password.encode()
+        candidate, verify = password.encode(), legacy.verify
+        if verify is None:
+            return False
         try:
-            return await self._run(project_id, lambda: legacy.verify(candidate), legacy.work, legacy.memory, admit=True)
+            return await self._run(project_id, lambda: verify(candidate), legacy.work, legacy.memory, admit=True)
         except ValueError:
             return False
 

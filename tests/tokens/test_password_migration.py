@@ -1,4 +1,4 @@
-"""Lazy migration (DECISIONS 13) through the token endpoint on both deployments: a loopback old system that only
+"""Lazy migration (docs/reference.md#hooks-lazy-migration) through the token endpoint on both deployments: a loopback old system that only
 checks passwords vouches for an unknown login id once; from then on the user signs in with the stored hash."""
 
 from __future__ import annotations
@@ -26,20 +26,27 @@ async def set_up(world, old: OldSystem, source: str) -> None:
     assert put.status_code == 200, put.text
 
 
+async def three_sign_ins(world, source: str) -> tuple[OldSystem, list]:
+    """With `source` (a `%s` for the old system's origin) saved: a sign-in while the old system answers, then a
+    right and a wrong password once it is gone; the old system (what it saw) and the three answers."""
+    old = OldSystem()
+    try:
+        await set_up(world, old, source % old.origin)
+        first = await world.sign_in(username="ann@example.com", password=PASSWORD)
+    finally:
+        old.close()
+    second = await world.sign_in(username="ann@example.com", password=PASSWORD)
+    wrong = await world.sign_in(username="ann@example.com", password="not-it-456")
+    return old, [first, second, wrong]
+
+
 async def users_named(world, login_id: str) -> list[dict]:
     found = await world.env.services.user_admin.find_by_login_id(world.project.id, login_id)
     return [] if found is None else [found]
 
 
 async def test_an_unknown_user_is_migrated_once_then_signs_in_without_the_old_system(world) -> None:
-    old = OldSystem()
-    try:
-        await set_up(world, old, MIGRATION_HOOK % old.origin)
-        first = await world.sign_in(username="ann@example.com", password=PASSWORD)
-    finally:
-        old.close()
-    second = await world.sign_in(username="ann@example.com", password=PASSWORD)
-    wrong = await world.sign_in(username="ann@example.com", password="not-it-456")
+    old, [first, second, wrong] = await three_sign_ins(world, MIGRATION_HOOK)
 
     assert first.status_code == 200, first.text
     assert "access_token" in first.json()
@@ -144,14 +151,7 @@ async def waiting_count(world) -> int:
 async def test_a_waiting_user_is_completed_once_keeping_its_sub_then_signs_in_without_the_old_system(world) -> None:
     user_id = await import_waiting(world, name="Old Ann", custom_attributes={"old_id": "stale"})
     waiting_before = await waiting_count(world)
-    old = OldSystem()
-    try:
-        await set_up(world, old, WAITING_HOOK % old.origin)
-        first = await world.sign_in(username="ann@example.com", password=PASSWORD)
-    finally:
-        old.close()
-    second = await world.sign_in(username="ann@example.com", password=PASSWORD)
-    wrong = await world.sign_in(username="ann@example.com", password="not-it-456")
+    old, [first, second, wrong] = await three_sign_ins(world, WAITING_HOOK)
 
     assert first.status_code == 200, first.text
     claims = jwt.decode(first.json()["access_token"], options={"verify_signature": False})
