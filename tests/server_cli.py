@@ -10,16 +10,12 @@ Litestar as `ctx.obj`, the way `LitestarEnv.from_env` does. A few smoke tests ke
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
-import traceback
-from collections.abc import Iterator, Mapping
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from collections.abc import Mapping
 from pathlib import Path
 
-from click.testing import CliRunner
+from tests.click_runner import run_click
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = "example_app.app:app"
@@ -38,35 +34,12 @@ def run_userio(env: Mapping[str, str], *args: str, process: bool = False) -> sub
             text=True,
             timeout=TIMEOUT,
         )
-    # The commands call asyncio.run(), and an async test has a loop running in this thread.
-    with ThreadPoolExecutor(1) as pool:
-        return pool.submit(_in_process, dict(env), argv).result(TIMEOUT)
-
-
-def _in_process(env: dict[str, str], argv: list[str]) -> subprocess.CompletedProcess[str]:
     from litestar.cli._utils import LitestarEnv
     from litestar.cli.main import litestar_group
 
-    with _environment(env):
+    def loaded() -> LitestarEnv:
         from example_app.app import create_app  # first import here: the module's own `app` reads this environment
 
-        loaded = LitestarEnv(app_path=APP, app=create_app(), cwd=ROOT)
-        result = CliRunner().invoke(litestar_group, argv, obj=loaded)
-    stderr = result.stderr
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        # What the interpreter would print before exiting 1: a test that asserts "no traceback" can fail.
-        stderr += "".join(traceback.format_exception(result.exception))
-    return subprocess.CompletedProcess(["litestar", *argv], result.exit_code, result.stdout, stderr)
+        return LitestarEnv(app_path=APP, app=create_app(), cwd=ROOT)
 
-
-@contextmanager
-def _environment(env: dict[str, str]) -> Iterator[None]:
-    """`env` as the whole of os.environ (a process's view), the caller's restored after."""
-    saved = dict(os.environ)
-    os.environ.clear()
-    os.environ.update(env)
-    try:
-        yield
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
+    return run_click(litestar_group, argv, env, cwd=ROOT, prog_name="litestar", timeout=TIMEOUT, obj=loaded)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import concurrent.futures
 import http.server
 import json
 import os
@@ -25,7 +24,6 @@ import subprocess
 import sys
 import threading
 import time
-import traceback
 import uuid
 import zlib
 from collections.abc import AsyncIterator
@@ -40,6 +38,7 @@ from litestar_userio.clock import SystemClock
 from litestar_userio.db.engine import Database
 from litestar_userio.projects.service import ProjectService
 from litestar_userio.projects.settings import ProjectSettings
+from tests.click_runner import run_click
 from tests.conftest import admin_key
 from tests.helpers import HASH_2B
 
@@ -201,45 +200,15 @@ class Deployment:
             return CLIResult(
                 result.returncode, result.stdout.decode(), result.stderr.decode(), time.monotonic() - started
             )
-        # The client calls asyncio.run() and the test's loop runs in this thread: the client gets a thread.
-        pool = concurrent.futures.ThreadPoolExecutor(1)
-        try:
-            run = pool.submit(_run_in_process, list(args), cwd, environment, stdin)
-            returncode, stdout, stderr = run.result(timeout)
-        finally:
-            pool.shutdown(wait=False)  # on a timeout the test fails instead of waiting for the stuck run
-        return CLIResult(returncode, stdout, stderr, time.monotonic() - started)
+        from litestar_userio.transfer.main import main
+
+        ran = run_click(main, args, environment, cwd=cwd, prog_name="userio", timeout=timeout, stdin=stdin)
+        return CLIResult(ran.returncode, ran.stdout, ran.stderr, time.monotonic() - started)
 
     def popen(self, *args: str, cwd: Path, log: Path) -> subprocess.Popen[bytes]:
         return subprocess.Popen(
             self.command(*args), cwd=cwd, env=self.env, stdout=log.open("wb"), stderr=subprocess.STDOUT
         )
-
-
-_IN_PROCESS = threading.Lock()
-"""One in-process run at a time: the working directory and os.environ are the process's."""
-
-
-def _run_in_process(args: list[str], cwd: Path, env: dict[str, str], stdin: bytes | None) -> tuple[int, str, str]:
-    """The client's click group under CliRunner, in `cwd` with exactly `env` (the rest of os.environ unset)."""
-    from click.testing import CliRunner
-
-    from litestar_userio.transfer.main import main
-
-    runner = CliRunner()
-    unset: dict[str, str | None] = {name: None for name in os.environ if name not in env}
-    with _IN_PROCESS:
-        before = os.getcwd()
-        os.chdir(cwd)
-        try:
-            result = runner.invoke(main, args, input=stdin, env={**env, **unset}, prog_name="userio")
-        finally:
-            os.chdir(before)
-    stderr = result.stderr_bytes.decode()  # as a process's bytes: `.stderr` would turn CRLF into LF
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        # A real process prints its traceback; keep it where a failing test shows it.
-        stderr += "".join(traceback.format_exception(result.exception))
-    return result.exit_code, result.stdout_bytes.decode(), stderr
 
 
 def _stop(processes: list[subprocess.Popen[bytes]]) -> None:
