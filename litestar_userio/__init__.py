@@ -14,6 +14,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from litestar_userio.accounts.admin import UserAdminService, UserPage
+    from litestar_userio.accounts.service import UserService
     from litestar_userio.alembic import include_object
     from litestar_userio.config import (
         AuthConfig,
@@ -64,9 +66,7 @@ if TYPE_CHECKING:
     from litestar_userio.tokens.refresh import RefreshGrant, RefreshTokenService
     from litestar_userio.tokens.repository import ApplicationRecord
     from litestar_userio.tokens.service import AccessToken, TokenResponse, TokenService
-    from litestar_userio.users.admin import UserAdminService, UserPage
     from litestar_userio.users.model import UserState
-    from litestar_userio.users.service import UserService
 
 __all__ = [
     "AccessToken",
@@ -146,8 +146,8 @@ _MODULES = {
         ],
         "litestar_userio.plugin": ["UserIOPlugin"],
         "litestar_userio.services": ["Services"],
-        "litestar_userio.users.service": ["UserService"],
-        "litestar_userio.users.admin": ["UserAdminService", "UserPage"],
+        "litestar_userio.accounts.service": ["UserService"],
+        "litestar_userio.accounts.admin": ["UserAdminService", "UserPage"],
         "litestar_userio.users.model": ["UserState"],
         "litestar_userio.tokens.service": ["AccessToken", "TokenResponse", "TokenService"],
         "litestar_userio.tokens.applications": ["ApplicationService"],

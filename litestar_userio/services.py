@@ -5,6 +5,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
+from litestar_userio.accounts.admin import UserAdminService
+from litestar_userio.accounts.migration import PasswordMigrator
+from litestar_userio.accounts.service import UserService
 from litestar_userio.auth.admin import AdminAuthenticator
 from litestar_userio.config import UserIOConfig
 from litestar_userio.db.engine import Database
@@ -21,9 +24,6 @@ from litestar_userio.storage import Storage, build_storage
 from litestar_userio.tokens.applications import ApplicationService
 from litestar_userio.tokens.keys import SigningKeyStore
 from litestar_userio.tokens.service import TokenService
-from litestar_userio.users.admin import UserAdminService
-from litestar_userio.users.migration import PasswordMigrator
-from litestar_userio.users.service import UserService
 
 __all__ = ["Services"]
 

@@ -2,7 +2,7 @@
 
 See docs/reference.md#hooks-lazy-migration.
 
-`HookService.run_migration` runs it; `users.migration.PasswordMigrator` calls that from sign-in.
+`HookService.run_migration` runs it; `accounts.migration.PasswordMigrator` calls that from sign-in.
 """
 
 from __future__ import annotations

@@ -25,6 +25,7 @@ from litestar_userio.clock import Clock
 from litestar_userio.config import HookConfig
 from litestar_userio.db.engine import Database
 from litestar_userio.errors import (
+    ErrorObject,
     HookCompileFailed,
     HookDisallowed,
     HookError,
@@ -50,7 +51,7 @@ from litestar_userio.observability import telemetry
 from litestar_userio.statuses import error_object
 from litestar_userio.users.model import UserState
 
-__all__ = ["ChainResult", "HookRun", "HookService", "HookSpec", "SavedHook"]
+__all__ = ["ChainResult", "HookPreview", "HookRun", "HookService", "HookSpec", "SavedHook"]
 
 logger = logging.getLogger(__name__)
 
@@ -139,6 +140,17 @@ def _probe_hook() -> HookSource:
     """The readiness probe's hook, compiled on first use."""
     compiled = compile_hook("export default () => ({})")
     return HookSource(hashlib.sha256(compiled.javascript.encode()).hexdigest(), compiled.javascript)
+
+
+class HookPreview(msgspec.Struct, omit_defaults=True):
+    """What the hooks would do to a token: the final payload, the claims they add, each run, any error."""
+
+    payload: dict[str, Any]
+    added_claims: dict[str, Any]
+    hooks: list[HookRun]
+    error: ErrorObject | msgspec.UnsetType = msgspec.UNSET
+    warnings: list[str] = msgspec.field(default_factory=list)
+    """What makes the preview differ from real issuance (a client that gets opaque tokens runs no JWT hook)."""
 
 
 class HookService:

@@ -19,9 +19,9 @@ import msgspec
 from litestar_userio.clock import Clock
 from litestar_userio.config import TokenConfig
 from litestar_userio.db.engine import Database
-from litestar_userio.errors import ErrorObject, InvalidRequest, NotFound, UnknownClient
+from litestar_userio.errors import InvalidRequest, NotFound, UnknownClient
 from litestar_userio.hooks.events import EventContext
-from litestar_userio.hooks.service import HookRun, HookService, SavedHook
+from litestar_userio.hooks.service import HookPreview, HookService, SavedHook
 from litestar_userio.observability import telemetry
 from litestar_userio.statuses import error_object
 from litestar_userio.tokens.applications import ApplicationRecord, ApplicationService
@@ -30,21 +30,10 @@ from litestar_userio.tokens.refresh import RefreshGrant, RefreshTokenService
 from litestar_userio.users.model import UserState
 from litestar_userio.users.repository import UserRepository
 
-__all__ = ["AccessToken", "HookPreview", "TokenResponse", "TokenService"]
+__all__ = ["AccessToken", "TokenResponse", "TokenService"]
 
 _LISTED_CLIENTS = 20
 """Client ids an unknown-client answer of the hooks test lists at most."""
-
-
-class HookPreview(msgspec.Struct, omit_defaults=True):
-    """What the hooks would do to a token: the final payload, the claims they add, each run, any error."""
-
-    payload: dict[str, Any]
-    added_claims: dict[str, Any]
-    hooks: list[HookRun]
-    error: ErrorObject | msgspec.UnsetType = msgspec.UNSET
-    warnings: list[str] = msgspec.field(default_factory=list)
-    """What makes the preview differ from real issuance (a client that gets opaque tokens runs no JWT hook)."""
 
 
 class AccessToken(msgspec.Struct):

@@ -20,6 +20,8 @@ from litestar.di import NamedDependency, Provide
 from litestar.handlers import BaseRouteHandler
 from litestar.params import HeaderParameter
 
+from litestar_userio.accounts.admin import UserAdminService
+from litestar_userio.accounts.service import UserService
 from litestar_userio.auth.admin import AdminAuthenticator
 from litestar_userio.config import DependencyKeys
 from litestar_userio.db.engine import Database
@@ -29,8 +31,6 @@ from litestar_userio.imports.service import ImportService
 from litestar_userio.projects.service import ProjectRecord, ProjectService
 from litestar_userio.storage import Storage
 from litestar_userio.tokens.service import TokenService
-from litestar_userio.users.admin import UserAdminService
-from litestar_userio.users.service import UserService
 
 __all__ = [
     "DOWNLOAD_STORAGE_KEY",

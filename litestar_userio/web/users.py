@@ -13,11 +13,11 @@ from litestar import Controller, Response, delete, get, patch, post, put
 from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody, QueryParameter
 
+from litestar_userio.accounts.admin import UserAdminService
 from litestar_userio.config import UserIOConfig
 from litestar_userio.imports.schemas import PasswordInput, UserRecord
 from litestar_userio.openapi import ExportErrorBody, error_responses, struct_schema
 from litestar_userio.projects.service import ProjectRecord
-from litestar_userio.users.admin import UserAdminService
 from litestar_userio.web.bodies import StrictJSONDTO, parse_json_body
 from litestar_userio.web.errors import export_error_handler
 from litestar_userio.web.providers import admin_dependencies, authenticate_admin, provide_user_admin_service

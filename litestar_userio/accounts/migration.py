@@ -18,13 +18,13 @@ from typing import Any
 
 import msgspec
 
+from litestar_userio.accounts.admin import UserAdminService
 from litestar_userio.causes import Cause
 from litestar_userio.errors import HookError, UserIOError, ValidationFailed
 from litestar_userio.hooks.migration import MigrationLocks
 from litestar_userio.hooks.service import HookService
 from litestar_userio.passwords.formats import MIGRATE_ON_SIGN_IN, stored_format
 from litestar_userio.projects.service import ProjectRecord
-from litestar_userio.users.admin import UserAdminService
 
 __all__ = ["PasswordMigrator"]
 

@@ -32,7 +32,7 @@ from litestar_userio.users.passwords import PasswordVerifier, hash_format
 from litestar_userio.users.repository import SignInState, UserRepository
 
 if TYPE_CHECKING:
-    from litestar_userio.users.migration import PasswordMigrator
+    from litestar_userio.accounts.migration import PasswordMigrator
 
 __all__ = ["UserService"]
 
