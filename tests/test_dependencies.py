@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import fields
+from typing import get_type_hints
+
 import pytest
 from litestar import get
 from litestar.di import NamedDependency
@@ -9,6 +12,7 @@ from litestar.di import NamedDependency
 from litestar_userio.config import DependencyKeys
 from litestar_userio.projects.service import ProjectService
 from litestar_userio.tokens.service import TokenService
+from litestar_userio.web import providers
 
 
 @get("/host/default-keys")
@@ -47,3 +51,14 @@ async def test_renamed_keys_serve_the_host_and_leave_the_admin_api_working(backe
 def test_keys_must_be_distinct():
     with pytest.raises(ValueError, match="distinct"):
         DependencyKeys(users="userio_tokens")
+
+
+def test_every_service_has_one_generated_provider_and_one_key():
+    """The providers come from one table: a service added to `Services` without a key or a provider fails here."""
+    services = set(get_type_hints(providers.Services)) - {"db"}
+    keys = {field.name for field in fields(DependencyKeys)}
+
+    assert set(providers.PROVIDERS) == services == keys
+    assert get_type_hints(providers.provide_token_service)["return"] is TokenService
+    assert providers.provide_hook_service.__name__ == "provide_hooks"
+    assert providers.provide_storage.__doc__ == "The export storage; None when exports are disabled."
