@@ -196,3 +196,30 @@ def test_the_error_hierarchy_knows_nothing_of_http():
     assert "msgspec" in _third_party("litestar_userio.errors")  # the check sees what it looks for
     assert "litestar" in _third_party("litestar_userio.web.errors")
     assert with_litestar == []
+
+
+def _base_names(node: ast.ClassDef) -> set[str]:
+    return {base.attr if isinstance(base, ast.Attribute) else ast.unparse(base).split("[")[0] for base in node.bases}
+
+
+def test_the_controllers_are_module_level_classes():
+    """A controller is one class per module, mounted by `web/router.py` with what depends on the config (issue 31);
+    one built inside a function per config would close over it again."""
+    trees = {
+        name: ast.parse(path.read_text()) for name, path in MODULES.items() if name.startswith("litestar_userio.web")
+    }
+    classes = [node for tree in trees.values() for node in ast.walk(tree) if isinstance(node, ast.ClassDef)]
+    controllers = {"Controller"}
+    while grown := {c.name for c in classes if _base_names(c) & controllers} - controllers:
+        controllers |= grown
+    nested = sorted(
+        f"{name}.{function.name}.{node.name}"
+        for name, tree in trees.items()
+        for function in ast.walk(tree)
+        if isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef)
+        for node in ast.walk(function)
+        if isinstance(node, ast.ClassDef) and _base_names(node) & controllers
+    )
+
+    assert {"ImportController", "HooksController", "DownloadController"} <= controllers  # the check sees them
+    assert nested == []

@@ -164,7 +164,7 @@ class LocalFileWriter:
 class LocalStorage:
     """The embedded default store: files on disk, URLs signed with HMAC-SHA256 and served by the plugin.
 
-    Mount `build_download_controller(storage, config.route_path)` to serve the URLs it signs.
+    Mount `web.downloads.DownloadController` with a `Router` at `config.route_path` to serve the URLs it signs.
     """
 
     def __init__(self, config: LocalStorageConfig, clock: Clock) -> None:

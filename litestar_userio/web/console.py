@@ -11,14 +11,12 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from litestar import Controller, Request, Response, get
+from litestar import Controller, Request, Response, Router, get
 from litestar.exceptions import NotFoundException
 from litestar.params import FromPath
 from litestar.response import Redirect
 
-from litestar_userio.config import ConsoleConfig
-
-__all__ = ["SECURITY_HEADERS", "STATIC_DIR", "build_console_controller", "hooks_types_path"]
+__all__ = ["SECURITY_HEADERS", "STATIC_DIR", "ConsoleController", "hooks_types_path"]
 
 STATIC_DIR = Path(__file__).parent.parent / "console" / "static"
 """The built console (index.html, assets/)."""
@@ -83,54 +81,54 @@ def _accepts_gzip(request: Request[Any, Any, Any]) -> bool:
     return any(part.split(";")[0].strip() == "gzip" for part in request.headers.get("accept-encoding", "").split(","))
 
 
-def build_console_controller(config: ConsoleConfig) -> type[Controller]:
-    """The console's page, its fingerprinted assets, and the hook types the editor completes from."""
-    assets = _assets()
-    index = STATIC_DIR / "index.html"
+class ConsoleController(Controller):
+    """The console's page, its fingerprinted assets, and the hook types the editor completes from.
 
-    class ConsoleController(Controller):
-        """Static files only: every call the page makes goes to the admin API with the admin token."""
+    Static files only: every call the page makes goes to the admin API with the admin token. Mounted under
+    `ConsoleConfig.path` by a Router; the assets are listed once per mount.
+    """
 
-        path = config.path.rstrip("/")
-        include_in_schema = False
+    path = "/"
+    include_in_schema = False
+    assets: dict[str, Path]
 
-        @get("/", sync_to_thread=False)
-        def page(self, request: Request[Any, Any, Any]) -> Response[bytes] | Redirect:
-            raw_path = request.scope.get("raw_path") or request.scope["path"].encode()
-            if not raw_path.endswith(b"/"):  # the assets are relative to the page's folder
-                return Redirect(f"{self.path}/", headers=SECURITY_HEADERS)
-            return Response(
-                index.read_bytes(),
-                media_type="text/html; charset=utf-8",
-                headers={**SECURITY_HEADERS, "Cache-Control": "no-store"},
-            )
+    def __init__(self, owner: Router) -> None:
+        super().__init__(owner)
+        self.assets = _assets()
 
-        @get("/assets/{name:str}", sync_to_thread=False)
-        def asset(self, request: Request[Any, Any, Any], name: FromPath[str]) -> Response[bytes]:
-            file = assets.get(name)
-            if file is None:
-                raise NotFoundException()
-            media_type = _TYPES.get(file.suffix) or mimetypes.guess_type(file.name)[0] or "application/octet-stream"
-            headers = {
-                **SECURITY_HEADERS,
-                "Cache-Control": "public, max-age=31536000, immutable",
-                "Vary": "Accept-Encoding",
-            }
-            if file.suffix in {".js", ".css", ".ttf"} and _accepts_gzip(request):
-                return Response(
-                    _compressed(file), media_type=media_type, headers={**headers, "Content-Encoding": "gzip"}
-                )
-            return Response(file.read_bytes(), media_type=media_type, headers=headers)
+    @get("/", sync_to_thread=False)
+    def page(self, request: Request[Any, Any, Any]) -> Response[bytes] | Redirect:
+        raw_path = request.scope.get("raw_path") or request.scope["path"].encode()
+        if not raw_path.endswith(b"/"):  # the assets are relative to the page's folder
+            return Redirect(f"{request.scope['path_template'].rstrip('/')}/", headers=SECURITY_HEADERS)
+        return Response(
+            (STATIC_DIR / "index.html").read_bytes(),
+            media_type="text/html; charset=utf-8",
+            headers={**SECURITY_HEADERS, "Cache-Control": "no-store"},
+        )
 
-        @get("/hooks.d.ts", sync_to_thread=False)
-        def hook_types(self) -> Response[bytes]:
-            file = hooks_types_path()
-            if file is None:
-                raise NotFoundException()
-            return Response(
-                file.read_bytes(),
-                media_type="text/plain; charset=utf-8",
-                headers={**SECURITY_HEADERS, "Cache-Control": "no-cache"},
-            )
+    @get("/assets/{name:str}", sync_to_thread=False)
+    def asset(self, request: Request[Any, Any, Any], name: FromPath[str]) -> Response[bytes]:
+        file = self.assets.get(name)
+        if file is None:
+            raise NotFoundException()
+        media_type = _TYPES.get(file.suffix) or mimetypes.guess_type(file.name)[0] or "application/octet-stream"
+        headers = {
+            **SECURITY_HEADERS,
+            "Cache-Control": "public, max-age=31536000, immutable",
+            "Vary": "Accept-Encoding",
+        }
+        if file.suffix in {".js", ".css", ".ttf"} and _accepts_gzip(request):
+            return Response(_compressed(file), media_type=media_type, headers={**headers, "Content-Encoding": "gzip"})
+        return Response(file.read_bytes(), media_type=media_type, headers=headers)
 
-    return ConsoleController
+    @get("/hooks.d.ts", sync_to_thread=False)
+    def hook_types(self) -> Response[bytes]:
+        file = hooks_types_path()
+        if file is None:
+            raise NotFoundException()
+        return Response(
+            file.read_bytes(),
+            media_type="text/plain; charset=utf-8",
+            headers={**SECURITY_HEADERS, "Cache-Control": "no-cache"},
+        )

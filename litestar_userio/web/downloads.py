@@ -12,48 +12,39 @@ from litestar.response import Stream
 from litestar_userio.storage.local import LocalStorage
 from litestar_userio.web.errors import export_error_handler
 
-__all__ = ["build_download_controller"]
+__all__ = ["DownloadController"]
 
 
-def build_download_controller(path: str) -> type[Controller]:
-    """A controller serving `GET {path}/{key}` for URLs signed by the app's local store.
+class DownloadController(Controller):
+    """Streams an export file to whoever holds a valid signed URL: `GET /{key}`.
 
-    The store arrives by dependency injection as `userio_storage` (the plugin provides it).
-
-    Args:
-        path: Where to mount the route; pass the same `LocalStorageConfig.route_path` the store signs for.
+    Mount it with a Router at the `LocalStorageConfig.route_path` the store signs for; the store arrives by
+    dependency injection as `userio_storage` (the plugin provides it).
     """
-    route_path = "/" + path.strip("/")
 
-    class DownloadController(Controller):
-        """Streams an export file to whoever holds a valid signed URL."""
+    exception_handlers = {Exception: export_error_handler}
+    include_in_schema = False
+    opt = {"exclude_from_auth": True}
 
-        exception_handlers = {Exception: export_error_handler}
-        include_in_schema = False
-        opt = {"exclude_from_auth": True}
-
-        @get("/{key:path}", name="userio-download")
-        async def download(
-            self,
-            key: FromPath[str],
-            userio_storage: NamedDependency[LocalStorage],
-            expires: FromQuery[str | None] = None,
-            signature: FromQuery[str | None] = None,
-        ) -> Stream:
-            """The file's bytes with its stored `Content-Type` and `Content-Disposition: attachment`."""
-            download = await userio_storage.open_signed(key.lstrip("/"), expires=expires, signature=signature)
-            return Stream(
-                download.chunks(),
-                media_type=download.content_type,
-                headers={
-                    # Set here, not only through media_type, so Litestar does not append a charset to text/*.
-                    "content-type": download.content_type,
-                    "content-disposition": download.content_disposition,
-                    "content-length": str(download.size),
-                    "cache-control": "private, no-store",
-                    "x-content-type-options": "nosniff",
-                },
-            )
-
-    DownloadController.path = route_path
-    return DownloadController
+    @get("/{key:path}", name="userio-download")
+    async def download(
+        self,
+        key: FromPath[str],
+        userio_storage: NamedDependency[LocalStorage],
+        expires: FromQuery[str | None] = None,
+        signature: FromQuery[str | None] = None,
+    ) -> Stream:
+        """The file's bytes with its stored `Content-Type` and `Content-Disposition: attachment`."""
+        download = await userio_storage.open_signed(key.lstrip("/"), expires=expires, signature=signature)
+        return Stream(
+            download.chunks(),
+            media_type=download.content_type,
+            headers={
+                # Set here, not only through media_type, so Litestar does not append a charset to text/*.
+                "content-type": download.content_type,
+                "content-disposition": download.content_disposition,
+                "content-length": str(download.size),
+                "cache-control": "private, no-store",
+                "x-content-type-options": "nosniff",
+            },
+        )

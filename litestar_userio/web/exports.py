@@ -12,7 +12,6 @@ from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody, QueryParameter
 
 from litestar_userio.causes import cause_from_msgspec, schema_causes
-from litestar_userio.config import UserIOConfig
 from litestar_userio.errors import (
     Cause,
     DuplicateKeyFound,
@@ -34,7 +33,7 @@ from litestar_userio.web.bodies import StrictJSONDTO
 from litestar_userio.web.errors import export_error_handler
 from litestar_userio.web.providers import admin_dependencies, authenticate_admin, provide_export_service
 
-__all__ = ["EXPORT_EXAMPLES", "ExportRequestDTO", "build_export_controller", "parse_export_request"]
+__all__ = ["EXPORT_EXAMPLES", "ExportController", "ExportRequestDTO", "parse_export_request"]
 
 EXPORT_EXAMPLES = {
     "ndjson": {"format": "ndjson"},
@@ -105,66 +104,63 @@ def _origin(request: Request[Any, Any, Any]) -> str:
     return urlunsplit(parts._replace(netloc=f"{parts.hostname}:{port}"))
 
 
-def build_export_controller(config: UserIOConfig) -> type[Controller]:
-    """The export controller for this config."""
+class ExportController(Controller):
+    """Thin: authenticate, parse, call the export service, wrap the answer in `result`."""
 
-    class ExportController(Controller):
-        """Thin: authenticate, parse, call the export service, wrap the answer in `result`."""
+    path = "/users/export"
+    tags = ["User export"]
+    guards = [authenticate_admin]
+    dependencies = admin_dependencies(exports_service=provide_export_service)
+    exception_handlers = {Exception: export_error_handler}
+    request_max_body_size = 64 * 1024
 
-        path = f"{config.path_prefix}/users/export"
-        tags = ["User export"]
-        guards = [authenticate_admin]
-        dependencies = admin_dependencies(exports_service=provide_export_service)
-        exception_handlers = {Exception: export_error_handler}
-        request_max_body_size = 64 * 1024
+    @post(
+        "/",
+        status_code=202,
+        summary="Initiate a bulk user export",
+        description="One running export per project and the `UserExport` bucket (docs/reference.md#limits).",
+        dto=ExportRequestDTO,
+        operation_class=body_examples(EXPORT_EXAMPLES),
+        responses=error_responses(ExportErrorBody, 400, 403, 415, 429, 500, 503),
+    )
+    async def initiate(
+        self,
+        request: Request[Any, Any, Any],
+        data: JSONBody[ExportRequest],
+        project: NamedDependency[ProjectRecord],
+        exports_service: NamedDependency[ExportService],
+    ) -> Response[ExportResult]:
+        task = await exports_service.initiate(project, data)
+        location = f"{request.scope['path_template']}/{task.id}"
+        return Response(ExportResult(task), status_code=202, headers={"Location": location})
 
-        @post(
-            "/",
-            status_code=202,
-            summary="Initiate a bulk user export",
-            description="One running export per project and the `UserExport` bucket (docs/reference.md#limits).",
-            dto=ExportRequestDTO,
-            operation_class=body_examples(EXPORT_EXAMPLES),
-            responses=error_responses(ExportErrorBody, 400, 403, 415, 429, 500, 503),
-        )
-        async def initiate(
-            self,
-            data: JSONBody[ExportRequest],
-            project: NamedDependency[ProjectRecord],
-            exports_service: NamedDependency[ExportService],
-        ) -> Response[ExportResult]:
-            task = await exports_service.initiate(project, data)
-            return Response(ExportResult(task), status_code=202, headers={"Location": f"{self.path}/{task.id}"})
+    @get(
+        "/{task_id:str}",
+        summary="Check an export task; a completed one carries a fresh download URL",
+        description="`download_url` is signed on every call and valid 60 seconds.",
+        responses=error_responses(ExportErrorBody, 403, 404, 500, 503),
+    )
+    async def status(
+        self,
+        request: Request[Any, Any, Any],
+        task_id: FromPath[str],
+        project: NamedDependency[ProjectRecord],
+        exports_service: NamedDependency[ExportService],
+    ) -> ExportResult:
+        return ExportResult(await exports_service.status(project, task_id, _origin(request)))
 
-        @get(
-            "/{task_id:str}",
-            summary="Check an export task; a completed one carries a fresh download URL",
-            description="`download_url` is signed on every call and valid 60 seconds.",
-            responses=error_responses(ExportErrorBody, 403, 404, 500, 503),
-        )
-        async def status(
-            self,
-            request: Request[Any, Any, Any],
-            task_id: FromPath[str],
-            project: NamedDependency[ProjectRecord],
-            exports_service: NamedDependency[ExportService],
-        ) -> ExportResult:
-            return ExportResult(await exports_service.status(project, task_id, _origin(request)))
-
-        @get(
-            "/",
-            summary="List the project's export tasks, newest first",
-            description="Without download URLs (the status signs a fresh one); pass `next_cursor` back as `cursor`.",
-            responses=error_responses(ExportErrorBody, 400, 403, 500, 503),
-        )
-        async def list_tasks(
-            self,
-            project: NamedDependency[ProjectRecord],
-            exports_service: NamedDependency[ExportService],
-            limit: Annotated[int, QueryParameter(ge=1, le=MAX_PAGE_SIZE)] = DEFAULT_PAGE_SIZE,
-            cursor: Annotated[str | None, QueryParameter(max_length=200)] = None,
-        ) -> ExportTaskListResult:
-            after = decode_cursor(cursor)
-            return ExportTaskListResult(await exports_service.list_tasks(project, limit, after))
-
-    return ExportController
+    @get(
+        "/",
+        summary="List the project's export tasks, newest first",
+        description="Without download URLs (the status signs a fresh one); pass `next_cursor` back as `cursor`.",
+        responses=error_responses(ExportErrorBody, 400, 403, 500, 503),
+    )
+    async def list_tasks(
+        self,
+        project: NamedDependency[ProjectRecord],
+        exports_service: NamedDependency[ExportService],
+        limit: Annotated[int, QueryParameter(ge=1, le=MAX_PAGE_SIZE)] = DEFAULT_PAGE_SIZE,
+        cursor: Annotated[str | None, QueryParameter(max_length=200)] = None,
+    ) -> ExportTaskListResult:
+        after = decode_cursor(cursor)
+        return ExportTaskListResult(await exports_service.list_tasks(project, limit, after))

@@ -12,7 +12,6 @@ from litestar import Controller, Request, delete, get, post, put
 from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody, Parameter
 
-from litestar_userio.config import UserIOConfig
 from litestar_userio.errors import (
     HookVersionNotFound,
 )
@@ -49,7 +48,7 @@ from litestar_userio.web.providers import (
     provide_token_service,
 )
 
-__all__ = ["HookBodyDTO", "build_hooks_controller"]
+__all__ = ["HookBodyDTO", "HooksController"]
 
 T = TypeVar("T")
 
@@ -94,203 +93,198 @@ def _version(row: VersionRow, *, with_body: bool = False) -> HookVersion:
     )
 
 
-def build_hooks_controller(config: UserIOConfig) -> type[Controller]:
-    """The hooks admin controller for this config."""
+class HooksController(Controller):
+    """Thin: authenticate, parse, call the hook or token service, wrap the answer in `result`."""
 
-    class HooksController(Controller):
-        """Thin: authenticate, parse, call the hook or token service, wrap the answer in `result`."""
+    path = "/hooks"
+    tags = ["Token hooks"]
+    guards = [authenticate_admin]
+    dependencies = admin_dependencies(hooks_service=provide_hook_service, tokens_service=provide_token_service)
+    exception_handlers = {Exception: export_error_handler}
+    request_max_body_size = 2 * 1024 * 1024
 
-        path = f"{config.path_prefix}/hooks"
-        tags = ["Token hooks"]
-        guards = [authenticate_admin]
-        dependencies = admin_dependencies(hooks_service=provide_hook_service, tokens_service=provide_token_service)
-        exception_handlers = {Exception: export_error_handler}
-        request_max_body_size = 2 * 1024 * 1024
+    @get(
+        "/",
+        summary="The project's blocking hooks, in order, and its fetch allowlist",
+        responses=error_responses(ExportErrorBody, 403, 503),
+    )
+    async def list_hooks(
+        self, project: NamedDependency[ProjectRecord], hooks_service: NamedDependency[HookService]
+    ) -> HookListResult:
+        hooks, allowlist = await hooks_service.settings(project.id)
+        return HookListResult(HookList([h.spec() for h in hooks], allowlist))
 
-        @get(
-            "/",
-            summary="The project's blocking hooks, in order, and its fetch allowlist",
-            responses=error_responses(ExportErrorBody, 403, 503),
-        )
-        async def list_hooks(
-            self, project: NamedDependency[ProjectRecord], hooks_service: NamedDependency[HookService]
-        ) -> HookListResult:
-            hooks, allowlist = await hooks_service.settings(project.id)
-            return HookListResult(HookList([h.spec() for h in hooks], allowlist))
+    @put(
+        "/",
+        summary="Replace the hooks (a new version); every hook must compile or nothing changes",
+        dto=HookBodyDTO[HookList],
+        responses=error_responses(ExportErrorBody, 400, 403, 415, 503),
+    )
+    async def replace_hooks(
+        self,
+        request: Request[Any, Any, Any],
+        data: JSONBody[HookList],
+        project: NamedDependency[ProjectRecord],
+        hooks_service: NamedDependency[HookService],
+    ) -> HookListResult:
+        allowlist = None if data.fetch_allowlist is msgspec.UNSET else data.fetch_allowlist
+        await hooks_service.replace(project.id, data.hooks, allowlist, _actor(request))
+        hooks, saved_allowlist = await hooks_service.settings(project.id)
+        return HookListResult(HookList([h.spec() for h in hooks], saved_allowlist))
 
-        @put(
-            "/",
-            summary="Replace the hooks (a new version); every hook must compile or nothing changes",
-            dto=HookBodyDTO[HookList],
-            responses=error_responses(ExportErrorBody, 400, 403, 415, 503),
-        )
-        async def replace_hooks(
-            self,
-            request: Request[Any, Any, Any],
-            data: JSONBody[HookList],
-            project: NamedDependency[ProjectRecord],
-            hooks_service: NamedDependency[HookService],
-        ) -> HookListResult:
-            allowlist = None if data.fetch_allowlist is msgspec.UNSET else data.fetch_allowlist
-            await hooks_service.replace(project.id, data.hooks, allowlist, _actor(request))
-            hooks, saved_allowlist = await hooks_service.settings(project.id)
-            return HookListResult(HookList([h.spec() for h in hooks], saved_allowlist))
+    @delete(
+        "/",
+        status_code=200,
+        summary="Remove every hook (a new version; the allowlist stays)",
+        responses=error_responses(ExportErrorBody, 403, 503),
+    )
+    async def delete_hooks(
+        self,
+        request: Request[Any, Any, Any],
+        project: NamedDependency[ProjectRecord],
+        hooks_service: NamedDependency[HookService],
+    ) -> HookListResult:
+        await hooks_service.replace(project.id, [], None, _actor(request))
+        _, allowlist = await hooks_service.settings(project.id)
+        return HookListResult(HookList([], allowlist))
 
-        @delete(
-            "/",
-            status_code=200,
-            summary="Remove every hook (a new version; the allowlist stays)",
-            responses=error_responses(ExportErrorBody, 403, 503),
-        )
-        async def delete_hooks(
-            self,
-            request: Request[Any, Any, Any],
-            project: NamedDependency[ProjectRecord],
-            hooks_service: NamedDependency[HookService],
-        ) -> HookListResult:
-            await hooks_service.replace(project.id, [], None, _actor(request))
-            _, allowlist = await hooks_service.settings(project.id)
-            return HookListResult(HookList([], allowlist))
+    @get(
+        "/secrets",
+        summary="Names and update times of the project's hook secrets (never their values)",
+        responses=error_responses(ExportErrorBody, 403, 503),
+    )
+    async def list_secrets(
+        self, project: NamedDependency[ProjectRecord], hooks_service: NamedDependency[HookService]
+    ) -> HookSecretListResult:
+        names = await hooks_service.secret_names(project.id)
+        return HookSecretListResult(HookSecretList([HookSecretInfo(n, t) for n, t in names]))
 
-        @get(
-            "/secrets",
-            summary="Names and update times of the project's hook secrets (never their values)",
-            responses=error_responses(ExportErrorBody, 403, 503),
-        )
-        async def list_secrets(
-            self, project: NamedDependency[ProjectRecord], hooks_service: NamedDependency[HookService]
-        ) -> HookSecretListResult:
-            names = await hooks_service.secret_names(project.id)
-            return HookSecretListResult(HookSecretList([HookSecretInfo(n, t) for n, t in names]))
+    @put(
+        "/secrets/{name:str}",
+        summary="Set a hook secret (encrypted at rest; hooks read it as ctx.secrets.NAME)",
+        dto=HookBodyDTO[HookSecretValue],
+        responses=error_responses(ExportErrorBody, 400, 403, 415, 500, 503),
+    )
+    async def put_secret(
+        self,
+        data: JSONBody[HookSecretValue],
+        name: FromPath[str],
+        project: NamedDependency[ProjectRecord],
+        hooks_service: NamedDependency[HookService],
+    ) -> HookSecretResult:
+        updated = await hooks_service.put_secret(project.id, name, data.value)
+        return HookSecretResult(HookSecretInfo(name, updated))
 
-        @put(
-            "/secrets/{name:str}",
-            summary="Set a hook secret (encrypted at rest; hooks read it as ctx.secrets.NAME)",
-            dto=HookBodyDTO[HookSecretValue],
-            responses=error_responses(ExportErrorBody, 400, 403, 415, 500, 503),
-        )
-        async def put_secret(
-            self,
-            data: JSONBody[HookSecretValue],
-            name: FromPath[str],
-            project: NamedDependency[ProjectRecord],
-            hooks_service: NamedDependency[HookService],
-        ) -> HookSecretResult:
-            updated = await hooks_service.put_secret(project.id, name, data.value)
-            return HookSecretResult(HookSecretInfo(name, updated))
+    @delete(
+        "/secrets/{name:str}",
+        status_code=200,
+        summary="Delete a hook secret",
+        responses=error_responses(ExportErrorBody, 403, 404, 500, 503),
+    )
+    async def delete_secret(
+        self,
+        name: FromPath[str],
+        project: NamedDependency[ProjectRecord],
+        hooks_service: NamedDependency[HookService],
+    ) -> HookSecretListResult:
+        await hooks_service.delete_secret(project.id, name)
+        names = await hooks_service.secret_names(project.id)
+        return HookSecretListResult(HookSecretList([HookSecretInfo(n, t) for n, t in names]))
 
-        @delete(
-            "/secrets/{name:str}",
-            status_code=200,
-            summary="Delete a hook secret",
-            responses=error_responses(ExportErrorBody, 403, 404, 500, 503),
-        )
-        async def delete_secret(
-            self,
-            name: FromPath[str],
-            project: NamedDependency[ProjectRecord],
-            hooks_service: NamedDependency[HookService],
-        ) -> HookSecretListResult:
-            await hooks_service.delete_secret(project.id, name)
-            names = await hooks_service.secret_names(project.id)
-            return HookSecretListResult(HookSecretList([HookSecretInfo(n, t) for n, t in names]))
+    @get(
+        "/versions",
+        summary="Every saved version of the hooks, newest first",
+        responses=error_responses(ExportErrorBody, 403, 503),
+    )
+    async def list_versions(
+        self, project: NamedDependency[ProjectRecord], hooks_service: NamedDependency[HookService]
+    ) -> HookVersionListResult:
+        rows = await hooks_service.versions(project.id)
+        return HookVersionListResult(HookVersionList([_version(r) for r in rows]))
 
-        @get(
-            "/versions",
-            summary="Every saved version of the hooks, newest first",
-            responses=error_responses(ExportErrorBody, 403, 503),
-        )
-        async def list_versions(
-            self, project: NamedDependency[ProjectRecord], hooks_service: NamedDependency[HookService]
-        ) -> HookVersionListResult:
-            rows = await hooks_service.versions(project.id)
-            return HookVersionListResult(HookVersionList([_version(r) for r in rows]))
+    @get(
+        "/versions/{version:str}",
+        summary="One saved version with its body",
+        responses=error_responses(ExportErrorBody, 403, 404, 503),
+    )
+    async def get_version(
+        self,
+        version: FromPath[str],
+        project: NamedDependency[ProjectRecord],
+        hooks_service: NamedDependency[HookService],
+    ) -> HookVersionResult:
+        number = _version_number(version)
+        return HookVersionResult(_version(await hooks_service.version(project.id, number), with_body=True))
 
-        @get(
-            "/versions/{version:str}",
-            summary="One saved version with its body",
-            responses=error_responses(ExportErrorBody, 403, 404, 503),
-        )
-        async def get_version(
-            self,
-            version: FromPath[str],
-            project: NamedDependency[ProjectRecord],
-            hooks_service: NamedDependency[HookService],
-        ) -> HookVersionResult:
-            number = _version_number(version)
-            return HookVersionResult(_version(await hooks_service.version(project.id, number), with_body=True))
+    @post(
+        "/versions/{version:str}/rollback",
+        status_code=200,
+        summary="Save a version's body again, as a new version",
+        responses=error_responses(ExportErrorBody, 400, 403, 404, 503),
+    )
+    async def rollback(
+        self,
+        request: Request[Any, Any, Any],
+        version: FromPath[str],
+        project: NamedDependency[ProjectRecord],
+        hooks_service: NamedDependency[HookService],
+    ) -> HookVersionResult:
+        new_version = await hooks_service.rollback(project.id, _version_number(version), _actor(request))
+        return HookVersionResult(_version(await hooks_service.version(project.id, new_version), with_body=True))
 
-        @post(
-            "/versions/{version:str}/rollback",
-            status_code=200,
-            summary="Save a version's body again, as a new version",
-            responses=error_responses(ExportErrorBody, 400, 403, 404, 503),
-        )
-        async def rollback(
-            self,
-            request: Request[Any, Any, Any],
-            version: FromPath[str],
-            project: NamedDependency[ProjectRecord],
-            hooks_service: NamedDependency[HookService],
-        ) -> HookVersionResult:
-            new_version = await hooks_service.rollback(project.id, _version_number(version), _actor(request))
-            return HookVersionResult(_version(await hooks_service.version(project.id, new_version), with_body=True))
-
-        @get(
-            "/runs",
-            summary="The run log of production hook runs, newest first, paged",
-            responses=error_responses(ExportErrorBody, 400, 403, 503),
-        )
-        async def list_runs(
-            self,
-            project: NamedDependency[ProjectRecord],
-            hooks_service: NamedDependency[HookService],
-            limit: int = Parameter(default=50, ge=1, le=500),
-            cursor: str | None = Parameter(default=None, pattern=r"^[0-9]{1,18}$"),
-        ) -> HookRunPageResult:
-            rows, more = await hooks_service.runs(project.id, limit, int(cursor) if cursor else None)
-            entries = [
-                HookRunEntry(
-                    r.event,
-                    r.hook_index,
-                    r.started_at,
-                    r.duration_ms,
-                    r.outcome,  # type: ignore[arg-type]
-                    r.error_kind,
-                    r.console,
-                    r.claims_added,
-                    r.sampled_rate,
-                )
-                for _, r in rows
-            ]
-            next_cursor = str(rows[-1][0]) if more and rows else None
-            return HookRunPageResult(HookRunPage(entries, next_cursor))
-
-        @post(
-            "/test",
-            status_code=200,
-            summary="Run hooks against a user and client; nothing is issued",
-            dto=HookBodyDTO[HookTestRequest],
-            responses=error_responses(ExportErrorBody, 400, 403, 404, 415, 503),
-        )
-        async def test_hooks(
-            self,
-            request: Request[Any, Any, Any],
-            data: JSONBody[HookTestRequest],
-            project: NamedDependency[ProjectRecord],
-            hooks_service: NamedDependency[HookService],
-            tokens_service: NamedDependency[TokenService],
-        ) -> HookTestResult:
-            hooks = None if data.hooks is msgspec.UNSET else await hooks_service.compile_all(data.hooks)
-            preview = await tokens_service.preview(
-                project.id, data.event, data.client_id, data.user_id, issuer=_origin(request), hooks=hooks
+    @get(
+        "/runs",
+        summary="The run log of production hook runs, newest first, paged",
+        responses=error_responses(ExportErrorBody, 400, 403, 503),
+    )
+    async def list_runs(
+        self,
+        project: NamedDependency[ProjectRecord],
+        hooks_service: NamedDependency[HookService],
+        limit: int = Parameter(default=50, ge=1, le=500),
+        cursor: str | None = Parameter(default=None, pattern=r"^[0-9]{1,18}$"),
+    ) -> HookRunPageResult:
+        rows, more = await hooks_service.runs(project.id, limit, int(cursor) if cursor else None)
+        entries = [
+            HookRunEntry(
+                r.event,
+                r.hook_index,
+                r.started_at,
+                r.duration_ms,
+                r.outcome,  # type: ignore[arg-type]
+                r.error_kind,
+                r.console,
+                r.claims_added,
+                r.sampled_rate,
             )
-            application = await tokens_service.applications.get(project.id, data.client_id)
-            if data.event == "oidc.jwt.pre_create" and application and not application.issue_jwt_access_token:
-                preview.warnings.append(
-                    f"client {data.client_id!r} gets opaque access tokens: oidc.jwt.pre_create hooks never run for"
-                    " it (this preview shows what they would do to a JWT)"
-                )
-            return HookTestResult(preview)
+            for _, r in rows
+        ]
+        next_cursor = str(rows[-1][0]) if more and rows else None
+        return HookRunPageResult(HookRunPage(entries, next_cursor))
 
-    return HooksController
+    @post(
+        "/test",
+        status_code=200,
+        summary="Run hooks against a user and client; nothing is issued",
+        dto=HookBodyDTO[HookTestRequest],
+        responses=error_responses(ExportErrorBody, 400, 403, 404, 415, 503),
+    )
+    async def test_hooks(
+        self,
+        request: Request[Any, Any, Any],
+        data: JSONBody[HookTestRequest],
+        project: NamedDependency[ProjectRecord],
+        hooks_service: NamedDependency[HookService],
+        tokens_service: NamedDependency[TokenService],
+    ) -> HookTestResult:
+        hooks = None if data.hooks is msgspec.UNSET else await hooks_service.compile_all(data.hooks)
+        preview = await tokens_service.preview(
+            project.id, data.event, data.client_id, data.user_id, issuer=_origin(request), hooks=hooks
+        )
+        application = await tokens_service.applications.get(project.id, data.client_id)
+        if data.event == "oidc.jwt.pre_create" and application and not application.issue_jwt_access_token:
+            preview.warnings.append(
+                f"client {data.client_id!r} gets opaque access tokens: oidc.jwt.pre_create hooks never run for"
+                " it (this preview shows what they would do to a JWT)"
+            )
+        return HookTestResult(preview)

@@ -5,7 +5,6 @@ See docs/reference.md#import-request and docs/reference.md#import-task-lifecycle
 
 import hashlib
 import re
-from collections.abc import Callable
 from itertools import accumulate
 from typing import Annotated, Any, ClassVar
 
@@ -15,7 +14,6 @@ from litestar.di import NamedDependency
 from litestar.exceptions import HTTPException
 from litestar.params import FromPath, JSONBody, QueryParameter
 
-from litestar_userio.config import UserIOConfig
 from litestar_userio.errors import BodyTooLarge, InvalidRequest, UnsupportedMediaType
 from litestar_userio.imports.schemas import (
     ImportRequest,
@@ -34,7 +32,7 @@ from litestar_userio.web.bodies import StrictJSONDTO
 from litestar_userio.web.errors import import_error_handler
 from litestar_userio.web.providers import admin_dependencies, authenticate_admin, provide_import_service
 
-__all__ = ["IMPORT_EXAMPLES", "ImportRequestDTO", "build_import_controller", "parse_import_request"]
+__all__ = ["IMPORT_EXAMPLES", "ImportController", "ImportRequestDTO", "parse_import_request"]
 
 IMPORT_EXAMPLES = {
     "bcrypt users": {
@@ -135,90 +133,88 @@ def idempotency_key(header: str | None) -> str | None:
     return header
 
 
-def _import_errors(limit: int) -> Callable[[Request[Any, Any, Any], Exception], Response[Any]]:
-    """The import error handler, with a 413 that states the limit and the way out."""
+def import_errors(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
+    """The import error handler, with a 413 that states the limit and the way out.
 
-    def handler(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
-        if isinstance(exc, HTTPException) and exc.status_code == 413:
-            exc = BodyTooLarge(
-                f"request body is over the limit of {limit} bytes: send fewer records per request, or import the"
-                " file with the `userio import` CLI (pip install 'litestar-userio[cli]'), which splits it"
-            )
-        return import_error_handler(request, exc)
-
-    return handler
-
-
-def build_import_controller(config: UserIOConfig) -> type[Controller]:
-    """The import controller for this config (path, body limit)."""
-
-    class ImportController(Controller):
-        """Thin: authenticate, parse, call the import service, shape the answer."""
-
-        path = f"{config.path_prefix}/users/import"
-        tags = ["User import"]
-        guards = [authenticate_admin]
-        dependencies = admin_dependencies(imports_service=provide_import_service)
-        exception_handlers = {Exception: _import_errors(config.imports.max_body_size)}
-        request_max_body_size = config.imports.max_body_size
-
-        @post(
-            "/",
-            status_code=202,
-            summary="Initiate a bulk user import",
-            description=(
-                "Stores the task and answers at once; records are validated one by one in the job. An "
-                "`Idempotency-Key` header makes a replay (an answer lost on the way) answer the same task."
-            ),
-            dto=ImportRequestDTO,
-            operation_class=body_examples(IMPORT_EXAMPLES),
-            responses=error_responses(ImportErrorBody, 400, 403, 409, 413, 415, 503),
+    The limit is the route's own (`web/router.py` sets the configured one on the Router that mounts the controller).
+    """
+    if isinstance(exc, HTTPException) and exc.status_code == 413:
+        limit = request.route_handler.resolve_request_max_body_size()
+        exc = BodyTooLarge(
+            f"request body is over the limit of {limit} bytes: send fewer records per request, or import the"
+            " file with the `userio import` CLI (pip install 'litestar-userio[cli]'), which splits it"
         )
-        async def initiate(
-            self,
-            request: Request[Any, Any, Any],
-            data: JSONBody[ImportRequest],
-            project: NamedDependency[ProjectRecord],
-            imports_service: NamedDependency[ImportService],
-        ) -> Response[ImportTaskCreated]:
-            key = idempotency_key(request.headers.get("idempotency-key"))
-            created = await imports_service.create_task(
-                project,
-                data,
-                idempotency_key=key,
-                request_sha256=hashlib.sha256(await request.body()).hexdigest() if key is not None else None,
-            )
-            telemetry.import_accepted(len(await request.body()))  # the body Litestar already read (cached)
-            return Response(created, status_code=202, headers={"Location": f"{self.path}/{created.id}"})
+    return import_error_handler(request, exc)
 
-        @get(
-            "/{task_id:str}",
-            summary="Check the status of an import task",
-            description="Pending: `progress`. Completed: `summary` and one detail per record, in index order.",
-            responses=error_responses(ImportErrorBody, 403, 404, 503),
+
+class ImportController(Controller):
+    """Thin: authenticate, parse, call the import service, shape the answer.
+
+    No body limit of its own: the Router that mounts it sets the configured one (`ImportConfig.max_body_size`).
+    """
+
+    path = "/users/import"
+    tags = ["User import"]
+    guards = [authenticate_admin]
+    dependencies = admin_dependencies(imports_service=provide_import_service)
+    exception_handlers = {Exception: import_errors}
+
+    @post(
+        "/",
+        status_code=202,
+        summary="Initiate a bulk user import",
+        description=(
+            "Stores the task and answers at once; records are validated one by one in the job. An "
+            "`Idempotency-Key` header makes a replay (an answer lost on the way) answer the same task."
+        ),
+        dto=ImportRequestDTO,
+        operation_class=body_examples(IMPORT_EXAMPLES),
+        responses=error_responses(ImportErrorBody, 400, 403, 409, 413, 415, 503),
+    )
+    async def initiate(
+        self,
+        request: Request[Any, Any, Any],
+        data: JSONBody[ImportRequest],
+        project: NamedDependency[ProjectRecord],
+        imports_service: NamedDependency[ImportService],
+    ) -> Response[ImportTaskCreated]:
+        key = idempotency_key(request.headers.get("idempotency-key"))
+        created = await imports_service.create_task(
+            project,
+            data,
+            idempotency_key=key,
+            request_sha256=hashlib.sha256(await request.body()).hexdigest() if key is not None else None,
         )
-        async def status(
-            self,
-            task_id: FromPath[str],
-            project: NamedDependency[ProjectRecord],
-            imports_service: NamedDependency[ImportService],
-        ) -> Response[ImportTaskStatus]:
-            body = await imports_service.status(project.id, task_id)
-            return Response(body, media_type="application/json")  # type: ignore[arg-type]
+        telemetry.import_accepted(len(await request.body()))  # the body Litestar already read (cached)
+        location = f"{request.scope['path_template']}/{created.id}"
+        return Response(created, status_code=202, headers={"Location": location})
 
-        @get(
-            "/",
-            summary="List the project's import tasks, newest first",
-            description="Each task without its details; pass `next_cursor` back as `cursor` for the next page.",
-            responses=error_responses(ImportErrorBody, 400, 403, 503),
-        )
-        async def list_tasks(
-            self,
-            project: NamedDependency[ProjectRecord],
-            imports_service: NamedDependency[ImportService],
-            limit: Annotated[int, QueryParameter(ge=1, le=MAX_PAGE_SIZE)] = DEFAULT_PAGE_SIZE,
-            cursor: Annotated[str | None, QueryParameter(max_length=200)] = None,
-        ) -> ImportTaskList:
-            return await imports_service.list_tasks(project.id, limit, decode_cursor(cursor))
+    @get(
+        "/{task_id:str}",
+        summary="Check the status of an import task",
+        description="Pending: `progress`. Completed: `summary` and one detail per record, in index order.",
+        responses=error_responses(ImportErrorBody, 403, 404, 503),
+    )
+    async def status(
+        self,
+        task_id: FromPath[str],
+        project: NamedDependency[ProjectRecord],
+        imports_service: NamedDependency[ImportService],
+    ) -> Response[ImportTaskStatus]:
+        body = await imports_service.status(project.id, task_id)
+        return Response(body, media_type="application/json")  # type: ignore[arg-type]
 
-    return ImportController
+    @get(
+        "/",
+        summary="List the project's import tasks, newest first",
+        description="Each task without its details; pass `next_cursor` back as `cursor` for the next page.",
+        responses=error_responses(ImportErrorBody, 400, 403, 503),
+    )
+    async def list_tasks(
+        self,
+        project: NamedDependency[ProjectRecord],
+        imports_service: NamedDependency[ImportService],
+        limit: Annotated[int, QueryParameter(ge=1, le=MAX_PAGE_SIZE)] = DEFAULT_PAGE_SIZE,
+        cursor: Annotated[str | None, QueryParameter(max_length=200)] = None,
+    ) -> ImportTaskList:
+        return await imports_service.list_tasks(project.id, limit, decode_cursor(cursor))

@@ -12,36 +12,31 @@ from litestar_userio.projects.service import ProjectService
 from litestar_userio.tokens.service import TokenService
 from litestar_userio.web.providers import provide_project_service, provide_token_service
 
-__all__ = ["build_jwks_controller"]
+__all__ = ["JWKSController"]
 
 _CACHE_CONTROL = "max-age=300"
 """Clients re-read the keys within five minutes of a rotation."""
 
 
-def build_jwks_controller(path: str) -> type[Controller]:
-    """A controller serving `GET {path}`: the JWK set verifying the tokens of the project the `Host` names."""
+class JWKSController(Controller):
+    """The signing keys' public halves (RFC 7517), per project: `GET /`, mounted at `TokenConfig.jwks_path`."""
 
-    class JWKSController(Controller):
-        """The signing keys' public halves (RFC 7517), per project."""
+    opt = {"exclude_from_auth": True}
+    dependencies = {
+        "jwks_projects": Provide(provide_project_service, sync_to_thread=False),
+        "jwks_tokens": Provide(provide_token_service, sync_to_thread=False),
+    }
 
-        opt = {"exclude_from_auth": True}
-        dependencies = {
-            "jwks_projects": Provide(provide_project_service, sync_to_thread=False),
-            "jwks_tokens": Provide(provide_token_service, sync_to_thread=False),
-        }
-
-        @get(path, name="userio-jwks", summary="JSON Web Key Set", tags=["OAuth"])
-        async def jwks(
-            self,
-            request: Request[Any, Any, Any],
-            jwks_projects: NamedDependency[ProjectService],
-            jwks_tokens: NamedDependency[TokenService],
-        ) -> Response[Any]:
-            """The public keys that verify this project's tokens; 404 for a host that names no project."""
-            project = await jwks_projects.by_host(request.headers.get("host", ""))
-            if project is None:
-                body = {"error": "invalid_request", "error_description": "unknown host"}
-                return Response(body, status_code=404, headers={"Cache-Control": "no-store"})
-            return Response(await jwks_tokens.keys.jwks(project.id), headers={"Cache-Control": _CACHE_CONTROL})
-
-    return JWKSController
+    @get("/", name="userio-jwks", summary="JSON Web Key Set", tags=["OAuth"])
+    async def jwks(
+        self,
+        request: Request[Any, Any, Any],
+        jwks_projects: NamedDependency[ProjectService],
+        jwks_tokens: NamedDependency[TokenService],
+    ) -> Response[Any]:
+        """The public keys that verify this project's tokens; 404 for a host that names no project."""
+        project = await jwks_projects.by_host(request.headers.get("host", ""))
+        if project is None:
+            body = {"error": "invalid_request", "error_description": "unknown host"}
+            return Response(body, status_code=404, headers={"Cache-Control": "no-store"})
+        return Response(await jwks_tokens.keys.jwks(project.id), headers={"Cache-Control": _CACHE_CONTROL})

@@ -16,54 +16,42 @@ from litestar.status_codes import HTTP_200_OK, HTTP_503_SERVICE_UNAVAILABLE
 from litestar_userio.observability import telemetry
 from litestar_userio.web.providers import services_of
 
-__all__ = ["build_health_controller", "build_metrics_controller"]
+__all__ = ["HealthController", "MetricsController"]
 
 
-def build_health_controller(path: str) -> type[Controller]:
-    """`GET {path}/live` (the process answers) and `GET {path}/ready` (database, queue, hook pool): 200 or 503."""
+class HealthController(Controller):
+    """Liveness and readiness probes: `GET /live`, `GET /ready` (200 or 503), mounted at `UserIOConfig.health_path`."""
 
-    class HealthController(Controller):
-        """Liveness and readiness probes."""
+    include_in_schema = False
+    opt = {"exclude_from_auth": True}
 
-        include_in_schema = False
-        opt = {"exclude_from_auth": True}
+    @get("/live", name="userio-health-live", sync_to_thread=False)
+    def live(self) -> dict[str, str]:
+        """The process answers."""
+        return {"status": "ok"}
 
-        @get("/live", name="userio-health-live", sync_to_thread=False)
-        def live(self) -> dict[str, str]:
-            """The process answers."""
-            return {"status": "ok"}
-
-        @get("/ready", name="userio-health-ready")
-        async def ready(self, request: Request[Any, Any, Any]) -> Response[dict[str, str]]:
-            """200 when the database, the queue and the hook pool are usable, else 503."""
-            try:
-                ok = await services_of(request.app.state).ready()
-            except Exception:  # not started, or failing in a way the probe need not know
-                ok = False
-            if ok:
-                return Response({"status": "ok"}, status_code=HTTP_200_OK)
-            return Response({"status": "unavailable"}, status_code=HTTP_503_SERVICE_UNAVAILABLE)
-
-    HealthController.path = "/" + path.strip("/")
-    return HealthController
+    @get("/ready", name="userio-health-ready")
+    async def ready(self, request: Request[Any, Any, Any]) -> Response[dict[str, str]]:
+        """200 when the database, the queue and the hook pool are usable, else 503."""
+        try:
+            ok = await services_of(request.app.state).ready()
+        except Exception:  # not started, or failing in a way the probe need not know
+            ok = False
+        if ok:
+            return Response({"status": "ok"}, status_code=HTTP_200_OK)
+        return Response({"status": "unavailable"}, status_code=HTTP_503_SERVICE_UNAVAILABLE)
 
 
-def build_metrics_controller(path: str) -> type[Controller]:
-    """`GET {path}`: the plugin's metrics in Prometheus' text format."""
+class MetricsController(Controller):
+    """Prometheus scrapes this: `GET /`, mounted at `MetricsConfig.path`."""
 
-    class MetricsController(Controller):
-        """Prometheus scrapes this."""
+    include_in_schema = False
+    opt = {"exclude_from_auth": True}
 
-        include_in_schema = False
-        opt = {"exclude_from_auth": True}
+    @get("/", name="userio-metrics", sync_to_thread=False)
+    def metrics(self) -> Response[bytes]:
+        """The exposition of this process's `userio_*` metrics."""
+        from litestar_userio.observability.metrics import CONTENT_TYPE
 
-        @get("/", name="userio-metrics", sync_to_thread=False)
-        def metrics(self) -> Response[bytes]:
-            """The exposition of this process's `userio_*` metrics."""
-            from litestar_userio.observability.metrics import CONTENT_TYPE
-
-            body = telemetry.metrics.exposition() if telemetry.metrics is not None else b""
-            return Response(body, media_type=CONTENT_TYPE)
-
-    MetricsController.path = "/" + path.strip("/")
-    return MetricsController
+        body = telemetry.metrics.exposition() if telemetry.metrics is not None else b""
+        return Response(body, media_type=CONTENT_TYPE)

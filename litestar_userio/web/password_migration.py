@@ -7,36 +7,30 @@ from litestar import Controller, get
 from litestar.di import NamedDependency
 
 from litestar_userio.accounts.service import UserService
-from litestar_userio.config import UserIOConfig
 from litestar_userio.openapi import ExportErrorBody, error_responses
 from litestar_userio.passwords.schemas import PasswordMigrationResult
 from litestar_userio.projects.service import ProjectRecord
 from litestar_userio.web.errors import export_error_handler
 from litestar_userio.web.providers import admin_dependencies, authenticate_admin, provide_user_service
 
-__all__ = ["build_password_migration_controller"]
+__all__ = ["PasswordMigrationController"]
 
 
-def build_password_migration_controller(config: UserIOConfig) -> type[Controller]:
-    """The password migration's state under the admin prefix."""
+class PasswordMigrationController(Controller):
+    """Thin: authenticate, count, wrap in `result`."""
 
-    class PasswordMigrationController(Controller):
-        """Thin: authenticate, count, wrap in `result`."""
+    path = "/users/password-migration"
+    tags = ["Users"]
+    guards = [authenticate_admin]
+    dependencies = admin_dependencies(users_service=provide_user_service)
+    exception_handlers = {Exception: export_error_handler}
 
-        path = f"{config.path_prefix}/users/password-migration"
-        tags = ["Users"]
-        guards = [authenticate_admin]
-        dependencies = admin_dependencies(users_service=provide_user_service)
-        exception_handlers = {Exception: export_error_handler}
-
-        @get(
-            "/",
-            summary="Users per password format, and how many still wait for their re-hash at a first sign-in",
-            responses=error_responses(ExportErrorBody, 403, 503),
-        )
-        async def password_migration(
-            self, project: NamedDependency[ProjectRecord], users_service: NamedDependency[UserService]
-        ) -> PasswordMigrationResult:
-            return PasswordMigrationResult(await users_service.password_migration(project.id))
-
-    return PasswordMigrationController
+    @get(
+        "/",
+        summary="Users per password format, and how many still wait for their re-hash at a first sign-in",
+        responses=error_responses(ExportErrorBody, 403, 503),
+    )
+    async def password_migration(
+        self, project: NamedDependency[ProjectRecord], users_service: NamedDependency[UserService]
+    ) -> PasswordMigrationResult:
+        return PasswordMigrationResult(await users_service.password_migration(project.id))

@@ -14,7 +14,6 @@ from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody, QueryParameter
 
 from litestar_userio.accounts.admin import UserAdminService
-from litestar_userio.config import UserIOConfig
 from litestar_userio.imports.schemas import PasswordInput, UserRecord
 from litestar_userio.openapi import ExportErrorBody, error_responses, struct_schema
 from litestar_userio.projects.service import ProjectRecord
@@ -26,7 +25,7 @@ __all__ = [
     "DisableRequest",
     "PasswordRequest",
     "UserBody",
-    "build_users_controller",
+    "UsersController",
 ]
 
 T = TypeVar("T")
@@ -97,165 +96,160 @@ def _result(user: dict[str, Any], warnings: list[str] | None = None, status_code
     return Response(body, status_code=status_code)
 
 
-def build_users_controller(config: UserIOConfig) -> type[Controller]:
-    """The single-user endpoints under the admin prefix."""
+class UsersController(Controller):
+    """Thin: the service holds the rules."""
 
-    class UsersController(Controller):
-        """Thin: the service holds the rules."""
+    path = "/users"
+    tags = ["Users"]
+    guards = [authenticate_admin]
+    dependencies = admin_dependencies(user_admin=provide_user_admin_service)
+    exception_handlers = {Exception: export_error_handler}
+    request_max_body_size = MAX_BODY
 
-        path = f"{config.path_prefix}/users"
-        tags = ["Users"]
-        guards = [authenticate_admin]
-        dependencies = admin_dependencies(user_admin=provide_user_admin_service)
-        exception_handlers = {Exception: export_error_handler}
-        request_max_body_size = MAX_BODY
+    @post(
+        "/",
+        status_code=201,
+        summary="Create one user from an import record",
+        description="The identifier is the first present of email, phone_number, preferred_username.",
+        dto=UserBodyDTO,
+        responses=error_responses(ExportErrorBody, 400, 403, 404, 413, 415, 503),
+    )
+    async def create(
+        self,
+        data: JSONBody[UserBody],
+        project: NamedDependency[ProjectRecord],
+        user_admin: NamedDependency[UserAdminService],
+    ) -> Response[Any]:
+        user, warnings = await user_admin.create(project, data.json)
+        return _result(user, warnings, status_code=201)
 
-        @post(
-            "/",
-            status_code=201,
-            summary="Create one user from an import record",
-            description="The identifier is the first present of email, phone_number, preferred_username.",
-            dto=UserBodyDTO,
-            responses=error_responses(ExportErrorBody, 400, 403, 404, 413, 415, 503),
+    @get(
+        "/",
+        summary="List and search users",
+        description="Keyset pages in id order; pass `next_cursor` back as `cursor`. Items carry `user_id` beside"
+        " `sub` for one release (the former picker's member).",
+        responses=error_responses(ExportErrorBody, 400, 403, 503),
+    )
+    async def list_users(
+        self,
+        project: NamedDependency[ProjectRecord],
+        user_admin: NamedDependency[UserAdminService],
+        login_id: Annotated[str | None, QueryParameter(min_length=1, max_length=320)] = None,
+        q: Annotated[str | None, QueryParameter(min_length=1, max_length=320)] = None,
+        role: Annotated[str | None, QueryParameter(min_length=1, max_length=64)] = None,
+        group: Annotated[str | None, QueryParameter(min_length=1, max_length=64)] = None,
+        disabled: Annotated[
+            bool | None, QueryParameter(description="The state now (docs/reference.md#users-disabled-state)")
+        ] = None,
+        cursor: Annotated[str | None, QueryParameter(max_length=200)] = None,
+        limit: Annotated[int, QueryParameter(ge=1, le=MAX_PAGE)] = 20,
+    ) -> dict[str, Any]:
+        page = await user_admin.list_users(
+            project.id,
+            login_id=login_id,
+            q=q,
+            role=role,
+            group=group,
+            disabled=disabled,
+            cursor=cursor,
+            limit=limit,
         )
-        async def create(
-            self,
-            data: JSONBody[UserBody],
-            project: NamedDependency[ProjectRecord],
-            user_admin: NamedDependency[UserAdminService],
-        ) -> Response[Any]:
-            user, warnings = await user_admin.create(project, data.json)
-            return _result(user, warnings, status_code=201)
+        items = [{**item, "user_id": item["sub"]} for item in page.items]
+        return {"result": {"items": items, "next_cursor": page.next_cursor}}
 
-        @get(
-            "/",
-            summary="List and search users",
-            description="Keyset pages in id order; pass `next_cursor` back as `cursor`. Items carry `user_id` beside"
-            " `sub` for one release (the former picker's member).",
-            responses=error_responses(ExportErrorBody, 400, 403, 503),
+    @get(
+        "/{user_id:str}",
+        summary="One user, as the export writes it",
+        responses=error_responses(ExportErrorBody, 403, 404, 503),
+    )
+    async def get_user(
+        self,
+        user_id: FromPath[str],
+        project: NamedDependency[ProjectRecord],
+        user_admin: NamedDependency[UserAdminService],
+    ) -> dict[str, Any]:
+        return {"result": await user_admin.get(project.id, user_id)}
+
+    @patch(
+        "/{user_id:str}",
+        summary="Update one user by the import's update rules, as an upsert import",
+        dto=UserBodyDTO,
+        responses=error_responses(ExportErrorBody, 400, 403, 404, 413, 415, 503),
+    )
+    async def update(
+        self,
+        user_id: FromPath[str],
+        data: JSONBody[UserBody],
+        project: NamedDependency[ProjectRecord],
+        user_admin: NamedDependency[UserAdminService],
+    ) -> Response[Any]:
+        user, warnings = await user_admin.update(project, user_id, data.json)
+        return _result(user, warnings)
+
+    @put(
+        "/{user_id:str}/password",
+        status_code=204,
+        summary="Set the user's password",
+        dto=PasswordRequestDTO,
+        responses=error_responses(ExportErrorBody, 400, 403, 404, 413, 415, 503),
+    )
+    async def set_password(
+        self,
+        user_id: FromPath[str],
+        data: JSONBody[PasswordRequest],
+        project: NamedDependency[ProjectRecord],
+        user_admin: NamedDependency[UserAdminService],
+    ) -> None:
+        hash_object = msgspec.to_builtins(data.password_hash) if data.password_hash is not None else None
+        await user_admin.set_password(project, user_id, password=data.password, password_hash=hash_object)
+
+    @post(
+        "/{user_id:str}/disable",
+        status_code=200,
+        summary="Disable the user, until enabled or inside a window; revokes its refresh tokens",
+        dto=DisableRequestDTO,
+        responses=error_responses(ExportErrorBody, 400, 403, 404, 413, 415, 503),
+    )
+    async def disable(
+        self,
+        user_id: FromPath[str],
+        data: JSONBody[DisableRequest],
+        project: NamedDependency[ProjectRecord],
+        user_admin: NamedDependency[UserAdminService],
+    ) -> dict[str, Any]:
+        user = await user_admin.disable(
+            project,
+            user_id,
+            reason=data.reason,
+            temporarily_disabled_from=data.temporarily_disabled_from,
+            temporarily_disabled_until=data.temporarily_disabled_until,
         )
-        async def list_users(
-            self,
-            project: NamedDependency[ProjectRecord],
-            user_admin: NamedDependency[UserAdminService],
-            login_id: Annotated[str | None, QueryParameter(min_length=1, max_length=320)] = None,
-            q: Annotated[str | None, QueryParameter(min_length=1, max_length=320)] = None,
-            role: Annotated[str | None, QueryParameter(min_length=1, max_length=64)] = None,
-            group: Annotated[str | None, QueryParameter(min_length=1, max_length=64)] = None,
-            disabled: Annotated[
-                bool | None, QueryParameter(description="The state now (docs/reference.md#users-disabled-state)")
-            ] = None,
-            cursor: Annotated[str | None, QueryParameter(max_length=200)] = None,
-            limit: Annotated[int, QueryParameter(ge=1, le=MAX_PAGE)] = 20,
-        ) -> dict[str, Any]:
-            page = await user_admin.list_users(
-                project.id,
-                login_id=login_id,
-                q=q,
-                role=role,
-                group=group,
-                disabled=disabled,
-                cursor=cursor,
-                limit=limit,
-            )
-            items = [{**item, "user_id": item["sub"]} for item in page.items]
-            return {"result": {"items": items, "next_cursor": page.next_cursor}}
+        return {"result": user}
 
-        @get(
-            "/{user_id:str}",
-            summary="One user, as the export writes it",
-            responses=error_responses(ExportErrorBody, 403, 404, 503),
-        )
-        async def get_user(
-            self,
-            user_id: FromPath[str],
-            project: NamedDependency[ProjectRecord],
-            user_admin: NamedDependency[UserAdminService],
-        ) -> dict[str, Any]:
-            return {"result": await user_admin.get(project.id, user_id)}
+    @post(
+        "/{user_id:str}/enable",
+        status_code=200,
+        summary="Enable the user: clears a disable and a temporary disable window",
+        responses=error_responses(ExportErrorBody, 403, 404, 503),
+    )
+    async def enable(
+        self,
+        user_id: FromPath[str],
+        project: NamedDependency[ProjectRecord],
+        user_admin: NamedDependency[UserAdminService],
+    ) -> dict[str, Any]:
+        return {"result": await user_admin.enable(project, user_id)}
 
-        @patch(
-            "/{user_id:str}",
-            summary="Update one user by the import's update rules, as an upsert import",
-            dto=UserBodyDTO,
-            responses=error_responses(ExportErrorBody, 400, 403, 404, 413, 415, 503),
-        )
-        async def update(
-            self,
-            user_id: FromPath[str],
-            data: JSONBody[UserBody],
-            project: NamedDependency[ProjectRecord],
-            user_admin: NamedDependency[UserAdminService],
-        ) -> Response[Any]:
-            user, warnings = await user_admin.update(project, user_id, data.json)
-            return _result(user, warnings)
-
-        @put(
-            "/{user_id:str}/password",
-            status_code=204,
-            summary="Set the user's password",
-            dto=PasswordRequestDTO,
-            responses=error_responses(ExportErrorBody, 400, 403, 404, 413, 415, 503),
-        )
-        async def set_password(
-            self,
-            user_id: FromPath[str],
-            data: JSONBody[PasswordRequest],
-            project: NamedDependency[ProjectRecord],
-            user_admin: NamedDependency[UserAdminService],
-        ) -> None:
-            hash_object = msgspec.to_builtins(data.password_hash) if data.password_hash is not None else None
-            await user_admin.set_password(project, user_id, password=data.password, password_hash=hash_object)
-
-        @post(
-            "/{user_id:str}/disable",
-            status_code=200,
-            summary="Disable the user, until enabled or inside a window; revokes its refresh tokens",
-            dto=DisableRequestDTO,
-            responses=error_responses(ExportErrorBody, 400, 403, 404, 413, 415, 503),
-        )
-        async def disable(
-            self,
-            user_id: FromPath[str],
-            data: JSONBody[DisableRequest],
-            project: NamedDependency[ProjectRecord],
-            user_admin: NamedDependency[UserAdminService],
-        ) -> dict[str, Any]:
-            user = await user_admin.disable(
-                project,
-                user_id,
-                reason=data.reason,
-                temporarily_disabled_from=data.temporarily_disabled_from,
-                temporarily_disabled_until=data.temporarily_disabled_until,
-            )
-            return {"result": user}
-
-        @post(
-            "/{user_id:str}/enable",
-            status_code=200,
-            summary="Enable the user: clears a disable and a temporary disable window",
-            responses=error_responses(ExportErrorBody, 403, 404, 503),
-        )
-        async def enable(
-            self,
-            user_id: FromPath[str],
-            project: NamedDependency[ProjectRecord],
-            user_admin: NamedDependency[UserAdminService],
-        ) -> dict[str, Any]:
-            return {"result": await user_admin.enable(project, user_id)}
-
-        @delete(
-            "/{user_id:str}",
-            status_code=204,
-            summary="Delete the user with its identities, authenticators, roles, groups and refresh tokens",
-            responses=error_responses(ExportErrorBody, 403, 404, 503),
-        )
-        async def delete_user(
-            self,
-            user_id: FromPath[str],
-            project: NamedDependency[ProjectRecord],
-            user_admin: NamedDependency[UserAdminService],
-        ) -> None:
-            await user_admin.delete(project, user_id)
-
-    return UsersController
+    @delete(
+        "/{user_id:str}",
+        status_code=204,
+        summary="Delete the user with its identities, authenticators, roles, groups and refresh tokens",
+        responses=error_responses(ExportErrorBody, 403, 404, 503),
+    )
+    async def delete_user(
+        self,
+        user_id: FromPath[str],
+        project: NamedDependency[ProjectRecord],
+        user_admin: NamedDependency[UserAdminService],
+    ) -> None:
+        await user_admin.delete(project, user_id)

@@ -4,14 +4,14 @@ from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 
 import pytest
-from litestar import Litestar
+from litestar import Litestar, Router
 from litestar.di import Provide
 from litestar.testing import AsyncTestClient
 
 from litestar_userio.clock import FrozenClock
 from litestar_userio.config import LocalStorageConfig
 from litestar_userio.storage import LocalStorage, build_storage
-from litestar_userio.web.downloads import build_download_controller
+from litestar_userio.web.downloads import DownloadController
 from tests.fixtures.s3 import moto_endpoint, s3_client, s3_config
 
 __all__ = ["moto_endpoint", "s3_client", "s3_config"]
@@ -40,7 +40,7 @@ def local_storage(local_config: LocalStorageConfig, clock: FrozenClock) -> Local
 @pytest.fixture
 async def download_client(local_storage: LocalStorage) -> AsyncIterator[AsyncTestClient[Litestar]]:
     app = Litestar(
-        route_handlers=[build_download_controller(local_storage.route_path)],
+        route_handlers=[Router(local_storage.route_path, route_handlers=[DownloadController])],
         dependencies={"userio_storage": Provide(lambda: local_storage, sync_to_thread=False)},
     )
     async with AsyncTestClient(app=app, base_url=BASE_URL) as client:

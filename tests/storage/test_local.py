@@ -8,14 +8,14 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
-from litestar import Litestar
+from litestar import Litestar, Router
 from litestar.di import Provide
 from litestar.testing import AsyncTestClient
 
 from litestar_userio.clock import FrozenClock
 from litestar_userio.config import LocalStorageConfig
 from litestar_userio.storage import LocalStorage, StoredFile
-from litestar_userio.web.downloads import build_download_controller
+from litestar_userio.web.downloads import DownloadController
 
 from .conftest import BASE_URL
 
@@ -313,7 +313,7 @@ async def test_urls_survive_a_restart(
 
     restarted = LocalStorage(local_config, clock)
     app = Litestar(
-        route_handlers=[build_download_controller(restarted.route_path)],
+        route_handlers=[Router(restarted.route_path, route_handlers=[DownloadController])],
         dependencies={"userio_storage": Provide(lambda: restarted, sync_to_thread=False)},
     )
     async with AsyncTestClient(app=app, base_url=BASE_URL) as client:
@@ -333,7 +333,7 @@ async def test_urls_of_another_signing_key_are_refused(tmp_path: Path, clock: Fr
     await store(second, b"a\n")
 
     app = Litestar(
-        route_handlers=[build_download_controller(second.route_path)],
+        route_handlers=[Router(second.route_path, route_handlers=[DownloadController])],
         dependencies={"userio_storage": Provide(lambda: second, sync_to_thread=False)},
     )
     async with AsyncTestClient(app=app, base_url=BASE_URL) as client:
@@ -348,7 +348,7 @@ async def test_configured_secret_is_used_and_no_key_file_is_made(tmp_path: Path,
     await store(first, b"a\n")
 
     app = Litestar(
-        route_handlers=[build_download_controller(second.route_path)],
+        route_handlers=[Router(second.route_path, route_handlers=[DownloadController])],
         dependencies={"userio_storage": Provide(lambda: second, sync_to_thread=False)},
     )
     async with AsyncTestClient(app=app, base_url=BASE_URL) as client:
