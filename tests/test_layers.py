@@ -196,3 +196,36 @@ def test_the_error_hierarchy_knows_nothing_of_http():
     assert "msgspec" in _third_party("litestar_userio.errors")  # the check sees what it looks for
     assert "litestar" in _third_party("litestar_userio.web.errors")
     assert with_litestar == []
+
+
+def _private_litestar_imports(name: str) -> set[str]:
+    return {
+        module
+        for module in _runtime_imports(name, type_only_too=True)
+        if module.split(".")[0] == "litestar" and any(part.startswith("_") for part in module.split(".")[1:])
+    }
+
+
+def _dto_subclasses(source: str) -> set[str]:
+    return {
+        node.name
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.ClassDef) and any("AbstractDTO" in ast.unparse(base) for base in node.bases)
+    }
+
+
+def test_the_checks_below_see_what_they_look_for():
+    assert _dto_subclasses("class BodyDTO(AbstractDTO[T]):\n    pass\nclass Other(dto.AbstractDTO): ...") == {
+        "BodyDTO",
+        "Other",
+    }
+
+
+def test_no_module_subclasses_a_litestar_dto_or_imports_a_private_litestar_module():
+    """Litestar's DTO internals and `litestar._*` change between versions; the strict bodies use public hooks
+    (`web/bodies.py`: a `request_class` and an OpenAPI schema plugin)."""
+    private = {name: found for name in MODULES if (found := _private_litestar_imports(name))}
+    dtos = {name: found for name, path in MODULES.items() if (found := _dto_subclasses(path.read_text()))}
+
+    assert private == {}
+    assert dtos == {}

@@ -8,6 +8,7 @@ from litestar.types import ControllerRouterHandler
 
 from litestar_userio.config import LocalStorageConfig, UserIOConfig
 from litestar_userio.openapi import ADMIN_SECURITY
+from litestar_userio.web.bodies import StrictBodyRequest
 from litestar_userio.web.console import build_console_controller
 from litestar_userio.web.directory import build_directory_controller
 from litestar_userio.web.downloads import build_download_controller
@@ -47,4 +48,4 @@ def build_router(config: UserIOConfig) -> Router:
         download = build_download_controller(storage.route_path)
         store = {DOWNLOAD_STORAGE_KEY: Provide(provide_storage, sync_to_thread=False)}
         routes.append(Router("/", route_handlers=[download], dependencies=store))
-    return Router("/", route_handlers=routes)
+    return Router("/", route_handlers=routes, request_class=StrictBodyRequest)
