@@ -17,6 +17,7 @@ from litestar_userio.events import app_emitter
 from litestar_userio.extras import require_extras
 from litestar_userio.openapi import document_admin_api
 from litestar_userio.services import Services
+from litestar_userio.web.bodies import StrictBodySchemas
 from litestar_userio.web.errors import oauth_busy_handler, oauth_error_handler, oauth_refusal_handler
 from litestar_userio.web.providers import SERVICES_STATE_KEY, app_dependencies
 from litestar_userio.web.router import build_router
@@ -24,8 +25,12 @@ from litestar_userio.web.router import build_router
 __all__ = ["UserIOPlugin"]
 
 
-class UserIOPlugin(InitPlugin, CLIPlugin):
-    """Adds the bulk import/export admin APIs, token hooks and the `userio` CLI group to a Litestar app."""
+class UserIOPlugin(InitPlugin, CLIPlugin, StrictBodySchemas):
+    """Adds the bulk import/export admin APIs, token hooks and the `userio` CLI group to a Litestar app.
+
+    It is its own OpenAPI schema plugin (`StrictBodySchemas`, the strict bodies only): the host's plugins and
+    Litestar's struct plugin come after it, so it documents those bodies before they would.
+    """
 
     __slots__ = ("_config",)
 

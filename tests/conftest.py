@@ -14,6 +14,7 @@ import sys
 import threading
 import uuid
 from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,9 +39,9 @@ from litestar_userio.auth.keys import KeyPair, generate_key_pair, sign_admin_tok
 from litestar_userio.clock import FrozenClock
 from litestar_userio.db.engine import Database
 from litestar_userio.db.migrate import migrate
-from litestar_userio.events import app_emitter
 from litestar_userio.projects.settings import ProjectSettings
 from litestar_userio.services import Services
+from litestar_userio.web.providers import SERVICES_STATE_KEY
 from litestar_userio.worker import build_worker
 
 PG_SERVER = os.environ.get("USERIO_TEST_PG", "postgresql://root@127.0.0.1:5432")
@@ -223,10 +224,42 @@ def backend_all(request: pytest.FixtureRequest) -> Backend:
     return _backend(request)
 
 
+class AppLifespan:
+    """The app's own lifespan (the plugin's start-up and shut-down among its parts), run in a task of its own as a
+    server runs it: Litestar's event emitter holds an anyio task group, which must be left by the task that entered
+    it, and a fixture's set-up and tear-down run in different tasks."""
+
+    def __init__(self, app: Litestar) -> None:
+        self.app = app
+        self._started = asyncio.Event()
+        self._stopping = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    async def _run(self) -> None:
+        async with self.app.lifespan():
+            self._started.set()
+            await self._stopping.wait()
+
+    async def start(self) -> None:
+        """Return once every start-up step has run; a step that fails raises here."""
+        self._task = asyncio.create_task(self._run(), name="test:lifespan")
+        started = asyncio.create_task(self._started.wait())
+        await asyncio.wait({self._task, started}, return_when=asyncio.FIRST_COMPLETED)
+        started.cancel()
+        if self._task.done():
+            self._task.result()
+
+    async def stop(self) -> None:
+        """Run the shut-down steps; one that fails raises here."""
+        if self._task is not None:
+            self._stopping.set()
+            await self._task
+
+
 @pytest.fixture
 async def make_env(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Any]:
     """Factory: `await make_env(backend, **UserIOConfig overrides)`; closed at the end of the test."""
-    envs: list[Env] = []
+    closing = AsyncExitStack()  # each client, then its app's lifespan; every one even if another fails
 
     async def factory(backend: Backend, **overrides: Any) -> Env:
         route_handlers = overrides.pop("route_handlers", [])
@@ -246,18 +279,16 @@ async def make_env(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[An
         )
         config = UserIOConfig(database_url=backend.database_url, queue=queue, clock=clock, **overrides)
         app = Litestar(route_handlers=route_handlers, listeners=listeners, plugins=[UserIOPlugin(config)])
-        services = await Services.start(config)
-        services.bind_events(app_emitter(app))  # as the plugin's lifespan does
-        app.state["userio"] = services
+        lifespan = AppLifespan(app)
+        await lifespan.start()
+        closing.push_async_callback(lifespan.stop)
         client = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="https://testserver")
-        env = Env(backend.name, config, app, services, client, clock)
-        envs.append(env)
+        closing.push_async_callback(client.aclose)
+        env = Env(backend.name, config, app, app.state[SERVICES_STATE_KEY], client, clock)
         return env
 
-    yield factory
-    for env in envs:
-        await env.client.aclose()
-        await env.services.close()
+    async with closing:
+        yield factory
 
 
 @pytest.fixture

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import inspect
+import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from tests.conftest import Project
@@ -13,6 +17,21 @@ HASH_2B = "$2b$04$gfLwerl3GiBpgFfuAmfck.Bxn1y20no2FfB9SHzdpb6loeI/1UMZS"
 HASH_2A = "$2a$" + HASH_2B[4:]
 HASH_2Y = "$2y$" + HASH_2B[4:]
 TOTP_SECRET = "JBSWY3DPEHPK3PXP"
+
+
+async def until(
+    condition: Callable[[], bool | Awaitable[bool]], what: str, timeout: float = 15, interval: float = 0.01
+) -> None:
+    """Return as soon as `condition()` holds, instead of sleeping for as long as it usually takes: the test is no
+    slower than the event, and fails (naming `what`) rather than passing by luck when the event is late."""
+    deadline = time.monotonic() + timeout
+    while True:
+        result = condition()
+        if await result if inspect.isawaitable(result) else result:
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not within {timeout} s: {what}")
+        await asyncio.sleep(interval)
 
 
 async def run_import(project: Project, records: list[dict[str, Any]], **options: Any) -> dict[str, Any]:

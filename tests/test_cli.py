@@ -71,17 +71,15 @@ async def test_create_project_sign_token_and_call_the_api(cli_env, tmp_path):
 
     config = _config(cli_env)
     app = Litestar(plugins=[UserIOPlugin(config)])
-    services = await Services.start(config, run_jobs=False)
-    app.state["userio"] = services
-    try:
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="https://x") as client:
-            response = await client.post(
-                "/_api/admin/users/import",
-                json={"identifier": "email", "records": [{"email": "a@example.com"}]},
-                headers={"Authorization": f"Bearer {token.strip()}", "Host": f"{pid}.example.test"},
-            )
-    finally:
-        await services.close()
+    async with (
+        app.lifespan(),
+        httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="https://x") as client,
+    ):
+        response = await client.post(
+            "/_api/admin/users/import",
+            json={"identifier": "email", "records": [{"email": "a@example.com"}]},
+            headers={"Authorization": f"Bearer {token.strip()}", "Host": f"{pid}.example.test"},
+        )
     assert response.status_code == 202
 
 

@@ -223,3 +223,36 @@ def test_the_controllers_are_module_level_classes():
 
     assert {"ImportController", "HooksController", "DownloadController"} <= controllers  # the check sees them
     assert nested == []
+
+
+def _private_litestar_imports(name: str) -> set[str]:
+    return {
+        module
+        for module in _runtime_imports(name, type_only_too=True)
+        if module.split(".")[0] == "litestar" and any(part.startswith("_") for part in module.split(".")[1:])
+    }
+
+
+def _dto_subclasses(source: str) -> set[str]:
+    return {
+        node.name
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.ClassDef) and any("AbstractDTO" in ast.unparse(base) for base in node.bases)
+    }
+
+
+def test_the_checks_below_see_what_they_look_for():
+    assert _dto_subclasses("class BodyDTO(AbstractDTO[T]):\n    pass\nclass Other(dto.AbstractDTO): ...") == {
+        "BodyDTO",
+        "Other",
+    }
+
+
+def test_no_module_subclasses_a_litestar_dto_or_imports_a_private_litestar_module():
+    """Litestar's DTO internals and `litestar._*` change between versions; the strict bodies use public hooks
+    (`web/bodies.py`: a `request_class` and an OpenAPI schema plugin)."""
+    private = {name: found for name in MODULES if (found := _private_litestar_imports(name))}
+    dtos = {name: found for name, path in MODULES.items() if (found := _dto_subclasses(path.read_text()))}
+
+    assert private == {}
+    assert dtos == {}

@@ -58,6 +58,19 @@ def _check(javascript: str) -> SyntaxProblem | None:
     return None
 
 
+def _initialize_v8_here() -> None:
+    """Start mini-racer's V8 on the calling thread, before our own thread makes a context.
+
+    mini-racer 0.14 sets V8 up on the thread that first needs it. Started on our worker thread, the next context
+    made on the main thread (a host's own `MiniRacer()`, a test's) crashed the process with a segmentation fault;
+    started on the thread that runs the event loop, both work. Later calls do nothing.
+    """
+    from py_mini_racer import init_mini_racer
+
+    init_mini_racer(ignore_duplicate_init=True)
+
+
 async def v8_syntax_problem(javascript: str) -> SyntaxProblem | None:
     """None when V8 loads `javascript` as the runtime wraps it; else where and why it does not."""
+    _initialize_v8_here()
     return await asyncio.get_running_loop().run_in_executor(_executor, _check, javascript)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
 import jwt
 from cryptography.hazmat.primitives.asymmetric.rsa import RSAPrivateKey
 
-from litestar_userio.auth.keys import generate_key_pair, load_private_key
+from litestar_userio.auth.keys import KeyPair, generate_key_pair, load_private_key
 from litestar_userio.clock import Clock
 from litestar_userio.db.engine import Database
 from litestar_userio.tokens.repository import SigningKeyRepository, StoredKey
@@ -32,26 +33,47 @@ class SigningKeyStore:
         self.clock = clock
         self.repository = SigningKeyRepository()
         self._active: dict[str, ActiveKey] = {}
+        self._first_use: dict[str, asyncio.Lock] = {}
 
     async def active(self, project_id: str) -> ActiveKey:
         """The project's signing key, made on first use; cached (loading a PEM costs ~48 ms, NOTES)."""
         cached = self._active.get(project_id)
         if cached is not None:
             return cached
-        async with self.db.reader() as tx:
+        # A burst of a new project's first sign-ins made one key each, in transactions that deadlocked on each
+        # other's rows (a 500): one of them makes the key, the others wait for it.
+        async with self._first_use.setdefault(project_id, asyncio.Lock()):
+            cached = self._active.get(project_id)
+            if cached is not None:
+                return cached
+            async with self.db.reader() as tx:
+                stored = await self.repository.active(tx, project_id)
+            if stored is None:
+                return await self._first_key(project_id)
+            key = ActiveKey(stored.kid, load_private_key(stored.private_key_pem))
+            self._active[project_id] = key
+            return key
+
+    async def _first_key(self, project_id: str) -> ActiveKey:
+        """The project's first key, made once across processes: the project's row is locked while it is made."""
+        pair, public_jwk = _new_pair()
+        async with self.db.transaction() as tx:
+            await self.repository.lock_project(tx, project_id)
             stored = await self.repository.active(tx, project_id)
-        if stored is None:
-            return await self.rotate(project_id)
+            if stored is None:
+                await self.repository.add_active(
+                    tx, project_id, StoredKey(pair.kid, pair.private_pem), public_jwk, self.clock.now()
+                )
+        stored = stored or StoredKey(pair.kid, pair.private_pem)
         key = ActiveKey(stored.kid, load_private_key(stored.private_key_pem))
         self._active[project_id] = key
         return key
 
     async def rotate(self, project_id: str) -> ActiveKey:
         """Make a new active key; the previous ones stay published so tokens they signed still verify."""
-        pair = generate_key_pair()
-        public_jwk = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(load_private_key(pair.private_pem).public_key()))
-        public_jwk.update({"kid": pair.kid, "use": "sig", "alg": "RS256"})
+        pair, public_jwk = _new_pair()
         async with self.db.transaction() as tx:
+            await self.repository.lock_project(tx, project_id)
             await self.repository.deactivate_all(tx, project_id)
             await self.repository.add_active(
                 tx, project_id, StoredKey(pair.kid, pair.private_pem), public_jwk, self.clock.now()
@@ -75,3 +97,11 @@ class SigningKeyStore:
     def forget(self, project_id: str) -> None:
         """Drop the cached active key (another process rotated it)."""
         self._active.pop(project_id, None)
+
+
+def _new_pair() -> tuple[KeyPair, dict[str, Any]]:
+    """A new RSA key pair and the JWK that publishes its public half."""
+    pair = generate_key_pair()
+    public_jwk = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(load_private_key(pair.private_pem).public_key()))
+    public_jwk.update({"kid": pair.kid, "use": "sig", "alg": "RS256"})
+    return pair, public_jwk

@@ -14,7 +14,7 @@ from typing import Any
 import msgspec
 
 from litestar_userio.db.engine import Tx
-from litestar_userio.db.tables import Application, RefreshToken, SigningKey
+from litestar_userio.db.tables import Application, Project, RefreshToken, SigningKey
 from litestar_userio.ids import new_id
 
 __all__ = [
@@ -117,6 +117,10 @@ class SigningKeyRepository:
             .limit(1)
         )
         return StoredKey(row["kid"], row["private_key_pem"]) if row is not None else None
+
+    async def lock_project(self, tx: Tx, project_id: str) -> None:
+        """Hold the project's row until `tx` ends: one key change of a project at a time (SQLite has one writer)."""
+        await tx.run(tx.locking(Project.select(Project.id).where(Project.id == project_id)))
 
     async def deactivate_all(self, tx: Tx, project_id: str) -> None:
         """No key of the project signs any more (they stay published until retired)."""

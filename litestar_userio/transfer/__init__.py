@@ -3,7 +3,9 @@
 Never imported by the server, the worker or the plugin (tests/test_packaging.py checks). The modules, in the
 order data flows: `profiles` (where to connect), `reader` (streaming input with each record's original
 bytes), `converters` (`--from auth0|cognito-csv|supabase|clerk|userio`), `phones` (`--phone-region`),
-`client` (HTTPS, admin tokens, retries, error messages), `importer` (requests, tasks in flight), `report`
+`client` (HTTPS, admin tokens, retries, error messages), `plan` (an import's options and files checked),
+`records` / `batches` / `sender` / `details` (input records, requests under the size limit, tasks in flight,
+their details), `importer` (the import run), `result` (its closing lines), `report`
 (the report and the resume journal), `summary` (failures grouped), `exporter` (initiate, wait, download,
 verify), `progress` (rich bar or plain lines), `commands` / `hooks` / `main` (the click commands).
 """

@@ -26,7 +26,7 @@ from litestar_userio.transfer.profiles import DEFAULT_PROJECT, DEFAULT_URL
 
 if TYPE_CHECKING:
     from litestar_userio.transfer.client import Connection
-    from litestar_userio.transfer.importer import ImportPlan
+    from litestar_userio.transfer.plan import ImportPlan
     from litestar_userio.transfer.profiles import ConnectionSettings
     from litestar_userio.transfer.progress import ImportProgress
 
@@ -260,7 +260,7 @@ def import_command(
     REPORT's failure summary (`<report>.failures.json`).
     """
     from litestar_userio.transfer.client import TransferError
-    from litestar_userio.transfer.importer import ImportSettings, plan_import
+    from litestar_userio.transfer.plan import ImportSettings, plan_import
     from litestar_userio.transfer.reader import InputError
     from litestar_userio.transfer.report import ReportError
 
@@ -316,10 +316,11 @@ def resume_command(file: str, report: Path) -> str:
 
 async def _import(plan: ImportPlan, connection: Connection, progress: ImportProgress, file: str) -> int:
     from litestar_userio.transfer.client import AdminClient, TransferError
-    from litestar_userio.transfer.importer import Importer, Interrupted, describe_result
+    from litestar_userio.transfer.importer import Importer, Interrupted
     from litestar_userio.transfer.progress import format_count
     from litestar_userio.transfer.reader import InputError
     from litestar_userio.transfer.report import ReportError
+    from litestar_userio.transfer.result import describe_result
 
     settings = plan.settings
     resume_hint = f"continue with: {resume_command(file, settings.report)}"

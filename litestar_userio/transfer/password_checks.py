@@ -52,14 +52,14 @@ def check_passwords(
     """
     from litestar_userio.transfer.client import IMPORT_PATH, AdminClient
     from litestar_userio.transfer.converters import SOURCES
-    from litestar_userio.transfer.importer import _Input, _open
+    from litestar_userio.transfer.records import InputPass, open_input
 
     if file is None:
         raise TransferError("--check-passwords reads the records from FILE: give a file, not stdin")
     pairs = _read_pairs(pairs_path)
     wanted = {pair.index for pair in pairs}
     records: dict[int, dict[str, Any]] = {}
-    reader = _Input(_open(file), SOURCES[source] if source else None, lambda: False)
+    reader = InputPass(open_input(file), SOURCES[source] if source else None, lambda: False)
     with reader.stream:
         for index, record in enumerate(reader.records()):
             if index in wanted:

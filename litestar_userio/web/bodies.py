@@ -1,29 +1,45 @@
-"""Typed request bodies: handlers take `data: ImportRequest`, our strict parser decodes it.
+"""Typed request bodies: handlers take `data: ImportBody` (an `ImportRequest`), our strict parser decodes it.
 
 Litestar's own JSON decoding is lenient where the API is not (content type, UTF-8, duplicate keys, nesting)
-and answers in its own words, not the envelopes'. So each body type gets a DTO whose `decode_bytes` runs the
-endpoint's strict parser, and whose OpenAPI schema is the struct's own (msgspec's JSON schema, inline).
+and answers in its own words, not the envelopes'. A handler's `data` annotation carries a `StrictJSON` marker
+(`Annotated[ImportRequest, json_body("ImportBody"), StrictJSON(ImportRequest, parse_import_request)]`) that
+names its parser and the type that documents it; two supported Litestar hooks read it:
+
+- `StrictBodyRequest`, the plugin Router's `request_class`: Litestar gets a JSON `data` from `Request.json()`
+  (no DTO), so that method runs the marker's parser; msgspec then passes the decoded struct through the
+  signature model unchanged. (A DTO, `AbstractDTO`, was the other way in; its internals change in Litestar 3.)
+- `StrictBodySchemas`, an `OpenAPISchemaPlugin` that `UserIOPlugin` is: the body's schema is the type's own
+  (msgspec's JSON schema, inline), and only for fields with the marker, so a struct inside an answer keeps its
+  component. `json_body` gives each body its own schema key: Litestar answers a struct it already documented
+  (`HookList`, an answer's member too) with that component before it asks a plugin.
+
+Litestar reads no empty body; it reports `data` as missing, and the admin error handlers answer that with the
+marker's parser given `b""` (`empty_body_refusal`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Generator
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
-from litestar.dto import AbstractDTO
+from litestar import Request
+from litestar.enums import RequestEncodingType
+from litestar.params import BodyKwarg
+from litestar.plugins import OpenAPISchemaPlugin
 
 from litestar_userio.causes import cause_from_msgspec
-from litestar_userio.errors import Cause, DuplicateKeyFound, UnsupportedMediaType, ValidationFailed
+from litestar_userio.errors import Cause, DuplicateKeyFound, UnsupportedMediaType, UserIOError, ValidationFailed
 from litestar_userio.jsonbody import find_duplicate_key
 from litestar_userio.openapi import struct_schema
 
 if TYPE_CHECKING:
-    from litestar.dto.data_structures import DTOFieldDefinition
-    from litestar.openapi.spec import Reference, Schema
-    from litestar.typing import FieldDefinition
+    from litestar.handlers import BaseRouteHandler
+    from litestar.openapi.spec import Schema
 
-__all__ = ["StrictJSONDTO", "parse_json_body"]
+__all__ = ["StrictBodyRequest", "StrictBodySchemas", "StrictJSON", "empty_body_refusal", "json_body", "parse_json_body"]
 
 T = TypeVar("T")
 
@@ -47,58 +63,86 @@ def parse_json_body(content_type: str, body: bytes, type_: type[T]) -> T:
     return decoded
 
 
-class StrictJSONDTO(AbstractDTO[T]):
-    """Decodes a handler's `data` with `parse(content_type, body)`; request bodies only.
+def json_body(key: str) -> BodyKwarg:
+    """A JSON `Body` documented under its own schema key (`key`, the alias's name), never as a component."""
+    return BodyKwarg(media_type=RequestEncodingType.JSON, schema_component_key=key)
 
-    A subclass names the struct and its parser:
+
+@dataclass(frozen=True, eq=False)
+class StrictJSON:
+    """The marker on a handler's `data` annotation: how the body is parsed and documented.
 
     ```python
-    class ImportRequestDTO(StrictJSONDTO[ImportRequest]):
-        @classmethod
-        def parse(cls, content_type: str, body: bytes) -> ImportRequest:
-            return parse_import_request(content_type, body)
+    ExportBody = Annotated[ExportRequest, json_body("ExportBody"), StrictJSON(ExportRequest, parse_export_request)]
+    HookListBody = Annotated[HookList, json_body("HookListBody"), StrictJSON(HookList)]  # parse_json_body
     ```
-
-    Litestar calls no DTO for an empty body and reports `data` as missing instead; the envelope handlers of
-    `errors` answer that with the error of `decode_bytes(b"")`.
     """
 
-    documented_items: ClassVar[dict[str, Any]] = {}
+    documented: Any
+    """The type whose JSON schema documents the body (and that `parse_json_body` decodes by default)."""
+    parser: Callable[[str, bytes], Any] | None = None
+    """The endpoint's parser, `(content type, body) -> value`; `parse_json_body` into `documented` when None."""
+    items: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     """Members kept raw in the struct (`list[Raw]`) and the type that documents their items."""
 
-    @classmethod
-    def parse(cls, content_type: str, body: bytes) -> T:
-        """The body as the struct, or the endpoint's error (415, 400) in its own words."""
-        raise NotImplementedError
+    def parse(self, content_type: str, body: bytes) -> Any:
+        """The body as the handler's value, or the endpoint's error (415, 400) in its own words."""
+        if self.parser is None:
+            return parse_json_body(content_type, body, self.documented)
+        return self.parser(content_type, body)
 
-    def decode_bytes(self, value: bytes) -> T:
-        """The strict parser, given the request's content type."""
-        return self.parse(self.asgi_connection.headers.get("content-type", ""), value)
+    def schema(self) -> Schema:
+        """The documented type's JSON schema, inline."""
+        return struct_schema(self.documented, dict(self.items))
 
-    @classmethod
-    def generate_field_definitions(cls, model_type: type[Any]) -> Generator[DTOFieldDefinition, None, None]:
-        """No transfer model: the struct is decoded directly."""
-        yield from ()
 
-    @classmethod
-    def detect_nested_field(cls, field_definition: FieldDefinition) -> bool:
-        """No transfer model: the struct is decoded directly."""
+def _marker(metadata: Any) -> StrictJSON | None:
+    return next((m for m in metadata if isinstance(m, StrictJSON)), None)
+
+
+def strict_json_of(route_handler: BaseRouteHandler) -> StrictJSON | None:
+    """The marker on the handler's `data`, if it takes a strict body."""
+    data = route_handler.parsed_fn_signature.parameters.get("data")
+    return None if data is None else _marker(data.metadata)
+
+
+class StrictBodyRequest(Request[Any, Any, Any]):
+    """`json()` is the route's strict parser where the handler's `data` carries `StrictJSON`, else Litestar's."""
+
+    async def json(self) -> Any:
+        """The decoded body: the struct the handler takes, or the endpoint's error."""
+        strict = strict_json_of(self.route_handler)
+        if strict is None:
+            return await super().json()
+        return strict.parse(self.headers.get("content-type", ""), await self.body())
+
+
+def empty_body_refusal(request: Request[Any, Any, Any]) -> UserIOError | None:
+    """The route's own answer to an empty body (Litestar reads none and reports `data` as missing)."""
+    strict = strict_json_of(request.route_handler)
+    if strict is None:
+        return None
+    try:
+        strict.parse(request.headers.get("content-type", ""), b"")
+    except UserIOError as refusal:
+        return refusal
+    return None
+
+
+class StrictBodySchemas(OpenAPISchemaPlugin):
+    """Documents each `data` with a `StrictJSON` marker by the marker's type, inline; nothing else."""
+
+    @staticmethod
+    def is_plugin_supported_type(value: Any) -> bool:
+        """By the field's marker, never by type alone (a body struct may also sit inside an answer)."""
         return False
 
-    @classmethod
-    def is_supported_model_type_field(cls, field_definition: FieldDefinition) -> bool:
-        """Not for answers: a handler's return type is encoded by Litestar as usual."""
-        return False
+    def is_plugin_supported_field(self, field_definition: Any) -> bool:
+        """A field whose annotation carries `StrictJSON`."""
+        return _marker(getattr(field_definition, "metadata", ())) is not None
 
-    @classmethod
-    def create_for_field_definition(
-        cls, field_definition: FieldDefinition, handler_id: str, backend_cls: Any = None
-    ) -> None:
-        """Nothing to build: `parse` decodes the body (Litestar's DTO backends build a transfer model here)."""
-
-    @classmethod
-    def create_openapi_schema(
-        cls, field_definition: FieldDefinition, handler_id: str, schema_creator: Any
-    ) -> Reference | Schema:
-        """The struct's JSON schema, inline."""
-        return struct_schema(cls.model_type, cls.documented_items)
+    def to_openapi_schema(self, field_definition: Any, schema_creator: Any) -> Schema:
+        """The marker's schema."""
+        strict = _marker(field_definition.metadata)
+        assert strict is not None
+        return strict.schema()

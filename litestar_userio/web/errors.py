@@ -29,6 +29,7 @@ from litestar_userio.errors import (
     UserIOError,
 )
 from litestar_userio.statuses import HTTP_ANSWERS, HTTPAnswer, error_object, http_answer
+from litestar_userio.web.bodies import empty_body_refusal
 
 __all__ = [
     "HTTP_ANSWERS",
@@ -59,20 +60,13 @@ _HTTP_ERRORS: dict[int, type[UserIOError]] = {
 def _body_refusal(request: Request[Any, Any, Any], exc: ValidationException) -> UserIOError | None:
     """The route's own answer to an empty body, which Litestar reports as a missing `data` argument.
 
-    Litestar hands an empty body to no DTO; the route's DTO (`bodies.StrictJSONDTO`) refuses `b""` in the
-    endpoint's words (415 for a wrong content type, else "not valid JSON"), as it did when handlers parsed.
+    Litestar hands an empty body to no parser; the route's strict parser (`bodies.StrictJSON`) refuses `b""` in
+    the endpoint's words (415 for a wrong content type, else "not valid JSON"), as it did when handlers parsed.
     """
     missing_body = isinstance(exc.extra, list) and any(
         isinstance(e, dict) and e.get("source") == "body" for e in exc.extra
     )
-    dto = request.route_handler.resolve_data_dto() if missing_body else None
-    if dto is None:
-        return None
-    try:
-        dto(request).decode_bytes(b"")
-    except UserIOError as refusal:
-        return refusal
-    return None
+    return empty_body_refusal(request) if missing_body else None
 
 
 def _parameter_refusal(exc: ValidationException) -> UserIOError | None:

@@ -9,7 +9,7 @@ from urllib.parse import urlsplit, urlunsplit
 import msgspec
 from litestar import Controller, Request, Response, get, post
 from litestar.di import NamedDependency
-from litestar.params import FromPath, JSONBody, QueryParameter
+from litestar.params import FromPath, QueryParameter
 
 from litestar_userio.causes import cause_from_msgspec, schema_causes
 from litestar_userio.errors import (
@@ -29,11 +29,11 @@ from litestar_userio.jsonbody import find_duplicate_key
 from litestar_userio.openapi import ExportErrorBody, body_examples, error_responses
 from litestar_userio.paging import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, decode_cursor
 from litestar_userio.projects.service import ProjectRecord
-from litestar_userio.web.bodies import StrictJSONDTO
+from litestar_userio.web.bodies import StrictJSON, json_body
 from litestar_userio.web.errors import export_error_handler
 from litestar_userio.web.providers import admin_dependencies, authenticate_admin, provide_export_service
 
-__all__ = ["EXPORT_EXAMPLES", "ExportController", "ExportRequestDTO", "parse_export_request"]
+__all__ = ["EXPORT_EXAMPLES", "ExportBody", "ExportController", "parse_export_request"]
 
 EXPORT_EXAMPLES = {
     "ndjson": {"format": "ndjson"},
@@ -73,13 +73,8 @@ def _every_cause(body: bytes) -> list[Cause]:
         return []
 
 
-class ExportRequestDTO(StrictJSONDTO[ExportRequest]):
-    """`data: ExportRequest`, decoded by `parse_export_request`."""
-
-    @classmethod
-    def parse(cls, content_type: str, body: bytes) -> ExportRequest:
-        """See `parse_export_request`."""
-        return parse_export_request(content_type, body)
+ExportBody = Annotated[ExportRequest, json_body("ExportBody"), StrictJSON(ExportRequest, parse_export_request)]
+"""`data: ExportBody` is an `ExportRequest`, decoded by `parse_export_request`."""
 
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -119,14 +114,13 @@ class ExportController(Controller):
         status_code=202,
         summary="Initiate a bulk user export",
         description="One running export per project and the `UserExport` bucket (docs/reference.md#limits).",
-        dto=ExportRequestDTO,
         operation_class=body_examples(EXPORT_EXAMPLES),
         responses=error_responses(ExportErrorBody, 400, 403, 415, 429, 500, 503),
     )
     async def initiate(
         self,
         request: Request[Any, Any, Any],
-        data: JSONBody[ExportRequest],
+        data: ExportBody,
         project: NamedDependency[ProjectRecord],
         exports_service: NamedDependency[ExportService],
     ) -> Response[ExportResult]:

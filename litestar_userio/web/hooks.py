@@ -4,13 +4,13 @@
 `GET /hooks/versions`, `GET /hooks/versions/{version}`, `POST /hooks/versions/{version}/rollback`, `GET /hooks/runs`.
 """
 
-from typing import Any, TypeVar
+from typing import Annotated, Any
 
 import jwt
 import msgspec
 from litestar import Controller, Request, delete, get, post, put
 from litestar.di import NamedDependency
-from litestar.params import FromPath, JSONBody, Parameter
+from litestar.params import FromPath, Parameter
 
 from litestar_userio.errors import (
     HookVersionNotFound,
@@ -39,7 +39,7 @@ from litestar_userio.hooks.service import HookService
 from litestar_userio.openapi import ExportErrorBody, error_responses
 from litestar_userio.projects.service import ProjectRecord
 from litestar_userio.tokens.service import TokenService
-from litestar_userio.web.bodies import StrictJSONDTO, parse_json_body
+from litestar_userio.web.bodies import StrictJSON, json_body
 from litestar_userio.web.errors import export_error_handler
 from litestar_userio.web.providers import (
     admin_dependencies,
@@ -48,18 +48,12 @@ from litestar_userio.web.providers import (
     provide_token_service,
 )
 
-__all__ = ["HookBodyDTO", "HooksController"]
+__all__ = ["HookListBody", "HookSecretBody", "HookTestBody", "HooksController"]
 
-T = TypeVar("T")
-
-
-class HookBodyDTO(StrictJSONDTO[T]):
-    """`data: HookList` and the other hooks API bodies (`HookBodyDTO[HookList]`), decoded by `parse_json_body`."""
-
-    @classmethod
-    def parse(cls, content_type: str, body: bytes) -> T:
-        """See `parse_json_body`."""
-        return parse_json_body(content_type, body, cls.model_type)
+HookListBody = Annotated[HookList, json_body("HookListBody"), StrictJSON(HookList)]
+"""`data: HookListBody` is a `HookList`, decoded by `parse_json_body` (as the other hooks API bodies)."""
+HookSecretBody = Annotated[HookSecretValue, json_body("HookSecretBody"), StrictJSON(HookSecretValue)]
+HookTestBody = Annotated[HookTestRequest, json_body("HookTestBody"), StrictJSON(HookTestRequest)]
 
 
 def _origin(request: Request[Any, Any, Any]) -> str:
@@ -117,13 +111,12 @@ class HooksController(Controller):
     @put(
         "/",
         summary="Replace the hooks (a new version); every hook must compile or nothing changes",
-        dto=HookBodyDTO[HookList],
         responses=error_responses(ExportErrorBody, 400, 403, 415, 503),
     )
     async def replace_hooks(
         self,
         request: Request[Any, Any, Any],
-        data: JSONBody[HookList],
+        data: HookListBody,
         project: NamedDependency[ProjectRecord],
         hooks_service: NamedDependency[HookService],
     ) -> HookListResult:
@@ -162,12 +155,11 @@ class HooksController(Controller):
     @put(
         "/secrets/{name:str}",
         summary="Set a hook secret (encrypted at rest; hooks read it as ctx.secrets.NAME)",
-        dto=HookBodyDTO[HookSecretValue],
         responses=error_responses(ExportErrorBody, 400, 403, 415, 500, 503),
     )
     async def put_secret(
         self,
-        data: JSONBody[HookSecretValue],
+        data: HookSecretBody,
         name: FromPath[str],
         project: NamedDependency[ProjectRecord],
         hooks_service: NamedDependency[HookService],
@@ -266,13 +258,12 @@ class HooksController(Controller):
         "/test",
         status_code=200,
         summary="Run hooks against a user and client; nothing is issued",
-        dto=HookBodyDTO[HookTestRequest],
         responses=error_responses(ExportErrorBody, 400, 403, 404, 415, 503),
     )
     async def test_hooks(
         self,
         request: Request[Any, Any, Any],
-        data: JSONBody[HookTestRequest],
+        data: HookTestBody,
         project: NamedDependency[ProjectRecord],
         hooks_service: NamedDependency[HookService],
         tokens_service: NamedDependency[TokenService],

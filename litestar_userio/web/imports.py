@@ -6,13 +6,13 @@ See docs/reference.md#import-request and docs/reference.md#import-task-lifecycle
 import hashlib
 import re
 from itertools import accumulate
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any
 
 import msgspec
 from litestar import Controller, Request, Response, get, post
 from litestar.di import NamedDependency
 from litestar.exceptions import HTTPException
-from litestar.params import FromPath, JSONBody, QueryParameter
+from litestar.params import FromPath, QueryParameter
 
 from litestar_userio.errors import BodyTooLarge, InvalidRequest, UnsupportedMediaType
 from litestar_userio.imports.schemas import (
@@ -28,11 +28,11 @@ from litestar_userio.observability import telemetry
 from litestar_userio.openapi import ImportErrorBody, body_examples, error_responses
 from litestar_userio.paging import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, decode_cursor
 from litestar_userio.projects.service import ProjectRecord
-from litestar_userio.web.bodies import StrictJSONDTO
+from litestar_userio.web.bodies import StrictJSON, json_body
 from litestar_userio.web.errors import import_error_handler
 from litestar_userio.web.providers import admin_dependencies, authenticate_admin, provide_import_service
 
-__all__ = ["IMPORT_EXAMPLES", "ImportController", "ImportRequestDTO", "parse_import_request"]
+__all__ = ["IMPORT_EXAMPLES", "ImportBody", "ImportController", "parse_import_request"]
 
 IMPORT_EXAMPLES = {
     "bcrypt users": {
@@ -113,15 +113,12 @@ def parse_import_request(content_type: str, body: bytes) -> ImportRequest:
     return request
 
 
-class ImportRequestDTO(StrictJSONDTO[ImportRequest]):
-    """`data: ImportRequest`, decoded by `parse_import_request`; records are documented as `UserRecord`."""
-
-    documented_items: ClassVar[dict[str, Any]] = {"records": UserRecord}
-
-    @classmethod
-    def parse(cls, content_type: str, body: bytes) -> ImportRequest:
-        """See `parse_import_request`."""
-        return parse_import_request(content_type, body)
+ImportBody = Annotated[
+    ImportRequest,
+    json_body("ImportBody"),
+    StrictJSON(ImportRequest, parse_import_request, {"records": UserRecord}),
+]
+"""`data: ImportBody` is an `ImportRequest`, decoded by `parse_import_request`; records documented as `UserRecord`."""
 
 
 def idempotency_key(header: str | None) -> str | None:
@@ -167,14 +164,13 @@ class ImportController(Controller):
             "Stores the task and answers at once; records are validated one by one in the job. An "
             "`Idempotency-Key` header makes a replay (an answer lost on the way) answer the same task."
         ),
-        dto=ImportRequestDTO,
         operation_class=body_examples(IMPORT_EXAMPLES),
         responses=error_responses(ImportErrorBody, 400, 403, 409, 413, 415, 503),
     )
     async def initiate(
         self,
         request: Request[Any, Any, Any],
-        data: JSONBody[ImportRequest],
+        data: ImportBody,
         project: NamedDependency[ProjectRecord],
         imports_service: NamedDependency[ImportService],
     ) -> Response[ImportTaskCreated]:

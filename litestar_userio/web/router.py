@@ -12,6 +12,7 @@ from litestar.types import ControllerRouterHandler, Dependencies
 
 from litestar_userio.config import LocalStorageConfig, UserIOConfig
 from litestar_userio.openapi import ADMIN_SECURITY
+from litestar_userio.web.bodies import StrictBodyRequest
 from litestar_userio.web.console import ConsoleController
 from litestar_userio.web.directory import DirectoryController
 from litestar_userio.web.downloads import DownloadController
@@ -58,4 +59,4 @@ def build_router(config: UserIOConfig) -> Router:
     if isinstance(storage, LocalStorageConfig):
         store = {DOWNLOAD_STORAGE_KEY: Provide(provide_storage, sync_to_thread=False)}
         routes.append(_at(storage.route_path, DownloadController, dependencies=store))
-    return Router("/", route_handlers=routes)
+    return Router("/", route_handlers=routes, request_class=StrictBodyRequest)

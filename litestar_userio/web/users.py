@@ -6,18 +6,18 @@ duplicate keys included).
 """
 
 from datetime import datetime
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any
 
 import msgspec
 from litestar import Controller, Response, delete, get, patch, post, put
 from litestar.di import NamedDependency
-from litestar.params import FromPath, JSONBody, QueryParameter
+from litestar.params import FromPath, QueryParameter
 
 from litestar_userio.accounts.admin import UserAdminService
 from litestar_userio.imports.schemas import PasswordInput, UserRecord
-from litestar_userio.openapi import ExportErrorBody, error_responses, struct_schema
+from litestar_userio.openapi import ExportErrorBody, error_responses
 from litestar_userio.projects.service import ProjectRecord
-from litestar_userio.web.bodies import StrictJSONDTO, parse_json_body
+from litestar_userio.web.bodies import StrictJSON, json_body, parse_json_body
 from litestar_userio.web.errors import export_error_handler
 from litestar_userio.web.providers import admin_dependencies, authenticate_admin, provide_user_admin_service
 
@@ -27,8 +27,6 @@ __all__ = [
     "UserBody",
     "UsersController",
 ]
-
-T = TypeVar("T")
 
 MAX_BODY = 500_000
 """As the import's limit (decimal bytes, as the reference)."""
@@ -56,37 +54,21 @@ class DisableRequest(msgspec.Struct, forbid_unknown_fields=True):
     temporarily_disabled_until: Annotated[datetime, msgspec.Meta(tz=True)] | None = None
 
 
-class UserBodyDTO(StrictJSONDTO[UserBody]):
-    """`data: UserBody`: a JSON object without duplicate keys; documented as `UserRecord`."""
-
-    @classmethod
-    def parse(cls, content_type: str, body: bytes) -> UserBody:
-        """The record stays JSON here: `UserAdminService` checks it as the import checks a record."""
-        parse_json_body(content_type, body, dict[str, Any])
-        return UserBody(body)
-
-    @classmethod
-    def create_openapi_schema(cls, field_definition: Any, handler_id: str, schema_creator: Any) -> Any:
-        """The import record's schema."""
-        return struct_schema(UserRecord)
+def parse_user_body(content_type: str, body: bytes) -> UserBody:
+    """A JSON object without duplicate keys, kept as JSON: the service checks it as the import checks a record."""
+    parse_json_body(content_type, body, dict[str, Any])
+    return UserBody(body)
 
 
-class PasswordRequestDTO(StrictJSONDTO[PasswordRequest]):
-    """`data: PasswordRequest`."""
-
-    @classmethod
-    def parse(cls, content_type: str, body: bytes) -> PasswordRequest:
-        """See `parse_json_body`."""
-        return parse_json_body(content_type, body, PasswordRequest)
+def parse_disable_request(content_type: str, body: bytes) -> DisableRequest:
+    """See `parse_json_body`; an empty body is no window."""
+    return DisableRequest() if not body.strip() else parse_json_body(content_type, body, DisableRequest)
 
 
-class DisableRequestDTO(StrictJSONDTO[DisableRequest]):
-    """`data: DisableRequest`."""
-
-    @classmethod
-    def parse(cls, content_type: str, body: bytes) -> DisableRequest:
-        """See `parse_json_body`; an empty body is no window."""
-        return DisableRequest() if not body.strip() else parse_json_body(content_type, body, DisableRequest)
+UserBodyData = Annotated[UserBody, json_body("UserBodyData"), StrictJSON(UserRecord, parse_user_body)]
+"""`data: UserBodyData` is a `UserBody`, documented as `UserRecord`."""
+PasswordBody = Annotated[PasswordRequest, json_body("PasswordBody"), StrictJSON(PasswordRequest)]
+DisableBody = Annotated[DisableRequest, json_body("DisableBody"), StrictJSON(DisableRequest, parse_disable_request)]
 
 
 def _result(user: dict[str, Any], warnings: list[str] | None = None, status_code: int = 200) -> Response[Any]:
@@ -111,12 +93,11 @@ class UsersController(Controller):
         status_code=201,
         summary="Create one user from an import record",
         description="The identifier is the first present of email, phone_number, preferred_username.",
-        dto=UserBodyDTO,
         responses=error_responses(ExportErrorBody, 400, 403, 404, 413, 415, 503),
     )
     async def create(
         self,
-        data: JSONBody[UserBody],
+        data: UserBodyData,
         project: NamedDependency[ProjectRecord],
         user_admin: NamedDependency[UserAdminService],
     ) -> Response[Any]:
@@ -173,13 +154,12 @@ class UsersController(Controller):
     @patch(
         "/{user_id:str}",
         summary="Update one user by the import's update rules, as an upsert import",
-        dto=UserBodyDTO,
         responses=error_responses(ExportErrorBody, 400, 403, 404, 413, 415, 503),
     )
     async def update(
         self,
         user_id: FromPath[str],
-        data: JSONBody[UserBody],
+        data: UserBodyData,
         project: NamedDependency[ProjectRecord],
         user_admin: NamedDependency[UserAdminService],
     ) -> Response[Any]:
@@ -190,13 +170,12 @@ class UsersController(Controller):
         "/{user_id:str}/password",
         status_code=204,
         summary="Set the user's password",
-        dto=PasswordRequestDTO,
         responses=error_responses(ExportErrorBody, 400, 403, 404, 413, 415, 503),
     )
     async def set_password(
         self,
         user_id: FromPath[str],
-        data: JSONBody[PasswordRequest],
+        data: PasswordBody,
         project: NamedDependency[ProjectRecord],
         user_admin: NamedDependency[UserAdminService],
     ) -> None:
@@ -207,13 +186,12 @@ class UsersController(Controller):
         "/{user_id:str}/disable",
         status_code=200,
         summary="Disable the user, until enabled or inside a window; revokes its refresh tokens",
-        dto=DisableRequestDTO,
         responses=error_responses(ExportErrorBody, 400, 403, 404, 413, 415, 503),
     )
     async def disable(
         self,
         user_id: FromPath[str],
-        data: JSONBody[DisableRequest],
+        data: DisableBody,
         project: NamedDependency[ProjectRecord],
         user_admin: NamedDependency[UserAdminService],
     ) -> dict[str, Any]:

@@ -695,7 +695,7 @@ async def test_fifty_concurrent_runs_all_answer(runtime: HookRuntime) -> None:
 async def test_worker_killed_mid_run_reports_a_crash_and_is_replaced(single: HookRuntime) -> None:
     (pid,) = worker_pids(single)
     task = asyncio.create_task(run(single, "export default () => { while (true) {} }", timeout=5))
-    await asyncio.sleep(0.1)
+    await until(lambda: single.state().busy)  # the run holds the worker
     os.kill(pid, signal.SIGKILL)
     result = await task
     assert result.error_kind == "crashed"
@@ -720,7 +720,7 @@ async def test_close_stops_every_worker_and_leaves_no_thread(runtime: HookRuntim
     rt = HookRuntime(RuntimeLimits(pool_size=3))
     await rt.start()
     busy = asyncio.create_task(run(rt, "export default () => { while (true) {} }", timeout=30))
-    await asyncio.sleep(0.1)
+    await until(lambda: rt.state().busy)  # the run holds a worker
     pids = worker_pids(rt)
     assert len(pids) == 3 and all(alive(pid) for pid in pids)
     await rt.close()
@@ -773,7 +773,8 @@ async def main():
     print(" ".join(str(pid) for pid in rt.state().workers), flush=True)
     if sys.argv[1] == "abrupt":
         asyncio.ensure_future(rt.run(spin, "{}", timeout=60))
-        await asyncio.sleep(0.3)
+        while not rt.state().busy:
+            await asyncio.sleep(0.01)
         os._exit(0)  # no close, no cleanup of any kind, a worker stuck in V8
 
 asyncio.run(main())

@@ -13,7 +13,6 @@ from litestar.di import Provide
 
 from litestar_userio import UserIOPlugin
 from litestar_userio import UserService as UserIOUsers
-from litestar_userio.services import Services as UserIOServices
 
 
 @dataclass
@@ -91,18 +90,16 @@ def host_app(database_url: str, tmp_path: Any) -> Litestar:
 
 async def test_host_routes_with_colliding_names_answer_beside_the_plugin(backend, tmp_path):
     app = host_app(backend.database_url, tmp_path)
-    services = await UserIOServices.start(app.plugins.get(UserIOPlugin).config)
-    app.state["userio"] = services
-    try:
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="https://h") as client:
-            users = await client.get("/host/users")
-            tokens = await client.get("/host/tokens")
-            bag = await client.get("/host/services")
-            ours = await client.get("/host/userio-users")
-            admin = await client.get("/_api/admin/users/import", headers={"Host": "nowhere.test"})
-            passwords = await client.get("/_api/admin/users/password-migration", headers={"Host": "nowhere.test"})
-    finally:
-        await services.close()
+    async with (
+        app.lifespan(),
+        httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="https://h") as client,
+    ):
+        users = await client.get("/host/users")
+        tokens = await client.get("/host/tokens")
+        bag = await client.get("/host/services")
+        ours = await client.get("/host/userio-users")
+        admin = await client.get("/_api/admin/users/import", headers={"Host": "nowhere.test"})
+        passwords = await client.get("/_api/admin/users/password-migration", headers={"Host": "nowhere.test"})
 
     assert (users.status_code, users.json()) == (200, {"service": "host users", "type": "UserService"})
     assert (tokens.status_code, tokens.json()) == (200, {"service": "host tokens"})

@@ -8,12 +8,21 @@ import pytest
 from asyncpg import connect
 
 from litestar_userio.config import ImportConfig
-from tests.helpers import IMPORT
+from tests.helpers import IMPORT, until
 
 
 def test_a_process_needs_at_least_one_turn():
     with pytest.raises(ValueError, match="chunks_at_once must be at least 1, got 0"):
         ImportConfig(chunks_at_once=0)
+
+
+async def waits_on(project, session):
+    """Whether some session waits on a lock `session` holds (read from another session: a transaction sees the
+    activity view as it was when it first read it)."""
+    rows = await project.fetch(
+        "SELECT 1 FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))", session.get_server_pid()
+    )
+    return bool(rows)
 
 
 async def chunk_rows(project, task_id):
@@ -38,17 +47,20 @@ async def test_a_chunk_waits_for_the_turn_without_counting_a_run_then_completes(
         await locked.start()
         await blocker.execute("SELECT 1 FROM userio_import_chunk WHERE task_id = $1 AND seq = 0 FOR UPDATE", task_id)
         first = asyncio.create_task(imports.process_chunk(task_id, 0))
-        await asyncio.sleep(0.3)  # chunk 0 took the turn and waits on its row
+        await until(lambda: waits_on(project, blocker), "chunk 0 takes the turn and waits on its row")
         second = asyncio.create_task(imports.process_chunk(task_id, 1))
-        await asyncio.sleep(0.5)
+        leases = [f"import:{task_id}:{seq}" for seq in (0, 1)]
+
+        async def both_held():  # no other worker takes them
+            return await imports.queue.leases.lapsed(leases) == set()
+
+        await until(both_held, "chunk 1 holds its lease, waiting for the turn")
 
         assert not first.done() and not second.done()
         assert [dict(r) for r in await chunk_rows(project, task_id)] == [
             {"seq": 0, "status": "pending", "attempts": 0},
             {"seq": 1, "status": "pending", "attempts": 0},
         ]
-        leases = [f"import:{task_id}:{seq}" for seq in (0, 1)]
-        assert await imports.queue.leases.lapsed(leases) == set()  # both held: no other worker takes them
         await locked.rollback()
     finally:
         await blocker.close()

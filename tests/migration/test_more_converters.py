@@ -20,7 +20,7 @@ from litestar_userio.transfer.converters import (
     kratos_record,
     source_with,
 )
-from litestar_userio.transfer.importer import _Input
+from litestar_userio.transfer.records import InputPass
 from tests.migration.conftest import FIXTURES, Deployment, read_report
 
 PASSWORD = b"correct horse battery staple"
@@ -43,7 +43,7 @@ def accepted(record: dict) -> UserRecord:
 def converted(source: str, name: str, **options) -> list[tuple[dict, list[dict]]]:
     """Every record of a fixture as the CLI reads and converts it, with its warnings."""
     with (FIXTURES / name).open("rb") as stream:
-        records = _Input(stream, source_with(source, **options), lambda: False).records()
+        records = InputPass(stream, source_with(source, **options), lambda: False).records()
         return [(msgspec.json.decode(r.body), r.warnings or []) for r in records]
 
 
@@ -182,7 +182,7 @@ def test_keycloak_converts_a_realm_export_whose_users_follow_other_members():
     assert SOURCES["keycloak"].members == "users"
     realm = {"id": "r", "clients": [{"users": [1]}], "users": [{"username": "a", "email": "a@x.com"}], "groups": []}
     with io.BytesIO(json.dumps(realm).encode()) as stream:
-        records = list(_Input(stream, SOURCES["keycloak"], lambda: False).records())
+        records = list(InputPass(stream, SOURCES["keycloak"], lambda: False).records())
     assert [msgspec.json.decode(r.body)["preferred_username"] for r in records] == ["a"]
 
 

@@ -100,13 +100,13 @@ def test_signed_tokens_are_renewed_before_they_expire():
 
 
 def test_details_laid_out_over_lines_still_give_one_report_line_per_record(tmp_path):
-    from litestar_userio.transfer.importer import _decode_details
+    from litestar_userio.transfer.details import decode_details
 
     status = (
         b'[\n  {\n    "index": 0,\n    "record": {"email": "a@x.com", "name": "Ada\\nLovelace"},\n'
         b'    "outcome": "inserted"\n  },\n  {"index": 1, "outcome": "failed", "errors": [{"reason": "X"}]}\n]'
     )
-    details = _decode_details("task_A", msgspec.Raw(status))
+    details = decode_details("task_A", msgspec.Raw(status))
     path = tmp_path / "report.ndjson"
     writer = ReportWriter(path, append=False)
     writer.write([{"task": "task_A", **detail} for detail in details])

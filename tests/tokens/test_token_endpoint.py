@@ -204,3 +204,13 @@ async def test_fifty_simultaneous_token_requests_with_a_hook_all_get_distinct_to
 
     assert [r.status_code for r in responses] == [200] * 50
     assert len({r.json()["access_token"] for r in responses}) == 50
+
+
+async def test_a_burst_of_a_new_projects_first_sign_ins_makes_one_signing_key(world):
+    """Each first token used to make a key of its own, in transactions that could deadlock on each other (a 500)."""
+    responses = await asyncio.gather(*(world.sign_in() for _ in range(20)))
+
+    keys = (await world.jwks())["keys"]
+    assert [r.status_code for r in responses] == [200] * 20
+    assert len(keys) == 1
+    assert {jwt.get_unverified_header(r.json()["access_token"])["kid"] for r in responses} == {keys[0]["kid"]}
