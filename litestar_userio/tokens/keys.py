@@ -50,9 +50,7 @@ class SigningKeyStore:
                 stored = await self.repository.active(tx, project_id)
             if stored is None:
                 return await self._first_key(project_id)
-            key = ActiveKey(stored.kid, load_private_key(stored.private_key_pem))
-            self._active[project_id] = key
-            return key
+            return self._remember(project_id, stored)
 
     async def _first_key(self, project_id: str) -> ActiveKey:
         """The project's first key, made once across processes: the project's row is locked while it is made."""
@@ -64,10 +62,7 @@ class SigningKeyStore:
                 await self.repository.add_active(
                     tx, project_id, StoredKey(pair.kid, pair.private_pem), public_jwk, self.clock.now()
                 )
-        stored = stored or StoredKey(pair.kid, pair.private_pem)
-        key = ActiveKey(stored.kid, load_private_key(stored.private_key_pem))
-        self._active[project_id] = key
-        return key
+        return self._remember(project_id, stored or StoredKey(pair.kid, pair.private_pem))
 
     async def rotate(self, project_id: str) -> ActiveKey:
         """Make a new active key; the previous ones stay published so tokens they signed still verify."""
@@ -78,7 +73,11 @@ class SigningKeyStore:
             await self.repository.add_active(
                 tx, project_id, StoredKey(pair.kid, pair.private_pem), public_jwk, self.clock.now()
             )
-        key = ActiveKey(pair.kid, load_private_key(pair.private_pem))
+        return self._remember(project_id, StoredKey(pair.kid, pair.private_pem))
+
+    def _remember(self, project_id: str, stored: StoredKey) -> ActiveKey:
+        """The project's signing key from now on, loaded once (the cache every token reads)."""
+        key = ActiveKey(stored.kid, load_private_key(stored.private_key_pem))
         self._active[project_id] = key
         return key
 
