@@ -24,7 +24,6 @@ from litestar_userio.errors import (
     TaskNotFound,
     UserExportDisabled,
     UserIOError,
-    WriteConflict,
 )
 from litestar_userio.exports.columns import Column, check_request, columns_for
 from litestar_userio.exports.document import build_document
@@ -37,7 +36,7 @@ from litestar_userio.paging import PageCursor, encode_cursor
 from litestar_userio.projects.service import ProjectRecord, ProjectService
 from litestar_userio.queue.base import JobQueue
 from litestar_userio.queue.leases import hold_lease
-from litestar_userio.queue.requeue import Pending, choose_stale
+from litestar_userio.queue.requeue import Pending, requeue
 from litestar_userio.ratelimit import DatabaseRateLimiter
 from litestar_userio.runtime import paused_gc
 from litestar_userio.statuses import error_object
@@ -250,36 +249,33 @@ class ExportService:
             return
         async with self.db.reader() as tx:
             pending = await self.repository.pending(tx)
-        waiting = [task.enqueued_at for task in pending if task.enqueued_at is not None]
-        oldest = (self.clock.now() - min(waiting)).total_seconds() if waiting else 0.0
-        counts = {"pending": len(waiting), "running": len(pending) - len(waiting)}
-        telemetry.queue_state("export", counts, max(oldest, 0.0))
+        telemetry.queue_state("export", [task.enqueued_at for task in pending], self.clock.now())
 
     async def requeue_stale(self, *, older_than: datetime | None = None) -> int:
         """Enqueue again the exports nobody is doing (lease lapsed, job lost; with `older_than`, all pending).
 
-        The rule is `queue.requeue.choose_stale`, as for imports.
+        The rule and the sweep are `queue.requeue`'s, as for imports.
         """
         now = self.clock.now()
         async with self.db.reader() as tx:
             pending = await self.repository.pending(tx)
-        items = [Pending(task.id, _lease_name(task.id), task.enqueued_at) for task in pending]
-        stale = await choose_stale(
-            items, queue=self.queue, config=self.queue_config, now=now, job_key=_job_task, older_than=older_than
+
+        async def enqueue(task_id: str, run: str, first: bool) -> None:
+            await self._enqueue(task_id, f"{task_id}:{run}", first=first)
+
+        requeued = await requeue(
+            self.db,
+            [Pending(task.id, _lease_name(task.id), task.enqueued_at) for task in pending],
+            queue=self.queue,
+            config=self.queue_config,
+            now=now,
+            job_key=_job_task,
+            mark=lambda tx, task_ids: self.repository.mark_enqueued(tx, task_ids, now),
+            enqueue=enqueue,
+            older_than=older_than,
         )
-        chosen = stale.chosen
-        if not chosen:
-            return 0
-        try:  # as the import's sweep: never wait behind a locked task row
-            async with self.db.transaction(lock_timeout=self.queue_config.sweep_interval) as tx:
-                enqueued = await self.repository.mark_enqueued(tx, chosen, now)
-        except WriteConflict:
-            return 0
-        stamp = int(now.timestamp() * 1000)
-        for task_id, attempts in enqueued:
-            await self._enqueue(task_id, f"{task_id}:{attempts}-{stamp}", first=task_id in stale.taken_over)
-        telemetry.requeued("export", len(enqueued))
-        return len(enqueued)
+        telemetry.requeued("export", requeued)
+        return requeued
 
     async def purge_expired(self) -> int:
         """24 hours after completion the task is gone (`TaskNotFound`) and so is its file.

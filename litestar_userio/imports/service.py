@@ -58,7 +58,7 @@ from litestar_userio.passwords.formats import HashError, HashPolicy, parse_passw
 from litestar_userio.projects.service import ProjectRecord, ProjectService
 from litestar_userio.queue.base import JobQueue
 from litestar_userio.queue.leases import hold_lease
-from litestar_userio.queue.requeue import Pending, choose_stale
+from litestar_userio.queue.requeue import Pending, requeue
 from litestar_userio.retry import Backoff, retrying
 from litestar_userio.runtime import paused_gc
 from litestar_userio.statuses import error_object
@@ -502,32 +502,35 @@ class ImportService:
 
         Those a worker took (claimed in the database, or marked by the queue `lease_ttl` ago) and whose lease is
         not held: their worker died. Those enqueued `stale_after` ago and never started (Redis lost its queue).
-        With `older_than`, every chunk pending since then (a new in-process runner).
+        With `older_than`, every chunk pending since then (a new in-process runner). The rule and the sweep are
+        `queue.requeue`'s, as for exports.
         """
         now = self.clock.now()
         async with self.db.reader() as tx:
             pending = await self.repository.pending_chunks(tx)
         ids = {(chunk.task_id, chunk.seq): chunk.id for chunk in pending}
-        items = [Pending((c.task_id, c.seq), _lease_name(c.task_id, c.seq), c.enqueued_at) for c in pending]
-        stale = await choose_stale(
-            items, queue=self.queue, config=self.queue_config, now=now, job_key=_job_chunk, older_than=older_than
+
+        async def mark(tx: Tx, keys: list[tuple[str, int]]) -> list[tuple[tuple[str, int], int]]:
+            marked = await self.repository.mark_enqueued(tx, [ids[key] for key in keys], now)
+            return [((task_id, seq), attempts) for task_id, seq, attempts in marked]
+
+        async def enqueue(key: tuple[str, int], run: str, first: bool) -> None:
+            task_id, seq = key
+            await self._enqueue(task_id, seq, f"{task_id}:{seq}:{run}", first=first)
+
+        requeued = await requeue(
+            self.db,
+            [Pending((c.task_id, c.seq), _lease_name(c.task_id, c.seq), c.enqueued_at) for c in pending],
+            queue=self.queue,
+            config=self.queue_config,
+            now=now,
+            job_key=_job_chunk,
+            mark=mark,
+            enqueue=enqueue,
+            older_than=older_than,
         )
-        chosen = [ids[key] for key in stale.chosen]
-        if not chosen:
-            return 0
-        try:
-            # A chunk whose row is locked is being applied right now, or by a session the sweep ends first next
-            # round (`Database.end_silent_sessions`): the sweep never waits behind it.
-            async with self.db.transaction(lock_timeout=self.queue_config.sweep_interval) as tx:
-                enqueued = await self.repository.mark_enqueued(tx, chosen, now)
-        except WriteConflict:
-            return 0
-        stamp = int(now.timestamp() * 1000)
-        for task_id, seq, attempts in enqueued:
-            first = (task_id, seq) in stale.taken_over
-            await self._enqueue(task_id, seq, f"{task_id}:{seq}:{attempts}-{stamp}", first=first)
-        telemetry.requeued("import_chunk", len(enqueued))
-        return len(enqueued)
+        telemetry.requeued("import_chunk", requeued)
+        return requeued
 
     async def observe_queue(self) -> None:
         """Report the chunks waiting for a worker and running, and the oldest wait (metrics only)."""
@@ -535,10 +538,7 @@ class ImportService:
             return
         async with self.db.reader() as tx:
             pending = await self.repository.pending_chunks(tx)
-        waiting = [chunk.enqueued_at for chunk in pending if chunk.enqueued_at is not None]
-        oldest = (self.clock.now() - min(waiting)).total_seconds() if waiting else 0.0
-        counts = {"pending": len(waiting), "running": len(pending) - len(waiting)}
-        telemetry.queue_state("import_chunk", counts, max(oldest, 0.0))
+        telemetry.queue_state("import_chunk", [chunk.enqueued_at for chunk in pending], self.clock.now())
 
     async def purge_expired(self) -> int:
         """Delete tasks 24 hours (`result_ttl`) after completion; returns how many."""

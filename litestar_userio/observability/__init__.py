@@ -14,8 +14,9 @@ span attributes carry ids of tasks and projects at most.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -89,10 +90,16 @@ class Telemetry:
         if self.metrics is not None:
             self.metrics.export_done(seconds, size)
 
-    def queue_state(self, kind: str, counts: Mapping[str, int], oldest_pending_seconds: float) -> None:
-        """Work of a `kind` by state (`pending`, `running`) and its oldest pending's age, as this process read them."""
-        if self.metrics is not None:
-            self.metrics.queue_state(kind, counts, oldest_pending_seconds)
+    def queue_state(self, kind: str, enqueued_at: Sequence[datetime | None], now: datetime) -> None:
+        """Work of a `kind` by state and its oldest pending's age, as this process read them.
+
+        `enqueued_at` holds when each pending item was enqueued; None where a worker runs it.
+        """
+        if self.metrics is None:
+            return
+        waiting = [at for at in enqueued_at if at is not None]
+        oldest = max((now - min(waiting)).total_seconds(), 0.0) if waiting else 0.0
+        self.metrics.queue_state(kind, {"pending": len(waiting), "running": len(enqueued_at) - len(waiting)}, oldest)
 
     def requeued(self, kind: str, count: int) -> None:
         """The sweeper enqueued `count` chunks or exports again (their worker died, or the queue lost them)."""

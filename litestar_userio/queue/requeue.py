@@ -8,15 +8,17 @@ work a worker took (claimed in the database, or marked by the queue `lease_ttl` 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Generic, TypeVar
 
 from litestar_userio.config import QueueConfig
+from litestar_userio.db.engine import Database, Tx
+from litestar_userio.errors import WriteConflict
 from litestar_userio.queue.base import JobQueue
 
-__all__ = ["Pending", "Stale", "choose_stale"]
+__all__ = ["Pending", "Stale", "choose_stale", "requeue"]
 
 K = TypeVar("K", bound=Hashable)
 
@@ -62,3 +64,36 @@ async def choose_stale(
     lapsed = await queue.leases.lapsed([item.lease for item in started])
     taken_over = [item.key for item in started if item.lease in lapsed]
     return Stale(list(dict.fromkeys(chosen + taken_over)), set(taken_over))
+
+
+async def requeue(
+    db: Database,
+    pending: Sequence[Pending[K]],
+    *,
+    queue: JobQueue,
+    config: QueueConfig,
+    now: datetime,
+    job_key: Callable[[str], K | None],
+    mark: Callable[[Tx, list[K]], Awaitable[Sequence[tuple[K, int]]]],
+    enqueue: Callable[[K, str, bool], Awaitable[None]],
+    older_than: datetime | None = None,
+) -> int:
+    """The sweep: choose the stale work, stamp it enqueued, enqueue each again; returns how many.
+
+    `mark` stamps those still pending and returns them with their runs so far. It runs in a transaction that never
+    waits behind a locked row: such a row is being worked on right now, or held by a session the sweep ends first
+    next round (`Database.end_silent_sessions`). `enqueue` gets a new run name (runs so far and the time), so the
+    queue takes the job again under a fresh id; a dead worker's work goes first.
+    """
+    stale = await choose_stale(pending, queue=queue, config=config, now=now, job_key=job_key, older_than=older_than)
+    if not stale.chosen:
+        return 0
+    try:
+        async with db.transaction(lock_timeout=config.sweep_interval) as tx:
+            marked = await mark(tx, stale.chosen)
+    except WriteConflict:
+        return 0
+    stamp = int(now.timestamp() * 1000)
+    for key, attempts in marked:
+        await enqueue(key, f"{attempts}-{stamp}", key in stale.taken_over)
+    return len(marked)
