@@ -25,6 +25,7 @@ import httpx
 import pytest
 import redis.asyncio as aioredis
 from litestar import Litestar
+from litestar.logging.config import LoggingConfig
 
 from litestar_userio import (
     ExportConfig,
@@ -47,6 +48,10 @@ from litestar_userio.worker import build_worker
 PG_SERVER = os.environ.get("USERIO_TEST_PG", "postgresql://root@127.0.0.1:5432")
 REDIS_URL = os.environ.get("USERIO_TEST_REDIS", "redis://127.0.0.1:6379/0")
 REQUIRE_SERVICES = os.environ.get("USERIO_REQUIRE_SERVICES") == "1"
+
+# Litestar's default logging hands records to a listener thread that lives until the process exits: one per app,
+# and the suite builds thousands. The same loggers with a plain handler keep none.
+TEST_LOGGING = LoggingConfig(handlers={"queue_listener": {"class": "logging.StreamHandler", "formatter": "standard"}})
 
 # Generating RSA keys costs ~50 ms; projects reuse a few.
 _KEYS: list[KeyPair] = []
@@ -278,7 +283,12 @@ async def make_env(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[An
             redis_url=backend.redis_url, queue_name=f"userio:test:{uuid.uuid4().hex[:8]}", **queue_overrides
         )
         config = UserIOConfig(database_url=backend.database_url, queue=queue, clock=clock, **overrides)
-        app = Litestar(route_handlers=route_handlers, listeners=listeners, plugins=[UserIOPlugin(config)])
+        app = Litestar(
+            route_handlers=route_handlers,
+            listeners=listeners,
+            plugins=[UserIOPlugin(config)],
+            logging_config=TEST_LOGGING,
+        )
         lifespan = AppLifespan(app)
         await lifespan.start()
         closing.push_async_callback(lifespan.stop)
