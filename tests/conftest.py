@@ -15,7 +15,7 @@ import threading
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -261,6 +261,66 @@ class AppLifespan:
             await self._task
 
 
+class ReboundPlugin(UserIOPlugin):
+    """The plugin, whose configuration a later test replaces before the app's lifespan starts again."""
+
+    def bind(self, config: UserIOConfig) -> None:
+        self._config = config
+
+
+@dataclass
+class _BuiltApp:
+    shape: UserIOConfig
+    app: Litestar
+    plugin: ReboundPlugin
+
+
+class AppPool:
+    """Apps built once per route shape and handed to one test at a time.
+
+    Building the app (Litestar registering the plugin's ~75 handlers) cost ~150 ms, more than most tests; a test's
+    own configuration differs from another's only in what the plugin reads when its lifespan starts (the queue's
+    name, the clock, the export folder), so an app whose configuration is equal in everything else is reused: the
+    test binds its configuration, then runs the app's lifespan, which starts its own services.
+    """
+
+    _SHAPE_CLOCK = FrozenClock()
+
+    def __init__(self, size: int = 12) -> None:
+        self._idle: list[_BuiltApp] = []
+        self._size = size
+
+    @classmethod
+    def _shape(cls, config: UserIOConfig) -> UserIOConfig:
+        """The configuration without what only the lifespan reads."""
+        storage = config.exports.storage
+        if isinstance(storage, LocalStorageConfig):
+            storage = replace(storage, directory=Path("shape"))
+        return replace(
+            config,
+            clock=cls._SHAPE_CLOCK,
+            queue=replace(config.queue, queue_name="shape"),
+            exports=replace(config.exports, storage=storage),
+        )
+
+    def take(self, config: UserIOConfig) -> _BuiltApp:
+        shape = self._shape(config)
+        for built in self._idle:
+            if built.shape == shape:
+                self._idle.remove(built)
+                built.plugin.bind(config)
+                return built
+        plugin = ReboundPlugin(config)
+        return _BuiltApp(shape, Litestar(plugins=[plugin], logging_config=TEST_LOGGING), plugin)
+
+    def give_back(self, built: _BuiltApp) -> None:
+        self._idle.insert(0, built)
+        del self._idle[self._size :]
+
+
+_APPS = AppPool()
+
+
 @pytest.fixture
 async def make_env(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Any]:
     """Factory: `await make_env(backend, **UserIOConfig overrides)`; closed at the end of the test."""
@@ -283,12 +343,17 @@ async def make_env(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[An
             redis_url=backend.redis_url, queue_name=f"userio:test:{uuid.uuid4().hex[:8]}", **queue_overrides
         )
         config = UserIOConfig(database_url=backend.database_url, queue=queue, clock=clock, **overrides)
-        app = Litestar(
-            route_handlers=route_handlers,
-            listeners=listeners,
-            plugins=[UserIOPlugin(config)],
-            logging_config=TEST_LOGGING,
-        )
+        if route_handlers or listeners:
+            app = Litestar(
+                route_handlers=route_handlers,
+                listeners=listeners,
+                plugins=[UserIOPlugin(config)],
+                logging_config=TEST_LOGGING,
+            )
+        else:
+            built = _APPS.take(config)
+            app = built.app
+            closing.callback(_APPS.give_back, built)
         lifespan = AppLifespan(app)
         await lifespan.start()
         closing.push_async_callback(lifespan.stop)
