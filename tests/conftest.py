@@ -270,7 +270,7 @@ class ReboundPlugin(UserIOPlugin):
 
 @dataclass
 class _BuiltApp:
-    shape: UserIOConfig
+    shape: tuple[UserIOConfig, list[Any], list[Any]]
     app: Litestar
     plugin: ReboundPlugin
 
@@ -281,7 +281,8 @@ class AppPool:
     Building the app (Litestar registering the plugin's ~75 handlers) cost ~150 ms, more than most tests; a test's
     own configuration differs from another's only in what the plugin reads when its lifespan starts (the queue's
     name, the clock, the export folder), so an app whose configuration is equal in everything else is reused: the
-    test binds its configuration, then runs the app's lifespan, which starts its own services.
+    test binds its configuration, then runs the app's lifespan, which starts its own services. The host's route
+    handlers and listeners a test adds are part of the shape.
     """
 
     _SHAPE_CLOCK = FrozenClock()
@@ -291,7 +292,7 @@ class AppPool:
         self._size = size
 
     @classmethod
-    def _shape(cls, config: UserIOConfig) -> UserIOConfig:
+    def _config_shape(cls, config: UserIOConfig) -> UserIOConfig:
         """The configuration without what only the lifespan reads."""
         storage = config.exports.storage
         if isinstance(storage, LocalStorageConfig):
@@ -303,15 +304,16 @@ class AppPool:
             exports=replace(config.exports, storage=storage),
         )
 
-    def take(self, config: UserIOConfig) -> _BuiltApp:
-        shape = self._shape(config)
+    def take(self, config: UserIOConfig, route_handlers: list[Any], listeners: list[Any]) -> _BuiltApp:
+        shape = (self._config_shape(config), route_handlers, listeners)
         for built in self._idle:
             if built.shape == shape:
                 self._idle.remove(built)
                 built.plugin.bind(config)
                 return built
         plugin = ReboundPlugin(config)
-        return _BuiltApp(shape, Litestar(plugins=[plugin], logging_config=TEST_LOGGING), plugin)
+        app = Litestar(route_handlers, listeners=listeners, plugins=[plugin], logging_config=TEST_LOGGING)
+        return _BuiltApp(shape, app, plugin)
 
     def give_back(self, built: _BuiltApp) -> None:
         self._idle.insert(0, built)
@@ -343,17 +345,9 @@ async def make_env(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[An
             redis_url=backend.redis_url, queue_name=f"userio:test:{uuid.uuid4().hex[:8]}", **queue_overrides
         )
         config = UserIOConfig(database_url=backend.database_url, queue=queue, clock=clock, **overrides)
-        if route_handlers or listeners:
-            app = Litestar(
-                route_handlers=route_handlers,
-                listeners=listeners,
-                plugins=[UserIOPlugin(config)],
-                logging_config=TEST_LOGGING,
-            )
-        else:
-            built = _APPS.take(config)
-            app = built.app
-            closing.callback(_APPS.give_back, built)
+        built = _APPS.take(config, route_handlers, listeners)
+        app = built.app
+        closing.callback(_APPS.give_back, built)
         lifespan = AppLifespan(app)
         await lifespan.start()
         closing.push_async_callback(lifespan.stop)
