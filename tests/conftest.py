@@ -14,7 +14,7 @@ import sys
 import threading
 import uuid
 from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -70,23 +70,36 @@ def _unavailable(what: str, error: BaseException) -> None:
     pytest.skip(message)
 
 
-@pytest.fixture(scope="session")
-async def postgres_url() -> AsyncIterator[str]:
-    """A fresh, migrated PostgreSQL database for the session."""
-    name = f"userio_test_{uuid.uuid4().hex[:10]}"
+@asynccontextmanager
+async def own_postgres_database(prefix: str = "userio_test") -> AsyncIterator[str]:
+    """A fresh, migrated PostgreSQL database, dropped at the end."""
+    name = f"{prefix}_{uuid.uuid4().hex[:10]}"
     try:
         admin = await asyncpg.connect(f"{PG_SERVER}/postgres", timeout=5)
     except (OSError, asyncpg.PostgresError) as exc:
         _unavailable("PostgreSQL", exc)
-    await admin.execute(f"CREATE DATABASE {name}")
-    url = f"{PG_SERVER}/{name}"
-    db = Database(url)
-    await db.start()
-    await migrate(db)
-    await db.close()
-    yield url
-    await admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-    await admin.close()
+    try:
+        await admin.execute(f"CREATE DATABASE {name}")
+        url = f"{PG_SERVER}/{name}"
+        db = Database(url)
+        await db.start()
+        await migrate(db)
+        await db.close()
+        yield url
+    finally:
+        await admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        await admin.close()
+
+
+@pytest.fixture(scope="session")
+async def postgres_url() -> AsyncIterator[str]:
+    """A fresh, migrated PostgreSQL database for the session's tests.
+
+    Only what a test starts and stops itself may use it: a process that outlived its test, with its own clock,
+    would sweep every later test's work (see `tests/migration/conftest.py`'s deployments).
+    """
+    async with own_postgres_database() as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

@@ -39,7 +39,7 @@ from litestar_userio.db.engine import Database
 from litestar_userio.projects.service import ProjectService
 from litestar_userio.projects.settings import ProjectSettings
 from tests.click_runner import run_click
-from tests.conftest import admin_key
+from tests.conftest import admin_key, own_postgres_database
 from tests.helpers import HASH_2B
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -316,10 +316,17 @@ async def sqlite_deployment(tmp_path_factory: pytest.TempPathFactory) -> AsyncIt
 async def postgres_deployment(
     tmp_path_factory: pytest.TempPathFactory, postgres_url: str, redis_url: str
 ) -> AsyncIterator[Deployment]:
-    """Production: PostgreSQL, arq on Redis with two worker processes (stopped before the database goes)."""
+    """Production: PostgreSQL, arq on Redis with two worker processes (stopped before the database goes).
+
+    It has a database of its own (`postgres_url` is asked for to skip or fail as every PostgreSQL test does): its
+    workers live until the session ends and sweep with the real clock, so on the
+    tests' shared database they purged the finished work of later tests whose frozen clocks are months back (their
+    task answered 404, their file was gone) and took over the pending work of others.
+    """
     home = tmp_path_factory.mktemp("home-postgres")
-    async for running in _session_deployment("postgres-arq", home, postgres_url, redis_url):
-        yield running
+    async with own_postgres_database("userio_deployment") as database_url:
+        async for running in _session_deployment("postgres-arq", home, database_url, redis_url):
+            yield running
 
 
 @pytest.fixture(scope="session")
