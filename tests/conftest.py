@@ -70,6 +70,14 @@ def _unavailable(what: str, error: BaseException) -> None:
     pytest.skip(message)
 
 
+async def _migrated(url: str) -> None:
+    """Bring the database at `url` to the newest schema."""
+    db = Database(url)
+    await db.start()
+    await migrate(db)
+    await db.close()
+
+
 @asynccontextmanager
 async def own_postgres_database(prefix: str = "userio_test") -> AsyncIterator[str]:
     """A fresh, migrated PostgreSQL database, dropped at the end."""
@@ -81,10 +89,7 @@ async def own_postgres_database(prefix: str = "userio_test") -> AsyncIterator[st
     try:
         await admin.execute(f"CREATE DATABASE {name}")
         url = f"{PG_SERVER}/{name}"
-        db = Database(url)
-        await db.start()
-        await migrate(db)
-        await db.close()
+        await _migrated(url)
         yield url
     finally:
         await admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
@@ -106,10 +111,7 @@ async def postgres_url() -> AsyncIterator[str]:
 async def sqlite_url(tmp_path_factory: pytest.TempPathFactory) -> str:
     """A migrated SQLite file for the session."""
     url = f"sqlite:///{tmp_path_factory.mktemp('sqlite') / 'userio.sqlite3'}"
-    db = Database(url)
-    await db.start()
-    await migrate(db)
-    await db.close()
+    await _migrated(url)
     return url
 
 
