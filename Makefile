@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_STAMP := $(VENV)/.demo-installed
 
-.PHONY: console console-shots demo test test-hard test-cluster test-quick test-embedded test-parallel lint typecheck wheels bench-import bench-export bench-hooks bench-observability bench-passwords bench-load clean
+.PHONY: console console-shots demo test test-hard test-cluster test-quick test-embedded lint typecheck wheels bench-import bench-export bench-hooks bench-observability bench-passwords bench-load clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,10 +29,14 @@ $(AXE): console/package-lock.json
 demo: $(DEMO_STAMP)
 	$(BIN)/python -m example_app
 
+# pytest spreads the test files over one worker process per core (pytest-xdist; `USERIO_TEST_WORKERS=0` runs them
+# in this process, one at a time). Each worker has its own PostgreSQL database and SQLite file (session fixtures),
+# each test its own arq queue name, and each process a fixture keeps for the session its own database, so a worker
+# shares nothing with another; a file's tests stay on one worker, so its module fixtures are built once.
 test: $(STAMP) $(AXE)
 	$(BIN)/ruff check litestar_userio tests example_app example_fullstack bench
 	$(BIN)/mypy
-	$(BIN)/pytest
+	$(BIN)/pytest -n $${USERIO_TEST_WORKERS:-auto} --dist loadfile
 
 # The fault suite, and the property tests with many more examples (CI runs it after `make test`).
 test-hard: $(STAMP)
@@ -51,12 +55,6 @@ test-quick: $(STAMP)
 # Every test once, on the embedded deployment (SQLite, the in-process runner); no slow tests, no browser.
 test-embedded: $(STAMP)
 	USERIO_TEST_TIER=embedded $(BIN)/pytest -q
-
-# The default suite spread over worker processes (pytest-xdist). Each worker already gets its own PostgreSQL
-# database and SQLite file (session fixtures) and each test its own arq queue name, so a worker shares nothing
-# with another. Opt-in while the whole suite has not been proven green in parallel: `make test` stays serial.
-test-parallel: $(STAMP) $(AXE)
-	$(BIN)/pytest -n $${USERIO_TEST_WORKERS:-auto} --dist loadfile
 
 lint: $(STAMP)
 	$(BIN)/ruff check litestar_userio tests example_app example_fullstack bench
