@@ -197,6 +197,26 @@ class Env:
             for worker in running:
                 await worker.close()
 
+    async def forget_unfinished_work(self) -> None:
+        """Delete the pending import chunks and exports of this test's projects, at its end.
+
+        The tests of a session share one database, and every sweep and every in-process runner's start adopts the
+        pending work of every project, as it should in production. A chunk a test left pending (posted, never
+        drained) was run by a later test's jobs 3 minutes on, into that test's counters: in a parallel run,
+        `test_metrics` counted 3 records inserted by an import of 2.
+        """
+        ids = [project.id for project in self.projects]
+        if not ids:
+            return
+        async with self.services.db.transaction() as tx:
+            mine = tx.any("project_id", 1)
+            await tx.execute(
+                f"DELETE FROM userio_import_chunk WHERE status = 'pending'"
+                f" AND task_id IN (SELECT id FROM userio_import_task WHERE {mine})",
+                tx.array(ids),
+            )
+            await tx.execute(f"DELETE FROM userio_export_task WHERE status = 'pending' AND {mine}", tx.array(ids))
+
     async def make_project(self, settings: ProjectSettings | None = None, roles: tuple[str, ...] = ()) -> Project:
         project_id = f"p{uuid.uuid4().hex[:12]}"
         host = f"{project_id}.example.test"
@@ -370,6 +390,7 @@ async def make_env(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[An
         client = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="https://testserver")
         closing.push_async_callback(client.aclose)
         env = Env(backend.name, config, app, app.state[SERVICES_STATE_KEY], client, clock)
+        closing.push_async_callback(env.forget_unfinished_work)
         return env
 
     async with closing:
