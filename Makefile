@@ -38,10 +38,12 @@ test: $(STAMP) $(AXE)
 	$(BIN)/mypy
 	$(BIN)/pytest -n $${USERIO_TEST_WORKERS:-auto} --dist loadfile
 
-# The fault suite, and the property tests with many more examples (CI runs it after `make test`).
+# The fault suite, and the property tests with many more examples (CI runs it after `make test`). The fault and
+# load tests run one at a time, as they kill workers and measure under load; the property tests over the cores.
 test-hard: $(STAMP)
 	$(BIN)/pytest -m hard
-	USERIO_HYPOTHESIS_PROFILE=hard USERIO_SCHEMATHESIS_EXAMPLES=100 $(BIN)/pytest tests/hard tests/schema
+	USERIO_HYPOTHESIS_PROFILE=hard USERIO_SCHEMATHESIS_EXAMPLES=100 \
+		$(BIN)/pytest -n $${USERIO_TEST_WORKERS:-auto} --dist loadfile tests/hard tests/schema
 
 # PostgreSQL + Redis, S3, the app and two workers on their own network namespaces; one worker host cut off
 # for 30 s mid-import (root only: it builds namespaces and veth pairs; USERIO_CLUSTER_RECORDS sets the size).
