@@ -33,17 +33,19 @@ demo: $(DEMO_STAMP)
 # in this process, one at a time). Each worker has its own PostgreSQL database and SQLite file (session fixtures),
 # each test its own arq queue name, and each process a fixture keeps for the session its own database, so a worker
 # shares nothing with another; a file's tests stay on one worker, so its module fixtures are built once.
+OVER_THE_CORES := -n $${USERIO_TEST_WORKERS:-auto} --dist loadfile
+
 test: $(STAMP) $(AXE)
 	$(BIN)/ruff check litestar_userio tests example_app example_fullstack bench
 	$(BIN)/mypy
-	$(BIN)/pytest -n $${USERIO_TEST_WORKERS:-auto} --dist loadfile
+	$(BIN)/pytest $(OVER_THE_CORES)
 
 # The fault suite, and the property tests with many more examples (CI runs it after `make test`). The fault and
 # load tests run one at a time, as they kill workers and measure under load; the property tests over the cores.
 test-hard: $(STAMP)
 	$(BIN)/pytest -m hard
 	USERIO_HYPOTHESIS_PROFILE=hard USERIO_SCHEMATHESIS_EXAMPLES=100 \
-		$(BIN)/pytest -n $${USERIO_TEST_WORKERS:-auto} --dist loadfile tests/hard tests/schema
+		$(BIN)/pytest $(OVER_THE_CORES) tests/hard tests/schema
 
 # PostgreSQL + Redis, S3, the app and two workers on their own network namespaces; one worker host cut off
 # for 30 s mid-import (root only: it builds namespaces and veth pairs; USERIO_CLUSTER_RECORDS sets the size).

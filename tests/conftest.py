@@ -210,18 +210,16 @@ class Env:
         ids = [project.id for project in self.projects]
         if not ids:
             return
-        with contextlib.suppress(DatabaseUnavailable):  # a test that took its database down left nothing to run
-            await self._delete_pending(ids)
-
-    async def _delete_pending(self, ids: list[str]) -> None:
-        async with self.services.db.transaction() as tx:
-            mine = tx.any("project_id", 1)
-            await tx.execute(
-                f"DELETE FROM userio_import_chunk WHERE status = 'pending'"
-                f" AND task_id IN (SELECT id FROM userio_import_task WHERE {mine})",
-                tx.array(ids),
-            )
-            await tx.execute(f"DELETE FROM userio_export_task WHERE status = 'pending' AND {mine}", tx.array(ids))
+        # A test that took its database down left nothing anyone can run.
+        with contextlib.suppress(DatabaseUnavailable):
+            async with self.services.db.transaction() as tx:
+                mine = tx.any("project_id", 1)
+                await tx.execute(
+                    f"DELETE FROM userio_import_chunk WHERE status = 'pending'"
+                    f" AND task_id IN (SELECT id FROM userio_import_task WHERE {mine})",
+                    tx.array(ids),
+                )
+                await tx.execute(f"DELETE FROM userio_export_task WHERE status = 'pending' AND {mine}", tx.array(ids))
 
     async def make_project(self, settings: ProjectSettings | None = None, roles: tuple[str, ...] = ()) -> Project:
         project_id = f"p{uuid.uuid4().hex[:12]}"
