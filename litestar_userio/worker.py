@@ -16,7 +16,6 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any, cast
 
-from arq.connections import RedisSettings
 from arq.typing import WorkerCoroutine
 from arq.worker import Retry, Worker, func
 from redis.exceptions import RedisError
@@ -26,7 +25,7 @@ from litestar_userio.db.engine import Database
 from litestar_userio.errors import ServiceUnavailable, WriteConflict
 from litestar_userio.jobs import observe_queue, plugin_jobs
 from litestar_userio.observability import telemetry
-from litestar_userio.queue.arq import ArqQueue
+from litestar_userio.queue.arq import ArqQueue, redis_settings
 from litestar_userio.queue.base import CONTEXT_KEY, JobFunction
 from litestar_userio.retry import Backoff
 from litestar_userio.services import Services
@@ -85,7 +84,7 @@ def build_worker(config: UserIOConfig, **overrides: Any) -> Worker:
     # workers share the queue: none may take the others' running work at its start
 
     async def startup(ctx: dict[str, Any]) -> None:
-        queue = ArqQueue(config.queue.redis_url or "", config.queue.queue_name, config.queue.job_timeout)
+        queue = ArqQueue(config.queue)
         ctx[CONTEXT_KEY] = await Services.start(config, queue=queue)
         ctx["userio_sweeper"] = asyncio.create_task(
             _sweep_forever(ctx, functions[jobs.sweep], config.queue.sweep_interval), name="userio:sweeper"
@@ -101,7 +100,7 @@ def build_worker(config: UserIOConfig, **overrides: Any) -> Worker:
             )
             for name, f in functions.items()
         ],
-        "redis_settings": RedisSettings.from_dsn(config.queue.redis_url),
+        "redis_settings": redis_settings(config.queue),
         "queue_name": config.queue.queue_name,
         "on_startup": startup,
         "on_shutdown": _shutdown,
@@ -123,7 +122,7 @@ async def check_worker(config: UserIOConfig) -> bool:
     if config.queue.redis_url is None:
         return False
     db = Database(config.database_url, pool_size=1)
-    queue = ArqQueue(config.queue.redis_url, config.queue.queue_name, config.queue.job_timeout)
+    queue = ArqQueue(config.queue)
     try:
         async with asyncio.timeout(_CHECK_TIMEOUT):
             await db.start()

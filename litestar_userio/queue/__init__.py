@@ -18,7 +18,7 @@ def build_queue(config: UserIOConfig, jobs: Jobs, *, run_jobs: bool = True) -> J
         require("arq", "redis", "QueueConfig.redis_url")
         from litestar_userio.queue.arq import ArqQueue
 
-        return ArqQueue(config.queue.redis_url, config.queue.queue_name, config.queue.job_timeout)
+        return ArqQueue(config.queue)
     from litestar_userio.queue.inprocess import InProcessQueue
 
     return InProcessQueue(

@@ -12,6 +12,7 @@ deployments sharing a Redis never meet.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -21,10 +22,11 @@ from arq.connections import ArqRedis, RedisSettings
 from arq.constants import in_progress_key_prefix
 from redis.exceptions import RedisError
 
+from litestar_userio.config import QueueConfig
 from litestar_userio.queue.connections import redis_errors
 from litestar_userio.queue.leases import RedisLeaseStore
 
-__all__ = ["ArqQueue"]
+__all__ = ["ArqQueue", "redis_settings"]
 
 logger = logging.getLogger("litestar_userio.queue")
 
@@ -33,21 +35,29 @@ _JOB_EXPIRY = timedelta(days=1)
 """arq's default expiry of a queued job; given explicitly with `_FRONT`, whose score would make arq's negative."""
 
 
+def redis_settings(queue: QueueConfig) -> RedisSettings:
+    """The connection settings arq gets for `queue.redis_url`, in the worker and the web process alike."""
+    if queue.redis_url is None:
+        raise ValueError("arq needs QueueConfig.redis_url")
+    settings = RedisSettings.from_dsn(queue.redis_url)
+    settings.conn_timeout = queue.redis_connect_timeout.total_seconds()  # type: ignore[assignment]
+    return settings
+
+
 class ArqQueue:
     """Enqueues into an arq queue on Redis."""
 
-    def __init__(self, redis_url: str, queue_name: str, job_timeout: timedelta = timedelta(minutes=2)) -> None:
-        self.redis_url = redis_url
-        self.queue_name = queue_name
-        self.in_progress_timeout = job_timeout + timedelta(seconds=10)
+    def __init__(self, queue: QueueConfig) -> None:
+        self.settings = redis_settings(queue)
+        self.queue_name = queue.queue_name
+        self.in_progress_timeout = queue.job_timeout + timedelta(seconds=10)
         """How long arq's in-progress mark of a job lives (arq: the longest job timeout plus 10 s)."""
         self._pool: ArqRedis | None = None
         self._leases: RedisLeaseStore | None = None
 
     async def start(self) -> None:
         """Open the Redis pool; with Redis down, start anyway (tasks are stored; enqueues fail until it is back)."""
-        settings = RedisSettings.from_dsn(self.redis_url)
-        settings.conn_retries = 0
+        settings = dataclasses.replace(self.settings, conn_retries=0)
         try:
             self._pool = await create_pool(settings, default_queue_name=self.queue_name)
         except (OSError, RedisError) as exc:

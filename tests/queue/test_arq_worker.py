@@ -5,13 +5,17 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import time
 import uuid
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
+from arq import create_pool
 from arq.worker import Worker
+from redis.exceptions import TimeoutError as RedisTimeout
 
 from litestar_userio import UserIOConfig
 from litestar_userio.config import ExportConfig, LocalStorageConfig, QueueConfig
@@ -42,6 +46,38 @@ def test_a_worker_looks_for_jobs_every_50_ms_unless_told_otherwise() -> None:
     assert _worker().poll_delay_s == 0.05
     assert _worker(worker_poll_delay=timedelta(milliseconds=200)).poll_delay_s == 0.2
     assert _worker(worker_max_jobs=3).max_jobs == 3
+
+
+@pytest.mark.parametrize(
+    ("connect_timeout", "connects"), [(None, True), (timedelta(seconds=1), False)], ids=["default", "arq-1s"]
+)
+async def test_a_worker_connects_to_redis_on_a_loop_blocked_past_one_second(
+    tmp_path: Path, connect_timeout: timedelta | None, connects: bool
+) -> None:
+    """A worker opens a Redis connection per running job. At arq's 1 s limit, a connect resumed by a loop busy for
+    longer timed out and the error stopped the worker (a test run with ~20 jobs on 2 busy cores); the 1 s case shows
+    the block is long enough to fail."""
+    redis = PrivateRedis(tmp_path)
+    redis.start()
+    queue = {"redis_connect_timeout": connect_timeout} if connect_timeout else {}
+    config = _config(redis, "sqlite:///unused.sqlite3", tmp_path, **queue)
+    settings = build_worker(config, handle_signals=False).redis_settings
+    pool = await create_pool(settings)
+    connection = pool.connection_pool.connection_class(**pool.connection_pool.connection_kwargs)  # as arq's pool does
+    try:
+        connecting = asyncio.create_task(connection.connect())  # type: ignore[no-untyped-call]  # redis-py's
+        asyncio.get_running_loop().call_soon(time.sleep, 1.5)  # the loop's other jobs, all at once
+        if connects:
+            await connecting
+            await connection.send_command("PING")
+            assert await connection.read_response() in (b"PONG", "PONG")
+        else:
+            with pytest.raises(RedisTimeout):
+                await connecting
+    finally:
+        await connection.disconnect()
+        await pool.aclose()
+        redis.stop()
 
 
 async def test_a_worker_restarted_after_losing_redis_keeps_one_sweeper(sqlite_url: str, tmp_path: Path) -> None:
