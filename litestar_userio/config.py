@@ -258,8 +258,8 @@ class QueueConfig:
     redis_connect_timeout: timedelta = timedelta(seconds=5)
     """How long opening one Redis connection may take, in wall time. arq's default is 1 s, and a worker running
     `worker_max_jobs` jobs opens a connection per job: on a loaded event loop a connect that succeeded was resumed
-    after more than 1 s, and the timeout raised inside arq stopped the worker. An unreachable Redis is still
-    reported after this long (a refused connection at once)."""
+    after more than 1 s. The timeout, raised inside arq, stops the worker (taking a job) or leaves the job marked
+    running until the mark expires (`job_timeout` + 10 s). An unreachable Redis is reported after this long."""
     worker_poll_delay: timedelta = timedelta(milliseconds=50)
     """How often an arq worker looks for jobs when it has a free slot. arq starts only the jobs it saw at its last
     look: at arq's default 0.5 s a worker ran a burst of chunks (0.2-0.3 s each), then sat idle until its next look

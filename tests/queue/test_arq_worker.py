@@ -55,8 +55,8 @@ async def test_a_worker_connects_to_redis_on_a_loop_blocked_past_one_second(
     tmp_path: Path, connect_timeout: timedelta | None, connects: bool
 ) -> None:
     """A worker opens a Redis connection per running job. At arq's 1 s limit, a connect resumed by a loop busy for
-    longer timed out and the error stopped the worker (a test run with ~20 jobs on 2 busy cores); the 1 s case shows
-    the block is long enough to fail."""
+    longer timed out inside arq, which stopped a burst worker (a test run with ~20 jobs on 2 busy cores); the 1 s
+    case shows the block is long enough to fail."""
     redis = PrivateRedis(tmp_path)
     redis.start()
     queue = {"redis_connect_timeout": connect_timeout} if connect_timeout else {}
