@@ -32,8 +32,9 @@ demo: $(DEMO_STAMP)
 # pytest spreads the test files over one worker process per core (pytest-xdist; `USERIO_TEST_WORKERS=0` runs them
 # in this process, one at a time). Each worker has its own PostgreSQL database and SQLite file (session fixtures),
 # each test its own arq queue name, and each process a fixture keeps for the session its own database, so a worker
-# shares nothing with another; a file's tests stay on one worker, so its module fixtures are built once.
-OVER_THE_CORES := -n $${USERIO_TEST_WORKERS:-auto} --dist loadfile
+# shares nothing with another; a file's tests stay on one worker, so its module fixtures are built once. Files are
+# handed out longest first (`_LONGEST_FILES` in tests/conftest.py), so no long file starts near the end.
+OVER_THE_CORES := -n $${USERIO_TEST_WORKERS:-auto} --dist loadfile --no-loadscope-reorder
 
 test: $(STAMP) $(AXE)
 	$(BIN)/ruff check litestar_userio tests example_app example_fullstack bench
