@@ -78,6 +78,10 @@ def normalize(attribute: str, value: str) -> str:
     return value
 
 
+_TIMEZONES = frozenset(zoneinfo.available_timezones())
+"""Read once: listing them walks the tz database (6 s of the import model's 48 s when read per value)."""
+
+
 def _valid_string(attribute: str, value: str) -> bool:
     """DECISIONS 3 "Formats", for the kinds of value the tests generate."""
     if value == "":
@@ -97,7 +101,7 @@ def _valid_string(attribute: str, value: str) -> bool:
             return False
         return True
     if attribute == "zoneinfo":
-        return value in zoneinfo.available_timezones()
+        return value in _TIMEZONES
     if attribute == "locale":
         return bool(_LOCALE.fullmatch(value))
     if attribute in ("profile", "picture", "website"):
