@@ -36,7 +36,7 @@ demo: $(DEMO_STAMP)
 # handed out longest first (`_LONGEST_FILES` in tests/conftest.py), so no long file starts near the end.
 OVER_THE_CORES := -n $${USERIO_TEST_WORKERS:-auto} --dist loadfile --no-loadscope-reorder
 
-# The suite starts hundreds of Python processes (CLI smoke tests, apps, workers, hook workers, wheel venvs): with
+# The suite starts Python processes throughout (CLI smoke tests, apps, workers, hook workers, wheel venvs): with
 # PYTHONDONTWRITEBYTECODE set, each compiled our modules again (0.5 s of CPU a start), so the test targets write
 # bytecode (__pycache__ is ignored by git).
 test test-hard test-cluster test-quick test-embedded: export PYTHONDONTWRITEBYTECODE =
