@@ -454,18 +454,19 @@ through its fixtures; `backend` and `cli_env` pick their database at run time)."
 
 
 _LONGEST_FILES = (
-    "tests/test_packaging.py",
-    "tests/test_cli.py",
     "tests/hard/test_import_model.py",
     "tests/migration/test_import_cli.py",
+    "tests/test_cli.py",
+    "tests/test_packaging.py",
     "tests/schema/test_schemathesis.py",
     "tests/console/test_browser.py",
     "tests/imports/test_worker_kill.py",
     "tests/migration/test_export_cli.py",
     "tests/tokens/test_token_endpoint.py",
+    "tests/migration/test_loop.py",
     "tests/host/test_adoption_fullstack.py",
 )
-"""The files that took longest in `make test` (50-160 s each on 2 busy cores, 2026-11-29), longest first."""
+"""The files that took longest in `make test` (45-135 s each on 2 busy cores, 2026-11-29), longest first."""
 
 
 def _longest_files_first(items: list[pytest.Item]) -> None:
