@@ -11,6 +11,7 @@ entry point (`process=True`).
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 import sys
@@ -27,9 +28,6 @@ ROOT = Path(__file__).resolve().parents[1]
 APP = "example_app.app:app"
 TIMEOUT = 120
 
-_LAST_APP: dict[tuple[tuple[str, str], ...], LitestarEnv] = {}
-"""The app built for the last environment a command ran in."""
-
 
 def run_userio(env: Mapping[str, str], *args: str, process: bool = False) -> subprocess.CompletedProcess[str]:
     """Run `litestar --app example_app.app:app userio *args` with `env` as the whole environment."""
@@ -43,16 +41,19 @@ def run_userio(env: Mapping[str, str], *args: str, process: bool = False) -> sub
             text=True,
             timeout=TIMEOUT,
         )
-    from litestar.cli._utils import LitestarEnv
     from litestar.cli.main import litestar_group
 
     def loaded() -> LitestarEnv:
-        from example_app.app import create_app  # first import here: the module's own `app` reads this environment
-
-        environment = tuple(sorted(os.environ.items()))
-        if environment not in _LAST_APP:
-            _LAST_APP.clear()
-            _LAST_APP[environment] = LitestarEnv(app_path=APP, app=create_app(), cwd=ROOT)
-        return _LAST_APP[environment]
+        return _app_for(tuple(sorted(os.environ.items())))
 
     return run_click(litestar_group, argv, env, cwd=ROOT, prog_name="litestar", timeout=TIMEOUT, obj=loaded)
+
+
+@functools.lru_cache(maxsize=1)
+def _app_for(environment: tuple[tuple[str, str], ...]) -> LitestarEnv:
+    """The example app built in `environment`, which is os.environ while it runs; the last one is kept."""
+    from litestar.cli._utils import LitestarEnv
+
+    from example_app.app import create_app  # first import here: the module's own `app` reads this environment
+
+    return LitestarEnv(app_path=APP, app=create_app(), cwd=ROOT)

@@ -167,13 +167,10 @@ def test_the_base_install_serves_the_embedded_default_without_the_production_cli
         text=True,
         timeout=300,
     )
-    installed = _pip(clean_venv, "list", "--format=freeze").stdout.lower()
 
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["403", "404", "none", "loaded"]
-    assert not {"asyncpg", "arq", "redis", "aiobotocore", "botocore"} & {
-        line.partition("==")[0] for line in installed.splitlines()
-    }
+    assert not {"asyncpg", "arq", "redis", "aiobotocore", "botocore"} & set(_distributions(clean_venv))
 
 
 @pytest.mark.slow
@@ -274,9 +271,13 @@ def _package_modules_the_client_imports() -> set[str]:
 def _installed(venv: Path) -> tuple[float, list[str]]:
     """The venv's size in MB and its installed distributions, pip and setuptools left out."""
     size = sum(f.stat().st_size for f in venv.rglob("*") if f.is_file() and not f.is_symlink())
+    return size / 1e6, [n for n in _distributions(venv) if n not in {"pip", "setuptools"}]
+
+
+def _distributions(venv: Path) -> list[str]:
+    """The names of the distributions installed in `venv`, lower case."""
     listed = _pip(venv, "list", "--format=freeze").stdout
-    names = [line.partition("==")[0].lower() for line in listed.splitlines()]
-    return size / 1e6, [n for n in names if n not in {"pip", "setuptools"}]
+    return [line.partition("==")[0].lower() for line in listed.splitlines()]
 
 
 def test_the_client_wheel_holds_the_client_and_what_it_imports_but_no_server_module(client_wheel):
@@ -322,7 +323,7 @@ def test_the_client_alone_runs_userio_without_any_server_dependency(client_venv,
         "error: cannot connect to http://127.0.0.1:9: connection refused (is the server running?)",
     )
     assert loaded.stdout.strip() == "none"
-    assert "litestar-userio" not in _installed(client_venv)[1]
+    assert "litestar-userio" not in _distributions(client_venv)
 
 
 @pytest.mark.slow
