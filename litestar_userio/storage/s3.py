@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import functools
 import hashlib
 import logging
 import zlib
@@ -31,6 +32,7 @@ from typing import Any
 from aiobotocore.config import AioConfig
 from aiobotocore.session import AioSession
 from botocore.exceptions import ClientError
+from botocore.loaders import Loader, create_loader
 
 from litestar_userio.config import S3StorageConfig
 from litestar_userio.storage.base import StoredFile, check_content_type, content_disposition, validate_key
@@ -43,6 +45,22 @@ MIN_PART_SIZE = 5 * 1024 * 1024
 """S3's minimum for every multipart part but the last."""
 _MAX_PRESIGN_SECONDS = 7 * 24 * 3600
 """SigV4's limit on a presigned URL's lifetime."""
+
+
+@functools.cache
+def _models() -> Loader:
+    """The reader of botocore's service models, shared by every store of the process.
+
+    It caches what it parsed: with a reader of its own, each session parsed S3's model and endpoint rules again,
+    0.15 s of CPU at each app start.
+    """
+    return create_loader()
+
+
+def _session() -> AioSession:
+    session = AioSession()
+    session.register_component("data_loader", _models())
+    return session
 
 
 _REFUSALS = frozenset({"InvalidArgument", "InvalidRequest", "NotImplemented", "XNotImplemented"})
@@ -366,7 +384,7 @@ class S3Storage:
                 if config.checksum and (config.endpoint_url or "https:").startswith("https:"):
                     s3["payload_signing_enabled"] = False  # see the module's docstring
                 self._client = await self._stack.enter_async_context(
-                    AioSession().create_client(
+                    _session().create_client(
                         "s3",
                         endpoint_url=config.endpoint_url,
                         region_name=config.region,

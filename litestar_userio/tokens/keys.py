@@ -50,11 +50,11 @@ class SigningKeyStore:
                 stored = await self.repository.active(tx, project_id)
             if stored is None:
                 return await self._first_key(project_id)
-            return self._remember(project_id, stored)
+            return self._remember(project_id, stored.kid, load_private_key(stored.private_key_pem))
 
     async def _first_key(self, project_id: str) -> ActiveKey:
         """The project's first key, made once across processes: the project's row is locked while it is made."""
-        pair, public_jwk = _new_pair()
+        pair, public_jwk = await _new_pair()
         async with self.db.transaction() as tx:
             await self.repository.lock_project(tx, project_id)
             stored = await self.repository.active(tx, project_id)
@@ -62,22 +62,24 @@ class SigningKeyStore:
                 await self.repository.add_active(
                     tx, project_id, StoredKey(pair.kid, pair.private_pem), public_jwk, self.clock.now()
                 )
-        return self._remember(project_id, stored or StoredKey(pair.kid, pair.private_pem))
+        if stored is not None:  # another process made it first
+            return self._remember(project_id, stored.kid, load_private_key(stored.private_key_pem))
+        return self._remember(project_id, pair.kid, pair.private_key)
 
     async def rotate(self, project_id: str) -> ActiveKey:
         """Make a new active key; the previous ones stay published so tokens they signed still verify."""
-        pair, public_jwk = _new_pair()
+        pair, public_jwk = await _new_pair()
         async with self.db.transaction() as tx:
             await self.repository.lock_project(tx, project_id)
             await self.repository.deactivate_all(tx, project_id)
             await self.repository.add_active(
                 tx, project_id, StoredKey(pair.kid, pair.private_pem), public_jwk, self.clock.now()
             )
-        return self._remember(project_id, StoredKey(pair.kid, pair.private_pem))
+        return self._remember(project_id, pair.kid, pair.private_key)
 
-    def _remember(self, project_id: str, stored: StoredKey) -> ActiveKey:
-        """The project's signing key from now on, loaded once (the cache every token reads)."""
-        key = ActiveKey(stored.kid, load_private_key(stored.private_key_pem))
+    def _remember(self, project_id: str, kid: str, private_key: RSAPrivateKey) -> ActiveKey:
+        """The project's signing key from now on (the cache every token reads)."""
+        key = ActiveKey(kid, private_key)
         self._active[project_id] = key
         return key
 
@@ -98,9 +100,13 @@ class SigningKeyStore:
         self._active.pop(project_id, None)
 
 
-def _new_pair() -> tuple[KeyPair, dict[str, Any]]:
-    """A new RSA key pair and the JWK that publishes its public half."""
-    pair = generate_key_pair()
-    public_jwk = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(load_private_key(pair.private_pem).public_key()))
+async def _new_pair() -> tuple[KeyPair, dict[str, Any]]:
+    """A new RSA key pair and the JWK that publishes its public half.
+
+    Made in a thread: generating the key takes ~70 ms, during which the event loop would serve no other request
+    (cryptography releases the GIL while it works).
+    """
+    pair = await asyncio.to_thread(generate_key_pair)
+    public_jwk = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(pair.private_key.public_key()))
     public_jwk.update({"kid": pair.kid, "use": "sig", "alg": "RS256"})
     return pair, public_jwk
