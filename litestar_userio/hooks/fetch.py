@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import hashlib
 import ipaddress
 import logging
-import os
 import re
 import socket
 import ssl
@@ -24,6 +24,7 @@ import typing
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
@@ -304,13 +305,14 @@ class _PinnedTransport(httpx.AsyncBaseTransport):
 def _verifying_context(ca_file: str | None) -> ssl.SSLContext:
     """The TLS context that verifies origins' certificates against the system's CAs or `ca_file`.
 
-    Built once per file and its version: loading the CA certificates took ~40 ms of CPU at each app start.
+    Built once per process and CA file content: loading the CA certificates took ~40 ms of CPU at each app start. A
+    file replaced on disk is read again by the next app start; the system's store, once per process.
     """
-    return _context_for(ca_file, os.stat(ca_file).st_mtime_ns if ca_file else None)
+    return _context_for(ca_file, hashlib.sha256(Path(ca_file).read_bytes()).digest() if ca_file else None)
 
 
 @functools.lru_cache(maxsize=8)
-def _context_for(ca_file: str | None, version: int | None) -> ssl.SSLContext:
+def _context_for(ca_file: str | None, content: bytes | None) -> ssl.SSLContext:
     return ssl.create_default_context(cafile=ca_file)
 
 

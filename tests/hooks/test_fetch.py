@@ -10,6 +10,7 @@ import json
 import threading
 from collections.abc import AsyncIterator, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -332,19 +333,16 @@ def test_allowlist_entries_are_canonical_origins() -> None:
             parse_allowlist([bad])
 
 
-@pytest.fixture(scope="module")
-def tls_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
-    """An HTTPS server on 127.0.0.1 with a certificate of its own; yields its origin and the CA file to trust."""
+def _self_signed_certificate() -> tuple[bytes, bytes]:
+    """A certificate for 127.0.0.1 that is its own CA, and its key (PEM)."""
     import datetime
     import ipaddress
-    import ssl
 
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec
     from cryptography.x509.oid import NameOID
 
-    folder = tmp_path_factory.mktemp("tls")
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
     now = datetime.datetime.now(datetime.UTC)
@@ -360,11 +358,21 @@ def tls_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, 
         .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
         .sign(key, hashes.SHA256())
     )
-    cert_file, key_file = folder / "cert.pem", folder / "key.pem"
-    cert_file.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
-    key_file.write_bytes(
-        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    return certificate.public_bytes(serialization.Encoding.PEM), key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
     )
+
+
+@pytest.fixture(scope="module")
+def tls_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
+    """An HTTPS server on 127.0.0.1 with a certificate of its own; yields its origin and the CA file to trust."""
+    import ssl
+
+    folder = tmp_path_factory.mktemp("tls")
+    cert_file, key_file = folder / "cert.pem", folder / "key.pem"
+    certificate, key = _self_signed_certificate()
+    cert_file.write_bytes(certificate)
+    key_file.write_bytes(key)
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -406,6 +414,26 @@ async def test_https_origin_is_fetched_with_its_certificate_verified(runtime, tl
     assert verified.response == {"tls": True, "path": "/secure"}
     assert refused.response["error"].startswith("TypeError: fetch failed: ConnectError")
     assert "CERTIFICATE_VERIFY_FAILED" in refused.response["error"]
+
+
+async def test_a_ca_file_replaced_on_disk_is_trusted_by_the_next_client(runtime, tls_server, tmp_path) -> None:
+    """Clients share a TLS context per CA file content, so an operator's new CA file is read at the next start."""
+    origin, server_ca = tls_server
+    ca_file = tmp_path / "ca.pem"
+    ca_file.write_bytes(_self_signed_certificate()[0])  # another CA: the server's certificate is not trusted
+    before = FetchClient(timeout=5.0, ca_file=str(ca_file))
+    ca_file.write_bytes(Path(server_ca).read_bytes())
+    after = FetchClient(timeout=5.0, ca_file=str(ca_file))
+    try:
+        refused = await run_with_fetch(runtime, before, catching(f'fetch("{origin}/secure")'), [origin])
+        verified = await run_with_fetch(
+            runtime, after, f'export default async () => (await fetch("{origin}/secure")).json()', [origin]
+        )
+    finally:
+        await before.close()
+        await after.close()
+    assert "CERTIFICATE_VERIFY_FAILED" in refused.response["error"]
+    assert verified.response == {"tls": True, "path": "/secure"}
 
 
 async def test_large_request_bodies_go_out_in_batches_and_an_oversized_one_is_refused(runtime, client, servers) -> None:
