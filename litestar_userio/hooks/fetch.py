@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import hashlib
 import ipaddress
 import logging
 import re
@@ -308,11 +307,12 @@ def _verifying_context(ca_file: str | None) -> ssl.SSLContext:
     Built once per process and CA file content: loading the CA certificates took ~40 ms of CPU at each app start. A
     file replaced on disk is read again by the next app start; the system's store, once per process.
     """
-    return _context_for(ca_file, hashlib.sha256(Path(ca_file).read_bytes()).digest() if ca_file else None)
+    return _context_for(ca_file, Path(ca_file).read_bytes() if ca_file else None)
 
 
 @functools.lru_cache(maxsize=8)
 def _context_for(ca_file: str | None, content: bytes | None) -> ssl.SSLContext:
+    """`content` is only the cache's key: a file's bytes (a few KB), so a replaced file is another entry."""
     return ssl.create_default_context(cafile=ca_file)
 
 
