@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_STAMP := $(VENV)/.demo-installed
 
-.PHONY: console console-shots demo test test-hard test-cluster test-quick test-embedded lint typecheck wheels bench-import bench-export bench-hooks bench-observability bench-passwords bench-load clean
+.PHONY: console console-shots demo test test-engines test-hard test-cluster test-quick test-embedded lint typecheck wheels bench-import bench-export bench-hooks bench-observability bench-passwords bench-load clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -33,18 +33,25 @@ demo: $(DEMO_STAMP)
 # in this process, one at a time). Each worker has its own PostgreSQL database and SQLite file (session fixtures),
 # each test its own arq queue name, and each process a fixture keeps for the session its own database, so a worker
 # shares nothing with another; a file's tests stay on one worker, so its module fixtures are built once. Files are
-# handed out longest first (`_LONGEST_FILES` in tests/conftest.py), so no long file starts near the end.
+# handed out longest first (`LONGEST_FILES` in tests/tiers.py), so no long file starts near the end.
 OVER_THE_CORES := -n $${USERIO_TEST_WORKERS:-auto} --dist loadfile --no-loadscope-reorder
 
 # The suite starts Python processes throughout (CLI smoke tests, apps, workers, hook workers, wheel venvs): with
 # PYTHONDONTWRITEBYTECODE set, each compiled our modules again (0.5 s of CPU a start), so the test targets write
 # bytecode (__pycache__ is ignored by git).
-test test-hard test-cluster test-quick test-embedded: export PYTHONDONTWRITEBYTECODE =
+test test-engines test-hard test-cluster test-quick test-embedded: export PYTHONDONTWRITEBYTECODE =
 
+# Every test; one taken over the deployments runs on each where the deployment is what it tests (marked `engine`:
+# SQL, locks, constraints, the runners), on the embedded default alone where it is not. `make test-engines` runs
+# the production side of the rest; CI runs both, so every such test still runs on PostgreSQL with arq and on SQLite
+# with the in-process runner. Plain `pytest` runs both at once. tests/tiers.py has the tiers.
 test: $(STAMP) $(AXE)
 	$(BIN)/ruff check litestar_userio tests example_app example_fullstack bench
 	$(BIN)/mypy
-	$(BIN)/pytest $(OVER_THE_CORES)
+	USERIO_TEST_TIER=main $(BIN)/pytest $(OVER_THE_CORES)
+
+test-engines: $(STAMP)
+	USERIO_TEST_TIER=engines $(BIN)/pytest $(OVER_THE_CORES)
 
 # The fault suite, and the property tests with many more examples (CI runs it after `make test`). The fault and
 # load tests run one at a time, as they kill workers and measure under load; the property tests over the cores.

@@ -47,6 +47,8 @@ from litestar_userio.projects.settings import ProjectSettings
 from litestar_userio.services import Services
 from litestar_userio.web.providers import SERVICES_STATE_KEY
 from litestar_userio.worker import build_worker
+from tests import tiers
+from tests.tiers import pytest_terminal_summary, pytest_testnodedown  # noqa: F401 (pytest finds hooks here)
 
 PG_SERVER = os.environ.get("USERIO_TEST_PG", "postgresql://root@127.0.0.1:5432")
 REDIS_URL = os.environ.get("USERIO_TEST_REDIS", "redis://127.0.0.1:6379/0")
@@ -443,66 +445,10 @@ def pytest_runtest_logfinish(nodeid: str) -> None:
         _THREAD_ORIGIN.setdefault(thread, nodeid)
 
 
-_PRODUCTION_PARAMS = frozenset({"postgres-arq", "postgres-inprocess", "sqlite-arq", "postgres", "arq"})
-"""Parameter ids of the production deployment's side of a test: PostgreSQL and the arq worker."""
-_STATE_FIXTURES = frozenset(
-    {"postgres_url", "sqlite_url", "redis_url", "backend", "backend_all", "cli_env", "deployment", "database_url"}
-    | {"make_env", "env", "env_all", "project", "server", "session", "live_app", "moto_endpoint", "sqlite_deployment"}
-)
-"""A test that touches a database, the queue, object storage or a served app asks for one of these (directly, or
-through its fixtures; `backend` and `cli_env` pick their database at run time)."""
-
-
-_LONGEST_FILES = (
-    "tests/hard/test_import_model.py",
-    "tests/migration/test_import_cli.py",
-    "tests/test_cli.py",
-    "tests/test_packaging.py",
-    "tests/schema/test_schemathesis.py",
-    "tests/console/test_browser.py",
-    "tests/imports/test_worker_kill.py",
-    "tests/migration/test_export_cli.py",
-    "tests/tokens/test_token_endpoint.py",
-    "tests/migration/test_loop.py",
-    "tests/host/test_adoption_fullstack.py",
-)
-"""The files that took longest in `make test` (45-135 s each on 2 busy cores, 2026-11-29), longest first."""
-
-
-def _longest_files_first(items: list[pytest.Item]) -> None:
-    """Put the longest files first, the rest in their order. `make test` hands whole files to its workers in this
-    order (`--no-loadscope-reorder`), so a long file never starts when the other worker is nearly done."""
-    rank = {name: i for i, name in enumerate(_LONGEST_FILES)}
-    items.sort(key=lambda item: rank.get(item.nodeid.partition("::")[0], len(rank)))
-
-
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The maintainer's tiers below `make test` (which runs everything), chosen by `USERIO_TEST_TIER`:
-
-    - `quick` (`make test-quick`): the rules alone, with no database, queue, app process or browser: the
-      compiler, the runtime, formats, parsers, encoders, converters, the layering.
-    - `embedded` (`make test-embedded`): every test once, on the embedded deployment (SQLite, the in-process
-      runner); the PostgreSQL and arq side of a parametrized test, `slow` tests and the browser are left out.
-
-    pytest prints the count left out ("deselected"), so nothing is lost silently.
-    """
+    """Schemathesis' items get ids of their own, then the tier picks its tests (`tests/tiers.py`)."""
     _give_each_item_its_own_node_id(items)
-    _longest_files_first(items)
-    tier = os.environ.get("USERIO_TEST_TIER")
-    if tier not in ("quick", "embedded"):
-        return
-    kept, left = [], []
-    for item in items:
-        params = {str(v) for v in getattr(getattr(item, "callspec", None), "params", {}).values()}
-        leave = bool(params & _PRODUCTION_PARAMS) or item.get_closest_marker("slow") is not None
-        leave = leave or "tests/console/test_browser.py" in item.nodeid
-        if tier == "quick":
-            leave = leave or bool(_STATE_FIXTURES & set(getattr(item, "fixturenames", ())))
-            leave = leave or item.get_closest_marker("process") is not None
-        (left if leave else kept).append(item)
-    if left:
-        config.hook.pytest_deselected(items=left)
-        items[:] = kept
+    tiers.select(config, items)
 
 
 def _give_each_item_its_own_node_id(items: list[pytest.Item]) -> None:

@@ -93,6 +93,7 @@ def test_project_key_defaults_to_userio_home(cli_env, tmp_path):
     assert jwt.decode(token, options={"verify_signature": False})["aud"] == pid
 
 
+@pytest.mark.engine
 def test_duplicate_project_is_refused(cli_env, tmp_path):
     pid = project_id(tmp_path)
     userio(cli_env, "project", "create", "--id", pid, "--domain", f"{pid}.example.test")
@@ -146,6 +147,7 @@ def test_token_ttl_is_bounded(cli_env):
     assert "--ttl" in result.stderr
 
 
+@pytest.mark.engine
 def test_a_taken_domain_is_refused_with_one_line(cli_env, tmp_path):
     pid = project_id(tmp_path)
     userio(cli_env, "project", "create", "--id", pid, "--domain", f"{pid}.example.test")
@@ -258,6 +260,7 @@ async def test_client_create_registers_a_client_the_token_service_uses(cli_env, 
     assert legacy is not None and legacy.issue_jwt_access_token is False
 
 
+@pytest.mark.engine
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -361,6 +364,7 @@ async def test_project_configure_sets_typed_values_and_refuses_the_rest_in_one_l
     assert json.loads(reset.stdout) == {"email_case_sensitive": True}
 
 
+@pytest.mark.engine
 async def test_a_null_stored_by_the_old_configure_reads_as_the_default(cli_env, tmp_path):
     """`configure --set NAME` once stored null for a true/false setting, and the project could not be read."""
     pid = project_id(tmp_path)
@@ -381,6 +385,7 @@ async def test_a_null_stored_by_the_old_configure_reads_as_the_default(cli_env, 
     assert (project.settings.email_case_sensitive, project.settings.export_rate_limit) == (False, 7)
 
 
+@pytest.mark.engine
 def test_clients_and_custom_attributes_are_listed_as_declared(cli_env, tmp_path):
     pid = project_id(tmp_path)
     userio(cli_env, "project", "create", "--id", pid, "--domain", f"{pid}.example.test")
@@ -400,6 +405,7 @@ def test_clients_and_custom_attributes_are_listed_as_declared(cli_env, tmp_path)
     assert unknown.returncode == 1 and f"no project '{pid}-none'" in unknown.stderr
 
 
+@pytest.mark.engine
 def test_commands_print_no_driver_chatter(cli_env):
     # The banner was a log record: only a real process shows where its handlers write.
     migrated = userio(cli_env, "migrate", process=True)

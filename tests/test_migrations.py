@@ -14,6 +14,8 @@ from litestar_userio.db.engine import Database
 from litestar_userio.db.migrate import migrate
 from litestar_userio.db.migrations import migration_ids
 
+pytestmark = pytest.mark.engine
+
 ROOT = Path(__file__).resolve().parents[1]
 
 

@@ -192,6 +192,7 @@ def test_a_backend_whose_extra_is_missing_is_named_in_one_line(clean_venv, tmp_p
     ]
 
 
+@pytest.mark.engine
 @pytest.mark.slow
 @pytest.mark.parametrize("engine", ["sqlite", "postgres"])
 def test_clean_venv_migrates_an_empty_database_from_the_wheel(clean_venv, engine, tmp_path, request):

@@ -358,6 +358,7 @@ async def test_memory_hard_checks_wait_for_the_memory_budget(backend, make_env, 
     assert most == 1
 
 
+@pytest.mark.engine
 async def test_the_migration_state_counts_users_per_format_and_first_sign_ins(project):
     await run_import(
         project,

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.exports.helpers import EXPORT
 from tests.helpers import IMPORT
+
+pytestmark = pytest.mark.engine
 
 
 async def test_database_down_is_503_in_each_envelope(backend, make_env):

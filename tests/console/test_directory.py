@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
+
 from litestar_userio.users.custom_attributes import CustomAttributeSpec
 from tests.helpers import run_import
 
 
+@pytest.mark.engine
 async def test_user_search_matches_the_start_of_any_login_id(project):
     body = await run_import(
         project,
@@ -27,6 +30,7 @@ async def test_user_search_matches_the_start_of_any_login_id(project):
     assert [(m["sub"], m["phone_number"]) for m in by_phone] == [(bob, "+14155550123")]
 
 
+@pytest.mark.engine
 async def test_user_search_treats_like_wildcards_as_text(project):
     await run_import(project, [{"email": "a_b@example.com"}, {"email": "axb@example.com"}])
 
@@ -44,6 +48,7 @@ async def test_user_search_does_not_see_other_projects(env, project):
     assert items == []
 
 
+@pytest.mark.engine
 async def test_applications_lists_the_projects_clients(env, project):
     await env.services.tokens.applications.create(project.id, "web", issue_jwt_access_token=True, name="Web")
     await env.services.tokens.applications.create(project.id, "cli", issue_jwt_access_token=False)
@@ -60,6 +65,7 @@ async def test_applications_lists_the_projects_clients(env, project):
     }
 
 
+@pytest.mark.engine
 async def test_custom_attributes_lists_declarations_in_order(env, project):
     await env.services.projects.declare_custom_attribute(project.id, CustomAttributeSpec(name="plan", type="string"))
     await env.services.projects.declare_custom_attribute(

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import pytest
+
 from tests.exports.helpers import EXPORT
 from tests.helpers import IMPORT
 
@@ -53,6 +55,7 @@ async def test_import_list_shows_progress_of_pending_tasks(project):
     await project.env.drain()
 
 
+@pytest.mark.engine
 async def test_import_list_pages_follow_the_cursor_without_gaps_or_repeats(project):
     project.env.hold_jobs()
     ids = [await _import(project, [{"email": f"u{i}@example.com"}]) for i in range(5)]
@@ -72,6 +75,7 @@ async def test_import_list_pages_follow_the_cursor_without_gaps_or_repeats(proje
     await project.env.drain()
 
 
+@pytest.mark.engine
 async def test_import_list_breaks_ties_of_equal_creation_times(project):
     project.env.hold_jobs()
     ids = []
@@ -145,6 +149,7 @@ async def test_export_list_is_newest_first_in_result_without_download_urls(proje
     assert all(item["record_count"] == 0 for item in items)
 
 
+@pytest.mark.engine
 async def test_export_list_pages_with_the_cursor(project):
     ids = []
     for _ in range(3):

@@ -25,6 +25,8 @@ from tests.exports.helpers import initiate
 from tests.helpers import IMPORT
 from tests.imports.test_worker_kill import wait_for
 
+pytestmark = pytest.mark.engine
+
 PARALLEL = 20
 SMALL, LARGE = 10, 500
 """Users imported before a running race: an export that completes within the race, and one that outlasts most of it."""

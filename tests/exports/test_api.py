@@ -103,6 +103,7 @@ async def test_url_expires_after_60_seconds_and_status_gives_a_new_one(env, proj
     assert (await download(project, fresh)).status_code == 200
 
 
+@pytest.mark.engine
 async def test_result_expires_24_hours_after_completion_and_the_file_is_deleted(env, project):
     result = await export_and_wait(project, {"format": "ndjson"})
     location = f"{EXPORT}/{result['id']}"
@@ -124,6 +125,7 @@ async def test_result_expires_24_hours_after_completion_and_the_file_is_deleted(
 # SPEC 7, row by row.
 
 
+@pytest.mark.engine
 async def test_export_disabled_for_the_project_on_both_endpoints(env):
     project = await env.make_project()
     result = await export_and_wait(project, {"format": "ndjson"})
@@ -152,6 +154,7 @@ async def test_export_disabled_without_storage(backend, make_env):
     assert error_of(response)["reason"] == "UserExportDisabled"
 
 
+@pytest.mark.engine
 async def test_rate_limit_gives_rate_limited_with_bucket_and_retry_after(env):
     project = await env.make_project(ProjectSettings(export_rate_limit=2))
 
@@ -186,6 +189,7 @@ async def test_rate_limit_is_per_project(env):
     await env.drain()
 
 
+@pytest.mark.engine
 async def test_a_project_window_longer_than_the_plugins_still_counts_after_a_sweep(env):
     """The sweeper purged uses older than the plugin's 24 hours, and a project's own 48 exported again at 25."""
     project = await env.make_project(ProjectSettings(export_rate_limit=1, export_rate_period_seconds=48 * 3600))
@@ -200,6 +204,7 @@ async def test_a_project_window_longer_than_the_plugins_still_counts_after_a_swe
     assert refused.headers["retry-after"] == str(23 * 3600)
 
 
+@pytest.mark.engine
 async def test_a_bucket_keeps_only_the_uses_of_its_window(env):
     project = await env.make_project(ProjectSettings(export_rate_limit=1, export_rate_period_seconds=3600))
 
@@ -236,6 +241,7 @@ async def refusing_export_tasks(project: Project) -> AsyncIterator[None]:
                 await tx.execute(f"DROP FUNCTION {name}()")
 
 
+@pytest.mark.engine
 async def test_an_admission_that_rolls_back_leaves_its_bucket_as_it_was(env):
     project = await env.make_project(ProjectSettings(export_rate_limit=1))
 
@@ -265,6 +271,7 @@ async def test_a_second_export_while_one_is_pending_is_refused(project):
     await project.env.drain()
 
 
+@pytest.mark.engine
 async def test_simultaneous_initiates_let_exactly_one_through(env):
     project = await env.make_project()
     env.hold_jobs()
@@ -275,6 +282,7 @@ async def test_simultaneous_initiates_let_exactly_one_through(env):
     await env.drain()
 
 
+@pytest.mark.engine
 async def test_simultaneous_initiates_never_overdraw_the_rate_limit(backend, make_env):
     env = await make_env(backend, exports={"max_pending_per_project": 100})
     project = await env.make_project(ProjectSettings(export_rate_limit=3))

@@ -15,6 +15,8 @@ from tests.exports.helpers import download, initiate
 from tests.helpers import IMPORT, run_import
 from tests.imports.test_worker_kill import start_worker, wait_for
 
+pytestmark = pytest.mark.engine
+
 
 async def test_users_created_during_the_export_are_wholly_in_or_out(backend, make_env):
     env = await make_env(backend, imports={"chunk_size": 20}, exports={"page_size": 10})

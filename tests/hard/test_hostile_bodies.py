@@ -306,6 +306,7 @@ async def test_content_type_other_than_json_is_a_415(project, endpoint_name, con
     assert_error(response, endpoint, 415)
 
 
+@pytest.mark.engine
 @pytest.mark.parametrize("endpoint_name", list(ENDPOINTS))
 @pytest.mark.parametrize("content_type", ["application/json; charset=utf-8", "Application/JSON"])
 async def test_json_content_type_with_parameters_or_other_case_is_accepted(project, endpoint_name, content_type):

@@ -20,12 +20,15 @@ import json
 from typing import Any
 
 import msgspec
+import pytest
 from hypothesis import event, given, note
 from hypothesis import strategies as st
 
 from tests.conftest import Project
 from tests.hard import scaled
 from tests.helpers import IMPORT
+
+pytestmark = pytest.mark.engine
 
 NUMBERS = (
     st.sampled_from(

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import httpx
+import pytest
 from litestar import Controller, Litestar, get
 from litestar.di import Provide
 
@@ -88,6 +89,7 @@ def host_app(database_url: str, tmp_path: Any) -> Litestar:
     )
 
 
+@pytest.mark.engine
 async def test_host_routes_with_colliding_names_answer_beside_the_plugin(backend, tmp_path):
     app = host_app(backend.database_url, tmp_path)
     async with (

@@ -26,6 +26,7 @@ async def test_initiate_answers_202_with_task_and_location(project):
     assert response.headers["location"] == f"{IMPORT}/{body['id']}"
 
 
+@pytest.mark.engine
 async def test_pending_status_reports_progress(project):
     project.env.hold_jobs()
     response = await project.post(IMPORT, {"identifier": "email", "records": [{"email": "a@example.com"}] * 3})
@@ -169,6 +170,7 @@ async def test_the_413_answer_states_the_limit_and_points_to_the_cli(project):
     assert "userio import" in response.json()["error"]
 
 
+@pytest.mark.engine
 async def test_completed_task_expires_after_24_hours(env, project):
     response = await project.post(IMPORT, {"identifier": "email", "records": [{"email": "a@example.com"}]})
     await env.drain()
@@ -197,6 +199,7 @@ async def test_applied_chunks_keep_no_secrets(env, project):
     assert rows and all(r["records"] is None for r in rows)
 
 
+@pytest.mark.engine
 async def test_a_replayed_request_with_its_idempotency_key_answers_the_same_task(env, project):
     body = {"identifier": "email", "records": [{"email": "a@example.com"}]}
 
@@ -215,6 +218,7 @@ async def test_a_replayed_request_with_its_idempotency_key_answers_the_same_task
     assert details[0]["outcome"] == "skipped", "a new key is a new request"
 
 
+@pytest.mark.engine
 async def test_an_idempotency_key_reused_with_another_body_is_409(project):
     await project.post(
         IMPORT, {"identifier": "email", "records": [{"email": "a@example.com"}]}, headers={"Idempotency-Key": "k"}

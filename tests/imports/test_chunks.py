@@ -5,7 +5,11 @@ from __future__ import annotations
 import json
 import random
 
+import pytest
+
 from tests.helpers import IMPORT
+
+pytestmark = pytest.mark.engine
 
 
 def workload(seed: int, size: int, clusters: int = 40) -> list[dict]:

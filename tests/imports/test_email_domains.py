@@ -6,6 +6,8 @@ import pytest
 
 from tests.helpers import HASH_2B, PASSWORD, identities, run_import
 
+pytestmark = pytest.mark.engine
+
 
 async def test_sharp_s_and_ss_domains_are_two_users(project):
     body = await run_import(project, [{"email": "x@strasse.de"}, {"email": "x@straße.de"}])

@@ -19,6 +19,8 @@ from litestar_userio.projects.settings import ProjectSettings
 from tests.exports.helpers import exported_bytes
 from tests.helpers import HASH_2B, PASSWORD, import_one, user_row
 
+pytestmark = pytest.mark.engine
+
 REFERENCE_HASH = "$2y$10$/wLavnCmYGP/zzpw/mR1iOK5y5hGyrEFJtmaIbvFf9VA6l2O4NMKO"
 """The hash in the reference's e2e user.json."""
 

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.exports.helpers import exported_bytes
 from tests.helpers import run_import
+
+pytestmark = pytest.mark.engine
 
 GOOGLE = {"type": "oauth", "provider_alias": "google", "subject": "1098", "claims": {"email": "ada@gmail.com"}}
 

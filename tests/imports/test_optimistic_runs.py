@@ -7,7 +7,11 @@ looks every record up. What the user sees must be exactly what a run that looked
 
 from __future__ import annotations
 
+import pytest
+
 from tests.helpers import import_one, run_import, user_row
+
+pytestmark = pytest.mark.engine
 
 NEW = [{"email": f"new{i}@example.com", "name": "new"} for i in range(40)]
 

@@ -79,6 +79,7 @@ async def test_failed_detail_has_errors_and_no_user_id(project):
     ]
 
 
+@pytest.mark.engine
 @pytest.mark.parametrize("identifier", ["email", "phone_number", "preferred_username"])
 async def test_each_identifier_finds_the_existing_user(project, identifier):
     record = {"email": "a@example.com", "phone_number": "+14155550123", "preferred_username": "ada"}
@@ -89,6 +90,7 @@ async def test_each_identifier_finds_the_existing_user(project, identifier):
     assert (detail["outcome"], detail["user_id"]) == ("skipped", first["user_id"])
 
 
+@pytest.mark.engine
 async def test_identifier_matches_on_the_normalized_value(project):
     first = await import_one(project, {"email": "ada@example.com"})
 
@@ -268,6 +270,7 @@ async def test_malformed_totp_secret_fails_with_invalid_totp_secret(project, sec
     assert detail["record"]["mfa"]["totp"]["secret"] == "REDACTED"
 
 
+@pytest.mark.engine
 async def test_login_id_of_another_user_fails_with_duplicated_identity(project):
     await import_one(project, {"email": "a@example.com", "phone_number": "+14155550123"})
 

@@ -13,6 +13,8 @@ import pytest
 from tests.conftest import Project
 from tests.helpers import IMPORT
 
+pytestmark = pytest.mark.engine
+
 
 async def post_raw(project: Project, records: list[bytes], **options: object) -> dict:
     """POST records given as JSON texts, run the jobs, return the completed status."""

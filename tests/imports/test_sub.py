@@ -14,6 +14,8 @@ import pytest
 from tests.exports.helpers import exported_bytes
 from tests.helpers import import_one, run_import
 
+pytestmark = pytest.mark.engine
+
 LONGEST = "a" + "b" * 127
 
 

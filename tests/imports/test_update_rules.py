@@ -7,6 +7,8 @@ import pytest
 from litestar_userio.projects.settings import ProjectSettings
 from tests.helpers import HASH_2B, TOTP_SECRET, authenticators, identities, import_one, memberships, user_row
 
+pytestmark = pytest.mark.engine
+
 BASE = {
     "preferred_username": "ada",
     "email": "ada@example.com",

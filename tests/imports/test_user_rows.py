@@ -9,8 +9,12 @@ from __future__ import annotations
 import time
 import uuid
 
+import pytest
+
 from litestar_userio.projects.settings import ProjectSettings
 from tests.helpers import HASH_2B, TOTP_SECRET, authenticators, identities, memberships, run_import
+
+pytestmark = pytest.mark.engine
 
 FULL = {
     "phone_number": "+14155550123",

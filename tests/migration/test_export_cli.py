@@ -47,6 +47,7 @@ def assert_verified(result, path) -> None:
     assert not list(path.parent.glob(".*.part"))
 
 
+@pytest.mark.engine
 async def test_export_csv_with_every_field(deployment: Deployment, populated, tmp_path):
     project, count = populated
     seen_before = len(deployment.proxy.seen)

@@ -6,8 +6,11 @@ import os
 import subprocess
 
 import httpx
+import pytest
 
 from tests.server_cli import run_userio
+
+pytestmark = pytest.mark.engine
 
 LIVE = "/_userio/health/live"
 READY = "/_userio/health/ready"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argon2
 import httpx
+import pytest
 
 from litestar_userio.jobs import observe_queue
 from tests.helpers import HASH_2B, IMPORT, PASSWORD, run_import
@@ -14,6 +15,7 @@ ALLOW = "export default (e: any) => ({ is_allowed: true });"
 DENY = "export default (e: any) => ({ is_allowed: false, reason: 'no' });"
 
 
+@pytest.mark.engine
 async def test_import_records_are_counted_by_outcome_and_failure_reason(observed):
     world = await observed()
     before = await scrape(world.env)
@@ -101,6 +103,7 @@ async def test_a_hooks_fetch_calls_are_counted_by_outcome(observed):
     assert delta(before, after, "userio_hook_fetch_calls_total", outcome="ok") == 0
 
 
+@pytest.mark.engine
 async def test_the_queue_gauges_show_chunks_waiting_for_a_worker(observed):
     world = await observed(imports={"chunk_size": 2})
     world.env.hold_jobs()

@@ -35,6 +35,7 @@ def request_span(spans, method: str, path: str):
     return found[0]
 
 
+@pytest.mark.engine
 async def test_chunk_spans_continue_the_trace_of_the_import_request(observed, tracing, exporter):
     world = await observed(tracing=tracing, imports={"chunk_size": 2})
     world.env.hold_jobs()
@@ -52,6 +53,7 @@ async def test_chunk_spans_continue_the_trace_of_the_import_request(observed, tr
     assert {s.attributes["userio.task_id"] for s in chunks} == {response.json()["id"]}
 
 
+@pytest.mark.engine
 async def test_export_span_continues_the_trace_of_the_export_request(observed, tracing, exporter):
     world = await observed(tracing=tracing)
     world.env.hold_jobs()

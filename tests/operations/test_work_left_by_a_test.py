@@ -9,9 +9,13 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from litestar_userio.clock import FrozenClock
 from tests.helpers import IMPORT, run_import
 from tests.operations.conftest import delta, scrape
+
+pytestmark = pytest.mark.engine
 
 
 async def test_a_chunk_left_pending_by_an_earlier_test_is_not_run_by_a_later_one(backend, make_env, observed):

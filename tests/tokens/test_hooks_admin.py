@@ -9,6 +9,7 @@ import logging
 from datetime import timedelta
 
 import jwt
+import pytest
 
 from tests.tokens.conftest import HOOKS
 
@@ -76,6 +77,7 @@ async def test_secret_reaches_the_hook_and_never_leaves_the_server(world, caplog
     assert rows and all(SECRET not in r["ciphertext"] for r in rows)
 
 
+@pytest.mark.engine
 async def test_secret_is_deleted_and_unknown_names_are_404(world):
     client, headers = world.project.env.client, world.project.headers()
     await client.put(f"{HOOKS}/secrets/A_KEY", json={"value": "one"}, headers=headers)
@@ -103,6 +105,7 @@ async def test_secrets_of_one_project_are_not_another_projects(world):
 # -- versions ----------------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.engine
 async def test_every_save_is_a_version_and_rollback_saves_an_old_body_again(world):
     first = {"hooks": [jwt_hook(ADD_PLAN)], "fetch_allowlist": ["https://crm.example.com"]}
     second = {"hooks": [jwt_hook("return { is_allowed: false, title: 'closed' };")]}
@@ -147,6 +150,7 @@ async def test_every_save_is_a_version_and_rollback_saves_an_old_body_again(worl
 # -- the run log -------------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.engine
 async def test_run_log_records_outcomes_and_claim_names_newest_first_in_pages(world):
     await put(
         world,

@@ -7,6 +7,7 @@ import asyncio
 import json
 
 import jwt
+import pytest
 
 from tests.helpers import import_one
 from tests.hooks.test_migration_event import MIGRATION_HOOK, OldSystem
@@ -94,6 +95,7 @@ async def test_a_hook_that_throws_or_times_out_refuses_and_creates_nobody(world)
         assert PASSWORD not in response.text
 
 
+@pytest.mark.engine
 async def test_concurrent_sign_ins_of_one_login_id_make_one_user(world) -> None:
     old = OldSystem()
     try:

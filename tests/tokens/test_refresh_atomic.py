@@ -14,6 +14,8 @@ from tests.helpers import HASH_2B, import_one
 from tests.tokens.conftest import TokenWorld
 from tests.tokens.test_refresh_grant import refresh
 
+pytestmark = pytest.mark.engine
+
 THROWS = 'export default async function (e: any): Promise<any> { throw new Error("the CRM is down"); }'
 ENDLESS = "export default async function (e: any): Promise<any> { while (true) {} }"
 # Holds the project's only worker share for client `blocker-app`; answers at once for the others.

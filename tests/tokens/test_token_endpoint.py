@@ -181,6 +181,7 @@ async def test_a_json_body_is_told_the_form_encoding_the_token_endpoint_takes(wo
     }
 
 
+@pytest.mark.engine
 async def test_a_rotated_key_still_verifies_old_tokens(world):
     first = (await world.sign_in()).json()["access_token"]
     await world.env.services.tokens.keys.rotate(world.project.id)
@@ -195,6 +196,7 @@ async def test_a_rotated_key_still_verifies_old_tokens(world):
         ] == world.user_id
 
 
+@pytest.mark.engine
 async def test_fifty_simultaneous_token_requests_with_a_hook_all_get_distinct_tokens(world):
     # The event loop's lag meanwhile is a figure for bench/, not an assertion.
     await world.put_hooks(("oidc.jwt.pre_create", ADD_CLAIMS))
@@ -206,6 +208,7 @@ async def test_fifty_simultaneous_token_requests_with_a_hook_all_get_distinct_to
     assert len({r.json()["access_token"] for r in responses}) == 50
 
 
+@pytest.mark.engine
 async def test_a_burst_of_a_new_projects_first_sign_ins_makes_one_signing_key(world):
     """Each first token used to make a key of its own, in transactions that could deadlock on each other (a 500)."""
     responses = await asyncio.gather(*(world.sign_in() for _ in range(20)))

@@ -105,6 +105,7 @@ async def test_create_gives_the_imports_warnings_beside_the_result(project):
     assert response.json()["warnings"] == ["disabled = false has no effect in insert."]
 
 
+@pytest.mark.engine
 async def test_create_refuses_a_taken_login_id_as_the_import_does(project):
     await create(project)
     response = await call(project, "POST", USERS, {"email": "ADA@example.com"})
@@ -189,6 +190,7 @@ async def test_an_unknown_or_foreign_id_is_user_not_found(project, env):
     assert (await call(other, "GET", f"{USERS}/{user['sub']}")).status_code == 200
 
 
+@pytest.mark.engine
 async def test_list_finds_by_login_id_prefix_role_and_state_in_keyset_pages(project):
     ada = await create(project, email="ada@example.com", roles=["admin"])
     bob = await create(project, email="bob@example.com", phone_number="+14155550100")
@@ -266,6 +268,7 @@ async def test_patch_never_removes_the_last_login_id_nor_changes_sub(project):
     assert sub.status_code == 400 and error_of(sub)["info"]["causes"][0]["kind"] == "additionalProperties"
 
 
+@pytest.mark.engine
 async def test_patch_refuses_a_login_id_another_user_holds(project):
     await create(project, email="bob@example.com")
     ada = await create(project)
@@ -273,6 +276,7 @@ async def test_patch_refuses_a_login_id_another_user_holds(project):
     assert response.status_code == 400 and error_of(response)["reason"] == "InvariantViolated"
 
 
+@pytest.mark.engine
 async def test_two_concurrent_patches_of_one_user_lose_neither(project):
     user = await create(project)
     path = f"{USERS}/{user['sub']}"
@@ -284,6 +288,7 @@ async def test_two_concurrent_patches_of_one_user_lose_neither(project):
     assert (final["name"], final["nickname"]) == ("Ada", "ada")
 
 
+@pytest.mark.engine
 async def test_a_patch_racing_a_delete_never_brings_the_user_back(project):
     """Whichever commits first, the user ends deleted and nothing of theirs is left: a PATCH that adds a login id
     and attributes either lands before the delete (200) or finds no user (404), never writes after it."""
@@ -380,6 +385,7 @@ async def test_a_bad_window_is_an_invalid_account_status_transition(project, win
     assert (await call(project, "GET", f"{USERS}/{user['sub']}")).json()["result"]["disabled"] is False
 
 
+@pytest.mark.engine
 async def test_delete_removes_the_user_and_everything_of_it(project, env):
     user = await create(
         project,
