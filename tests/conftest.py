@@ -445,8 +445,10 @@ def pytest_runtest_logfinish(nodeid: str) -> None:
         _THREAD_ORIGIN.setdefault(thread, nodeid)
 
 
+@pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Schemathesis' items get ids of their own, then the tier picks its tests (`tests/tiers.py`)."""
+    """Schemathesis' items get ids of their own, then the tier picks its tests (`tests/tiers.py`); last, so that
+    the tier counts only what `-m` left."""
     _give_each_item_its_own_node_id(items)
     tiers.select(config, items)
 
