@@ -2,6 +2,7 @@
 
 `env` is parametrized over the two deployments: the embedded default (SQLite + in-process runner) and
 production (PostgreSQL + arq workers on Redis). `env_all` adds the two mixed pairs for the core paths.
+`make test` runs a test on each only where it is marked `engine`; `tests/tiers.py` says which tier runs what.
 With USERIO_REQUIRE_SERVICES=1 (CI) a missing PostgreSQL or Redis fails the tests instead of skipping them.
 """
 
