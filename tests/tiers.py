@@ -52,8 +52,8 @@ LONGEST_FILES = (
 WHERE_THE_REST_RUNS = {
     "main": "their production side runs in `make test-engines` (CI)",
     "engines": "they run in `make test`",
-    "embedded": "the production side, `slow` tests and the browser run in `make test`",
-    "quick": "they run in `make test`",
+    "embedded": "`make test` and `make test-engines` run them (the production side, `slow` tests, the browser)",
+    "quick": "`make test` and `make test-engines` run them",
 }
 
 _LEFT_OUT = pytest.StashKey[int]()
