@@ -58,10 +58,15 @@ class TokenWorld:
 
 @pytest.fixture
 async def world(backend, make_env) -> TokenWorld:
+    return await make_world(backend, make_env)
+
+
+async def make_world(backend, make_env, hook_timeout: timedelta = timedelta(seconds=1)) -> TokenWorld:
+    """The app with the example's token endpoint, a project, Ada imported and a JWT and an opaque client."""
     env = await make_env(
         backend,
         route_handlers=[token],
-        hooks={"hook_timeout": timedelta(seconds=1), "secrets_key": SECRETS_KEY, "fetch_max_calls": 3},
+        hooks={"hook_timeout": hook_timeout, "secrets_key": SECRETS_KEY, "fetch_max_calls": 3},
     )
     project = await env.make_project(roles=("admin", "editor"))
     detail = await import_one(
