@@ -26,13 +26,18 @@ def test_each_file_handed_out_first_exists() -> None:
     assert [name for name in LONGEST_FILES if not (ROOT / name).is_file()] == []
 
 
-def collect(tier: str | None) -> tuple[set[str], str]:
-    """The node ids `pytest` collects under the tier, and what it prints."""
+def run_pytest(tier: str | None, *files: str) -> subprocess.CompletedProcess[str]:
+    """`pytest --collect-only` on the files in a process of its own, under the tier (None: none set)."""
     env = {key: value for key, value in os.environ.items() if key != "USERIO_TEST_TIER"}
     if tier is not None:
         env["USERIO_TEST_TIER"] = tier
-    command = [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *FILES]
-    result = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True, timeout=120, check=False)
+    command = [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *files]
+    return subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True, timeout=120, check=False)
+
+
+def collect(tier: str | None) -> tuple[set[str], str]:
+    """The node ids `pytest` collects under the tier, and what it prints."""
+    result = run_pytest(tier, *FILES)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     return {line for line in result.stdout.splitlines() if "::" in line}, result.stdout
 
@@ -62,8 +67,6 @@ def test_make_test_and_make_test_engines_together_run_every_test_once() -> None:
 
 @pytest.mark.slow
 def test_an_unknown_tier_is_refused_naming_the_tiers() -> None:
-    env = {**os.environ, "USERIO_TEST_TIER": "fast"}
-    command = [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", FILES[3]]
-    result = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True, timeout=120, check=False)
+    result = run_pytest("fast", FILES[3])
     assert result.returncode != 0
     assert "USERIO_TEST_TIER='fast': the tiers are main, engines, embedded, quick" in result.stdout + result.stderr
