@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_STAMP := $(VENV)/.demo-installed
 
-.PHONY: console console-shots demo test test-engines test-hard test-cluster test-quick test-embedded lint typecheck wheels bench-import bench-export bench-hooks bench-observability bench-passwords bench-load clean
+.PHONY: console console-shots demo test test-engines test-hard test-cluster test-quick test-embedded lint typecheck wheels bench-import bench-export bench-hooks bench-observability bench-passwords bench-load bench-tokens clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -99,6 +99,11 @@ bench-passwords: $(STAMP)
 
 bench-load: $(STAMP)
 	$(BIN)/python bench/load.py
+
+# Refresh and password grants over HTTPS to the example app on PostgreSQL and SQLite, against a bare Litestar handler
+# that reads one indexed row and signs an RS256 JWT with the same key (bench/token_baseline.py), in the same run.
+bench-tokens: $(STAMP)
+	$(BIN)/python bench/tokens.py
 
 # Refresh the screenshots docs/console.md shows (the browser tests otherwise keep theirs in a temporary folder).
 console-shots: $(STAMP) $(AXE)

@@ -1,0 +1,275 @@
+"""Token benchmark: refresh and password grants per second over HTTPS to the example app, on PostgreSQL and SQLite.
+
+    .venv/bin/python bench/tokens.py [--seconds 8] [--clients 8] [--engines postgres,sqlite]
+
+For each engine the example app runs in its own process (HTTPS, the in-process runner, no hook workers beyond
+its own pool), with two projects: `tok` (no hook) and `tokhook` (`plugins/add-user-attributes-to-jwt.ts` on
+`oidc.jwt.pre_create`), each with a client issuing JWT access tokens and two users, one with a bcrypt cost 4 hash
+and one with cost 10. `--clients` clients send requests back to back for `--seconds` each:
+
+- refresh: each client follows its own rotating refresh token (a refresh grant answers the next one);
+- password: password grants for the cost 4 user, then for the cost 10 one.
+
+The baseline, in the same run and on the same machine: `bench/token_baseline.py`, a bare Litestar handler in its
+own uvicorn process with the same certificate that reads one user row by primary key from the same database and
+signs an RS256 JWT with the project's own signing key. Each figure is printed with its ratio to that baseline and
+written to `bench/out/tokens.json`: `{"refresh": {...}, "password": {...}}` for SQLite at the top, and every figure
+per engine under `engines`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import bcrypt
+import httpx
+from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.harness import OUT, free_port, recreate_database, start, wait_until_up  # noqa: E402
+from litestar_userio import UserIOConfig  # noqa: E402
+from litestar_userio.hooks.service import HookSpec  # noqa: E402
+from litestar_userio.services import Services  # noqa: E402
+
+PASSWORD = "correct horse"
+COST_4 = "$2b$04$gfLwerl3GiBpgFfuAmfck.Bxn1y20no2FfB9SHzdpb6loeI/1UMZS"  # bcrypt("correct horse"), cost 4
+HOOK = (ROOT / "plugins" / "add-user-attributes-to-jwt.ts").read_text()
+PROJECTS = {"tok": "tok.localhost", "tokhook": "tokhook.localhost"}
+
+
+async def setup(database_url: str) -> dict[str, str]:
+    """Both projects, their clients, users and the hook; the id of `tok`'s cost 4 user (the baseline's row)."""
+    services = await Services.start(UserIOConfig(database_url=database_url, migrate_on_startup=True), run_jobs=False)
+    cost_10 = bcrypt.hashpw(PASSWORD.encode(), bcrypt.gensalt(10)).decode()
+    ids: dict[str, str] = {}
+    try:
+        for project_id, host in PROJECTS.items():
+            await services.projects.create(project_id, [host])
+            await services.tokens.applications.create(project_id, "app", issue_jwt_access_token=True)
+            project = await services.projects.get(project_id)
+            assert project is not None
+            for name, hashed in (("cost4", COST_4), ("cost10", cost_10)):
+                record = {
+                    "email": f"{name}@example.com",
+                    "name": name,
+                    "custom_attributes": {"tier": 1},
+                    "password": {"type": "bcrypt", "password_hash": hashed},
+                }
+                document, _ = await services.user_admin.create(project, json.dumps(record).encode())
+                ids[f"{project_id}/{name}"] = str(document["sub"])
+        await services.hooks.replace("tokhook", [HookSpec("oidc.jwt.pre_create", HOOK)])
+    finally:
+        await services.close()
+    return ids
+
+
+def password_form(user: str, scope: str = "openid") -> dict[str, str]:
+    return {
+        "grant_type": "password",
+        "username": f"{user}@example.com",
+        "password": PASSWORD,
+        "client_id": "app",
+        "scope": scope,
+    }
+
+
+async def hammer(base: str, cert: Path, host: str, clients: int, seconds: float, send: Any) -> dict[str, float]:
+    """`clients` loops calling `send(client, state)` back to back for `seconds`: answers per second, failures."""
+    done, failed = 0, 0
+    limits = httpx.Limits(max_connections=clients + 2, max_keepalive_connections=clients + 2)
+    async with httpx.AsyncClient(
+        base_url=base, verify=str(cert), headers={"Host": host}, timeout=60, limits=limits
+    ) as client:
+        states = [await send(client, None) for _ in range(clients)]  # warm-up, and each loop's own state
+        deadline = time.perf_counter() + seconds
+
+        async def loop(index: int) -> None:
+            nonlocal done, failed
+            while time.perf_counter() < deadline:
+                try:
+                    states[index] = await send(client, states[index])
+                    done += 1
+                except RuntimeError:
+                    failed += 1
+                    states[index] = await send(client, None)
+
+        started = time.perf_counter()
+        await asyncio.gather(*(loop(i) for i in range(clients)))
+        elapsed = time.perf_counter() - started
+    return {"per_second": round(done / elapsed, 1), "failed": failed}
+
+
+def refresher(user: str) -> Any:
+    async def send(client: httpx.AsyncClient, refresh_token: str | None) -> str:
+        if refresh_token is None:
+            response = await client.post("/oauth2/token", data=password_form(user, "openid offline_access"))
+        else:
+            form = {"grant_type": "refresh_token", "refresh_token": refresh_token, "client_id": "app"}
+            response = await client.post("/oauth2/token", data=form)
+        if response.status_code != 200:
+            raise RuntimeError(response.text[:300])
+        return str(response.json()["refresh_token"])
+
+    return send
+
+
+def signer(user: str) -> Any:
+    async def send(client: httpx.AsyncClient, _: object) -> None:
+        response = await client.post("/oauth2/token", data=password_form(user))
+        if response.status_code != 200 or "access_token" not in response.json():
+            raise RuntimeError(response.text[:300])
+
+    return send
+
+
+async def baseline_send(client: httpx.AsyncClient, _: object) -> None:
+    response = await client.post("/token")
+    if response.status_code != 200:
+        raise RuntimeError(response.text[:300])
+
+
+async def signing_key_pem(database_url: str, home: Path) -> Path:
+    """The active signing key of `tok` (made by its first token), written where the baseline reads it."""
+    services = await Services.start(UserIOConfig(database_url=database_url), run_jobs=False)
+    try:
+        key = (await services.tokens.keys.active("tok")).private_key
+        pem = key.private_bytes(Encoding.PEM, PrivateFormat.PKCS8, NoEncryption()).decode()
+    finally:
+        await services.close()
+    path = home / "baseline-key.pem"
+    path.write_text(pem)
+    return path
+
+
+def stop(processes: list[subprocess.Popen[bytes]]) -> None:
+    for process in processes:
+        process.send_signal(signal.SIGINT)
+    for process in processes:
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+async def run_engine(engine: str, seconds: float, clients: int) -> dict[str, dict[str, float]]:
+    home = OUT / f"tokens-{engine}"
+    shutil.rmtree(home, ignore_errors=True)
+    home.mkdir(parents=True)
+    if engine == "postgres":
+        database_url = await recreate_database("userio_bench_tokens")
+    else:
+        database_url = f"sqlite:///{(home / 'userio.sqlite3').resolve()}"
+    ids = await setup(database_url)
+    port, baseline_port = free_port(), free_port()
+    env = {
+        **os.environ,
+        "USERIO_HOME": str(home),
+        "USERIO_DATABASE_URL": database_url,
+        "PORT": str(port),
+        "LOG_LEVEL": "warning",
+        "USERIO_METRICS": "off",
+    }
+    env.pop("USERIO_REDIS_URL", None)
+    server = start([sys.executable, "-m", "example_app"], env, OUT / f"tokens-{engine}-server.log")
+    processes = [server]
+    figures: dict[str, dict[str, float]] = {}
+    try:
+        base, cert = f"https://localhost:{port}", home / "tls" / "localhost.crt"
+        for _ in range(600):
+            if cert.exists():
+                break
+            await asyncio.sleep(0.1)
+        await wait_until_up(base, cert)
+        tok, hook = PROJECTS["tok"], PROJECTS["tokhook"]
+        figures["refresh"] = await hammer(base, cert, tok, clients, seconds, refresher("cost4"))
+        figures["refresh_with_hook"] = await hammer(base, cert, hook, clients, seconds, refresher("cost4"))
+        figures["password"] = await hammer(base, cert, tok, clients, seconds, signer("cost4"))
+        figures["password_with_hook"] = await hammer(base, cert, hook, clients, seconds, signer("cost4"))
+        figures["password_cost10"] = await hammer(base, cert, tok, clients, seconds, signer("cost10"))
+        key_file = await signing_key_pem(database_url, home)
+        baseline_env = {
+            **os.environ,
+            "BASELINE_DATABASE_URL": database_url,
+            "BASELINE_USER_ID": ids["tok/cost4"],
+            "BASELINE_KEY_FILE": str(key_file),
+        }
+        uvicorn = [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "bench.token_baseline:app",
+            "--port",
+            str(baseline_port),
+            "--ssl-certfile",
+            str(cert),
+            "--ssl-keyfile",
+            str(home / "tls" / "localhost.key"),
+            "--log-level",
+            "warning",
+        ]
+        baseline = start(uvicorn, baseline_env, OUT / f"tokens-{engine}-baseline.log")
+        processes.append(baseline)
+        baseline_base = f"https://localhost:{baseline_port}"
+        for _ in range(300):
+            try:
+                async with httpx.AsyncClient(verify=str(cert)) as probe:
+                    if (await probe.post(baseline_base + "/token")).status_code == 200:
+                        break
+            except (httpx.HTTPError, OSError):
+                await asyncio.sleep(0.2)
+        figures["baseline"] = await hammer(baseline_base, cert, tok, clients, seconds, baseline_send)
+    finally:
+        stop(processes)
+    floor = figures["baseline"]["per_second"]
+    for name, figure in figures.items():
+        if name != "baseline":
+            figure["ratio_to_baseline"] = round(figure["per_second"] / floor, 2) if floor else 0.0
+    return figures
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=8)
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--engines", default="postgres,sqlite")
+    args = parser.parse_args()
+    OUT.mkdir(parents=True, exist_ok=True)
+    engines = {}
+    for engine in args.engines.split(","):
+        print(f"{engine}: {args.clients} clients, {args.seconds:g} s a figure ...", flush=True)
+        engines[engine] = await run_engine(engine, args.seconds, args.clients)
+    top = engines.get("sqlite") or next(iter(engines.values()))
+    result = {
+        "refresh": top["refresh"],
+        "password": top["password"],
+        "engines": engines,
+        "clients": args.clients,
+        "seconds": args.seconds,
+    }
+    (OUT / "tokens.json").write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps(result, indent=2))
+    for engine, figures in engines.items():
+        floor = figures["baseline"]["per_second"]
+        for name, figure in figures.items():
+            if name == "baseline":
+                continue
+            print(
+                f"tokens {engine} {name}: {figure['per_second']:,.0f}/s | baseline (one indexed read + RS256) "
+                f"{floor:,.0f}/s | ratio {figure['ratio_to_baseline']:.2f} | failed {figure['failed']:.0f}"
+            )
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
