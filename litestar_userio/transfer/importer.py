@@ -152,7 +152,7 @@ class Importer:
             line["record"] = line.pop("record", None)  # last: the long part, after what a reader scans for
             lines.append(line)
             self._count(index, outcome)
-            if outcome == "failed" or "client_warnings" in line:
+            if outcome == "failed" or "client_warnings" in line or line.get("warnings"):
                 self._summarize(line)
         self.report.write(lines)
         self._write_failed(failed)

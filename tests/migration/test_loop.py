@@ -22,6 +22,7 @@ from pathlib import Path
 
 import httpx
 
+from tests.helpers import HASH_2B
 from tests.migration.conftest import USERIO, Deployment, Project, make_workload
 from tests.server_cli import run_userio
 
@@ -255,6 +256,41 @@ async def test_failures_are_grouped_by_reason_and_location_with_counts_and_one_e
     assert 'e.g. line 1: "Mars/Olympus":' in lines[start + 1]
     assert lines[start + 2].split()[:3] == ["2", "ValidationFailed", "/email"]
     assert "report.failures.json" in result.stderr
+
+
+async def test_server_warnings_are_counted_by_text_with_the_first_records_in_the_summary(
+    embedded: Deployment, tmp_path
+):
+    project = await embedded.make_project()
+    first = [{"email": f"w{i}@example.com"} for i in range(7)]
+    (tmp_path / "first.ndjson").write_bytes(jsonl(first))
+    assert embedded.cli("import", "first.ndjson", *project.args(embedded), "-q", "--report", "a.ndjson",
+                        cwd=tmp_path).returncode == 0  # fmt: skip
+    # Again with passwords, as an upsert: the users exist, so each password is ignored with the server's warning.
+    again = [{"email": "new@example.com"}] + [
+        {"email": f"w{i}@example.com", "password": {"type": "bcrypt", "password_hash": HASH_2B}} for i in range(7)
+    ]
+    (tmp_path / "again.ndjson").write_bytes(jsonl(again))
+
+    result = embedded.cli("import", "again.ndjson", "--upsert", *project.args(embedded), "-q", cwd=tmp_path)
+
+    assert result.returncode == 0, result.stderr
+    summary = json.loads((tmp_path / "report.failures.json").read_text())
+    assert summary["server_warnings"] == [
+        {
+            "message": "password is ignored because the user already exists.",
+            "count": 7,
+            "indexes": [1, 2, 3, 4, 5],
+            "lines": [2, 3, 4, 5, 6],
+        }
+    ]
+    lines = result.stderr.splitlines()
+    start = lines.index("server warnings (records applied anyway; count, then the first records):")
+    assert lines[start + 1].split("  ")[-1] == (
+        "password is ignored because the user already exists.; "
+        "records 1 (line 2), 2 (line 3), 3 (line 4), 4 (line 5), 5 (line 6), ..."
+    )
+    assert lines[start + 1].split()[0] == "7"
 
 
 async def test_the_files_a_run_writes_are_readable_by_their_owner_only(embedded: Deployment, tmp_path):
