@@ -23,6 +23,7 @@ from pathlib import Path
 import httpx
 
 from tests.helpers import HASH_2B
+from tests.hooks.test_migration_event import MIGRATION_HOOK, OldSystem
 from tests.migration.conftest import USERIO, Deployment, Project, make_workload
 from tests.server_cli import run_userio
 
@@ -636,6 +637,51 @@ async def test_hooks_push_and_test_print_the_claims_added(embedded: Deployment, 
     claims = json.loads(tested.stdout)
     assert claims["custom_attributes"] == {"plan": "pro"}
     assert claims["standard_attributes"]["email"] == "ada@example.com"
+
+
+async def test_hooks_push_sets_the_allowlist_and_test_runs_a_password_migration_sample(embedded: Deployment, tmp_path):
+    project = await embedded.make_project()
+    hook = tmp_path / "migrate.ts"
+    old = OldSystem()
+    try:
+        hook.write_text(MIGRATION_HOOK % old.origin)
+        secret = embedded.cli("hooks", "secrets", "set", "OLD_KEY", "--value", "old-key-123456",
+                              *project.args(embedded), cwd=tmp_path)  # fmt: skip
+        assert secret.returncode == 0, secret.stderr
+        event = ["--event", "user.password_migration"]
+        refused_push = embedded.cli("hooks", "push", str(hook), *event, *project.args(embedded), cwd=tmp_path)
+        refused = embedded.cli("hooks", "test", *event, "--login-id", "ann@example.com", "--password",
+                               "right-pw-123", *project.args(embedded), cwd=tmp_path)  # fmt: skip
+        pushed = embedded.cli("hooks", "push", str(hook), *event, "--allow", old.origin, *project.args(embedded),
+                              cwd=tmp_path)  # fmt: skip
+        tested = embedded.cli("hooks", "test", *event, "--login-id", "ann@example.com", "--password",
+                              "right-pw-123", *project.args(embedded), cwd=tmp_path)  # fmt: skip
+    finally:
+        old.close()
+
+    assert refused_push.returncode == 0, refused_push.stderr
+    assert refused.returncode == 1
+    assert f"console.error: fetch refused: {old.origin} is not on the project's fetch allowlist" in refused.stderr
+    assert pushed.returncode == 0, pushed.stderr
+    assert f"fetch allowlist: {old.origin}" in pushed.stderr
+    assert tested.returncode == 0, tested.stderr
+    assert json.loads(tested.stdout) == {
+        "email": "ann@example.com",
+        "name": "Ann",
+        "custom_attributes": {"old_id": "old-1"},
+    }
+    assert [seen["username"] for seen in old.seen] == ["ann@example.com"]
+    assert "right-pw-123" not in tested.stdout + tested.stderr
+    assert await embedded.user_count(project) == 0  # a test creates nobody
+
+
+async def test_hooks_test_of_a_token_event_asks_for_a_user_and_a_client(embedded: Deployment, tmp_path):
+    project = await embedded.make_project()
+
+    result = embedded.cli("hooks", "test", "--user", "u1", *project.args(embedded), cwd=tmp_path)
+
+    assert result.returncode == 2
+    assert "oidc.jwt.pre_create runs against a user and a client: give --user and --client-id" in result.stderr
 
 
 async def test_records_typed_on_a_terminal_are_asked_for_and_imported(embedded: Deployment, tmp_path):
