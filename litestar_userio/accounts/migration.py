@@ -22,7 +22,7 @@ from litestar_userio.accounts.admin import UserAdminService
 from litestar_userio.causes import Cause
 from litestar_userio.changes.model import ChangeOrigin
 from litestar_userio.errors import HookError, UserIOError, ValidationFailed
-from litestar_userio.hooks.migration import MigrationLocks
+from litestar_userio.hooks.migration import MigrationLocks, login_id_type
 from litestar_userio.hooks.service import HookService
 from litestar_userio.passwords.formats import MIGRATE_ON_SIGN_IN, stored_format
 from litestar_userio.projects.service import ProjectRecord
@@ -33,15 +33,6 @@ logger = logging.getLogger(__name__)
 
 _SIGN_IN = ChangeOrigin("sign_in")
 """The origin of the changes a lazy migration makes (DECISIONS 16)."""
-
-
-def login_id_type(login_id: str) -> str:
-    """Which login id `login_id` looks like: an email has `@`, a phone number starts with `+`."""
-    if "@" in login_id:
-        return "email"
-    if login_id.startswith("+"):
-        return "phone_number"
-    return "preferred_username"
 
 
 Verify = Callable[[str, str, str], Awaitable[str | None]]

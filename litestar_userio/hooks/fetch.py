@@ -448,12 +448,16 @@ class FetchSession:
         self.allowlist = frozenset(_stored_entries(allowlist))
         self.limits = limits
         self.calls = 0
+        self.errors: list[str] = []
+        """Each refusal and failure of the run, as the hook got it: the run log keeps them beside its console, so a
+        run that died of one (or swallowed it) still names the origin refused."""
 
     async def __call__(self, requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Perform a batch of the run's requests at once; each answer is a response or a refusal."""
         with telemetry.span("userio.hook.fetch", {"userio.fetch.calls": len(requests)}):
             answers = list(await asyncio.gather(*(self._one(request) for request in requests)))
         telemetry.hook_fetches(answers)
+        self.errors.extend(str(answer["error"]) for answer in answers if not answer.get("ok") and "error" in answer)
         return answers
 
     async def _one(self, request: dict[str, Any]) -> dict[str, Any]:

@@ -18,10 +18,19 @@ from litestar_userio.errors import HookInvalidResponse
 from litestar_userio.hooks.events import allowing_response, user_object
 from litestar_userio.users.model import UserState
 
-__all__ = ["MIGRATION_EVENT", "MigrationLocks", "build_migration_event", "migration_response"]
+__all__ = ["MIGRATION_EVENT", "MigrationLocks", "build_migration_event", "login_id_type", "migration_response"]
 
 MIGRATION_EVENT: Final = "user.password_migration"
 LOGIN_ID_TYPES: Final = ("email", "phone_number", "preferred_username")
+
+
+def login_id_type(login_id: str) -> str:
+    """Which login id `login_id` looks like: an email has `@`, a phone number starts with `+`."""
+    if "@" in login_id:
+        return "email"
+    if login_id.startswith("+"):
+        return "phone_number"
+    return "preferred_username"
 
 
 def build_migration_event(

@@ -46,11 +46,21 @@ class HookListResult(Struct):
 
 
 class HookTestRequest(Struct, forbid_unknown_fields=True):
-    """Run hooks against a user and client without issuing anything (beyond the reference)."""
+    """Run hooks without issuing or creating anything (beyond the reference).
 
-    event: Literal["oidc.jwt.pre_create", "oidc.id_token.pre_create"]
-    user_id: str
-    client_id: str
+    A token event runs against a user and client (`user_id`, `client_id`); `user.password_migration` against a
+    sample sign-in (`login_id`, `password`, and `user_id` for a waiting user), the event's shape as sign-in builds it.
+    """
+
+    event: Literal["oidc.jwt.pre_create", "oidc.id_token.pre_create", "user.password_migration"]
+    user_id: str | UnsetType = UNSET
+    """The user (`sub`): required for a token event; for a migration, the waiting user the event carries."""
+    client_id: str | UnsetType = UNSET
+    """The OAuth client the token would be for: required for a token event."""
+    login_id: str | UnsetType = UNSET
+    """`user.password_migration`: the login id signed in with [default: `sample@example.com`]."""
+    password: str | UnsetType = UNSET
+    """`user.password_migration`: the password signed in with (masked in the answer) [default: `sample-password`]."""
     hooks: list[HookSpec] | UnsetType = UNSET
     """Hooks to try instead of the saved ones."""
 

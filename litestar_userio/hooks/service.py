@@ -41,7 +41,12 @@ from litestar_userio.errors import (
 from litestar_userio.hooks.compiler import MAX_SOURCE_BYTES, HookCompileError, compile_hook
 from litestar_userio.hooks.events import EventContext, apply_response, build_event
 from litestar_userio.hooks.fetch import FetchClient, FetchLimits, FetchSession, parse_allowlist
-from litestar_userio.hooks.migration import MIGRATION_EVENT, build_migration_event, migration_response
+from litestar_userio.hooks.migration import (
+    MIGRATION_EVENT,
+    build_migration_event,
+    login_id_type,
+    migration_response,
+)
 from litestar_userio.hooks.repository import HookRepository, HookRow, RunRow, VersionRow
 from litestar_userio.hooks.runlog import RunLog
 from litestar_userio.hooks.runtime import HookRuntime, HookSource, RuntimeLimits
@@ -382,19 +387,59 @@ class HookService:
         The password is masked like a secret in everything kept of the run (console, errors, run log).
         """
         hooks = await self.list(project_id)
+        result = await self._migration_chain(project_id, hooks, login_id, login_id_type, password, user)
+        record = result.payload.get("user")
+        return record if isinstance(record, dict) else None
+
+    async def preview_migration(
+        self,
+        project_id: str,
+        login_id: str,
+        password: str,
+        user: UserState | None,
+        hooks: Sequence[SavedHook] | None = None,
+    ) -> HookPreview:
+        """Run the given (or the saved) `user.password_migration` hooks on an event of sign-in's shape (test endpoint).
+
+        Nothing is created, stored or logged; `payload` is `{"user": <record>}` when a hook answered one.
+        """
+        chain = list(hooks) if hooks is not None else await self.list(project_id)
+        result = await self._migration_chain(
+            project_id, chain, login_id, login_id_type(login_id), password, user, test=True
+        )
+        warnings = [] if self.has_migration(chain) else [f"no {MIGRATION_EVENT} hook to run: nothing ran"]
+        return HookPreview(
+            payload=result.payload,
+            added_claims={},
+            hooks=result.runs,
+            error=error_object(result.error) if result.error is not None else msgspec.UNSET,
+            warnings=warnings,
+        )
+
+    async def _migration_chain(
+        self,
+        project_id: str,
+        hooks: Sequence[SavedHook],
+        login_id: str,
+        kind: str,
+        password: str,
+        user: UserState | None,
+        *,
+        test: bool = False,
+    ) -> ChainResult:
         now = self.clock.now()
 
         def event_of(index: int, current: dict[str, Any]) -> dict[str, Any]:
-            event = build_migration_event(login_id, login_id_type, password, user, project_id, now)
+            event = build_migration_event(login_id, kind, password, user, project_id, now)
             return {**event, "seq": index + 1}
 
         def answer(response: Any, current: dict[str, Any]) -> dict[str, Any]:
             record = migration_response(response)
             return current if record is None else {"user": record}
 
-        result = await self._run(MIGRATION_EVENT, hooks, project_id, {}, event_of, answer, masked=password)
-        record = result.payload.get("user")
-        return record if isinstance(record, dict) else None
+        return await self._run(
+            MIGRATION_EVENT, hooks, project_id, {}, event_of, answer, raise_errors=not test, test=test, masked=password
+        )
 
     def has_migration(self, hooks: Sequence[SavedHook]) -> bool:
         """Whether `hooks` include a `user.password_migration` hook (sign-in asks it only then)."""
@@ -441,6 +486,7 @@ class HookService:
                 if remaining <= 0:
                     raise HookTimeout("the hooks of this token ran out of their total time")
                 event = event_of(index, result.payload)
+                fetcher = FetchSession(self.fetch_client(), project.allowlist, self.fetch_limits, hidden.values())
                 with telemetry.span(
                     "userio.hook.run", {"userio.project_id": project_id, "userio.hook.event": event_type}
                 ):
@@ -452,13 +498,13 @@ class HookService:
                         test=test,
                         queue_timeout=remaining,
                         secrets=project.secrets,
-                        fetcher=FetchSession(
-                            self.fetch_client(), project.allowlist, self.fetch_limits, hidden.values()
-                        ),
+                        fetcher=fetcher,
                     )
                 queued_ms = outcome.queued_ms
                 run.duration_ms = round(outcome.duration_ms, 3)
-                run.console = mask_console(list(outcome.console), hidden)
+                run.console = mask_console(list(outcome.console), hidden) + [
+                    {"level": "error", "message": masker.text(error)} for error in fetcher.errors
+                ]
                 if not outcome.ok:
                     runtime_kind = outcome.error_kind
                     message = masker.text(outcome.error_message or "")

@@ -267,17 +267,6 @@ def import_command(
     if resume is not None and report is not None and report != resume:
         _fail("--resume REPORT continues REPORT itself: leave out --report")
     path = None if file == "-" else Path(file)
-    if check_passwords is not None:
-        from litestar_userio.transfer.client import TransferError
-        from litestar_userio.transfer.password_checks import check_passwords as run_checks
-
-        try:
-            code = run_checks(connection, path, source, identifier, check_passwords)
-        except TransferError as exc:
-            _fail(exc.message, exc.exit_code)
-        raise click.exceptions.Exit(code)
-    if path is None and sys.stdin.isatty():  # else the run would wait for input without a word
-        click.echo("reading records from the terminal, one JSON object a line; end with Ctrl-D", err=True)
     settings = ImportSettings(
         path=path,
         source=source,
@@ -292,6 +281,18 @@ def import_command(
         phone_region=phone_region,
         firebase_hash_config=firebase_hash_config,
     )
+    if check_passwords is not None:
+        from litestar_userio.transfer.password_checks import check_passwords as run_checks
+
+        try:
+            code = run_checks(connection, settings, check_passwords)
+        except TransferError as exc:
+            _fail(exc.message, exc.exit_code)
+        except InputError as exc:
+            _fail(f"{file}:{exc.line}: {exc.message}" if exc.line is not None else f"{file}: {exc.message}")
+        raise click.exceptions.Exit(code)
+    if path is None and sys.stdin.isatty():  # else the run would wait for input without a word
+        click.echo("reading records from the terminal, one JSON object a line; end with Ctrl-D", err=True)
     try:
         plan = plan_import(settings, connection=connection)
     except InputError as exc:

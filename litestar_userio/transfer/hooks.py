@@ -1,7 +1,7 @@
 """`userio hooks ...`: push TypeScript hooks, test them against a user, manage secrets and versions.
 
-`push` keeps everything else the hooks document holds (an allowlist, per-hook options), so a push changes
-only the sources it was given.
+`push` keeps everything else the hooks document holds (per-hook options, and the fetch allowlist unless
+`--allow` replaces it), so a push changes only what it was given.
 """
 
 from __future__ import annotations
@@ -25,8 +25,9 @@ __all__ = ["hooks_group"]
 
 HOOKS_PATH: Final = "/_api/admin/hooks"
 EVENTS: Final = ("oidc.jwt.pre_create", "oidc.id_token.pre_create")
-PUSHED_EVENTS: Final = (*EVENTS, "user.password_migration")
-"""`push` also takes the lazy-migration event; `test` previews token events only."""
+MIGRATION_EVENT: Final = "user.password_migration"
+PUSHED_EVENTS: Final = (*EVENTS, MIGRATION_EVENT)
+"""`push` and `test` take the lazy-migration event too (docs/reference.md#hooks-lazy-migration)."""
 
 
 def _run(connection: Connection, action: Callable[[AdminClient], Awaitable[None]]) -> None:
@@ -60,10 +61,18 @@ def hooks_group() -> None:
 @click.option(
     "--event", type=click.Choice(PUSHED_EVENTS), default=EVENTS[0], show_default=True, help="The event they block."
 )
+@click.option(
+    "--allow",
+    "allow",
+    multiple=True,
+    metavar="ORIGIN",
+    help="Replace the fetch allowlist by these origins (repeat: --allow https://old.example.com); "
+    "--allow '' empties it [default: keep the saved allowlist].",
+)
 @connection_options
 @_with_connection
-def push(connection: Connection, quiet: bool, files: tuple[Path, ...], event: str) -> None:
-    """Replace the project's hooks of EVENT by FILES (.ts), in order; hooks of the other event stay."""
+def push(connection: Connection, quiet: bool, files: tuple[Path, ...], event: str, allow: tuple[str, ...]) -> None:
+    """Replace the project's hooks of EVENT by FILES (.ts), in order; hooks of the other events stay."""
     sources = [path.read_text(encoding="utf-8") for path in files]
 
     async def action(client: AdminClient) -> None:
@@ -71,23 +80,61 @@ def push(connection: Connection, quiet: bool, files: tuple[Path, ...], event: st
         document = dict(current) if isinstance(current, dict) else {}
         kept = [h for h in document.get("hooks", []) if isinstance(h, dict) and h.get("event") != event]
         document["hooks"] = kept + [{"event": event, "source": source} for source in sources]
-        await client.put_json(HOOKS_PATH, msgspec.json.encode(document), action="save the hooks")
+        if allow:
+            document["fetch_allowlist"] = [origin for origin in allow if origin]
+        answer = await client.put_json(HOOKS_PATH, msgspec.json.encode(document), action="save the hooks")
         names = ", ".join(str(path) for path in files)
         click.echo(f"saved {len(sources)} {event} hook{'s' if len(sources) != 1 else ''} ({names})", err=True)
+        saved = _result(answer) if isinstance(answer, dict) else None
+        allowlist = saved.get("fetch_allowlist") if isinstance(saved, dict) else document.get("fetch_allowlist")
+        if allow or allowlist:
+            click.echo(f"fetch allowlist: {', '.join(allowlist or []) or '(empty)'}", err=True)
 
     _run(connection, action)
 
 
 @hooks_group.command("test")
 @click.argument("file", required=False, type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--user", "user_id", required=True, help="The user id (`sub`) to run the hooks for.")
-@click.option("--client-id", required=True, help="The OAuth client the token would be for.")
-@click.option("--event", type=click.Choice(EVENTS), default=EVENTS[0], show_default=True)
+@click.option("--user", "user_id", help="The user id (`sub`) to run the hooks for (a migration: the waiting user).")
+@click.option("--client-id", help="The OAuth client the token would be for (token events).")
+@click.option("--event", type=click.Choice(PUSHED_EVENTS), default=EVENTS[0], show_default=True)
+@click.option(
+    "--login-id", help=f"{MIGRATION_EVENT}: the login id of the sample sign-in [default: sample@example.com]."
+)
+@click.option(
+    "--password",
+    help=f"{MIGRATION_EVENT}: the password of the sample sign-in, sent to the old system [default: sample-password].",
+)
 @connection_options
 @_with_connection
-def test(connection: Connection, quiet: bool, file: Path | None, user_id: str, client_id: str, event: str) -> None:
-    """Run the saved hooks (or FILE instead) against a user; print the claims they add. Nothing is issued."""
-    body: dict[str, Any] = {"event": event, "user_id": user_id, "client_id": client_id}
+def test(
+    connection: Connection,
+    quiet: bool,
+    file: Path | None,
+    user_id: str | None,
+    client_id: str | None,
+    event: str,
+    login_id: str | None,
+    password: str | None,
+) -> None:
+    """Run the saved hooks (or FILE instead); nothing is issued or created.
+
+    A token event runs against --user and --client-id and prints the claims the hooks add; user.password_migration
+    runs on a sample sign-in (--login-id, --password, --user for a waiting user) and prints the record they answer.
+    """
+    body: dict[str, Any] = {"event": event}
+    if event == MIGRATION_EVENT:
+        if client_id is not None:
+            _fail(f"--client-id goes with a token event, not {MIGRATION_EVENT}")
+        body.update({k: v for k, v in (("login_id", login_id), ("password", password)) if v is not None})
+    else:
+        if user_id is None or client_id is None:
+            _fail(f"{event} runs against a user and a client: give --user and --client-id")
+        if login_id is not None or password is not None:
+            _fail(f"--login-id and --password go with --event {MIGRATION_EVENT}")
+        body["client_id"] = client_id
+    if user_id is not None:
+        body["user_id"] = user_id
     if file is not None:
         body["hooks"] = [{"event": event, "source": file.read_text(encoding="utf-8")}]
 
@@ -102,7 +149,12 @@ def test(connection: Connection, quiet: bool, file: Path | None, user_id: str, c
             for entry in run.get("console") or [] if isinstance(run, dict) else []:
                 if isinstance(entry, dict):
                     click.echo(f"console.{entry.get('level', 'log')}: {entry.get('message', '')}", err=True)
-        _print_json(preview.get("added_claims", {}) if isinstance(preview, dict) else preview)
+        if not isinstance(preview, dict):
+            _print_json(preview)
+        elif event == MIGRATION_EVENT:
+            _print_json(preview.get("payload", {}).get("user"))  # the record answered (null: the bare user)
+        else:
+            _print_json(preview.get("added_claims", {}))
         error = preview.get("error") if isinstance(preview, dict) else None
         if error:
             _fail(

@@ -34,11 +34,10 @@ from litestar_userio.files import open_private
 from litestar_userio.transfer.batches import Batch, Batcher, Done, Rejected, Unit
 from litestar_userio.transfer.client import TransferError
 from litestar_userio.transfer.details import outcome_of
-from litestar_userio.transfer.phones import PhoneFixer
-from litestar_userio.transfer.plan import source_for
+from litestar_userio.transfer.plan import input_pass, source_for
 from litestar_userio.transfer.progress import Snapshot
 from litestar_userio.transfer.reader import InputError
-from litestar_userio.transfer.records import InputPass, open_input
+from litestar_userio.transfer.records import InputPass
 from litestar_userio.transfer.report import ReportError, ReportWriter
 from litestar_userio.transfer.result import ImportResult
 from litestar_userio.transfer.sender import Sender
@@ -153,7 +152,7 @@ class Importer:
             line["record"] = line.pop("record", None)  # last: the long part, after what a reader scans for
             lines.append(line)
             self._count(index, outcome)
-            if outcome == "failed" or "client_warnings" in line:
+            if outcome == "failed" or "client_warnings" in line or line.get("warnings"):
                 self._summarize(line)
         self.report.write(lines)
         self._write_failed(failed)
@@ -233,10 +232,10 @@ class Importer:
 
     async def _run(self) -> ImportResult:
         settings = self.settings
-        phones = PhoneFixer(self.plan.phone_region) if self.plan.phone_region else None
-        reader = self.plan.stdin or InputPass(
-            open_input(settings.path), self.source, lambda: self.upsert, phones=phones
-        )
+        reader = self.plan.stdin
+        if reader is None:
+            assert settings.path is not None
+            reader = input_pass(settings.path, self.source, lambda: self.upsert, self.plan.phone_region)
         stream = reader.stream
         self.report = ReportWriter(settings.report, append=self.resume is not None)
         self._sender = Sender(

@@ -20,6 +20,7 @@ from litestar_userio.transfer.client import TransferError
 
 if TYPE_CHECKING:
     from litestar_userio.transfer.client import AdminClient, Connection
+    from litestar_userio.transfer.plan import ImportSettings
 
 __all__ = ["check_passwords"]
 
@@ -43,27 +44,36 @@ def _read_pairs(path: Path) -> list[_Pair]:
         raise TransferError(f'{path}: {exc} (expected {{"index": N, "password": "..."}} objects)') from exc
 
 
-def check_passwords(
-    connection: Connection, file: Path | None, source: str | None, identifier: str | None, pairs_path: Path
-) -> int:
+def check_passwords(connection: Connection, settings: ImportSettings, pairs_path: Path) -> int:
     """Run the dry-run checks of PAIRS against FILE's records; 0 when every pair verified, else 1.
 
-    TransferError (one line for stderr) when PAIRS or FILE cannot be used, or the server refuses.
+    The records are read as the import would send them (`plan.source_for` and `plan.input_pass`: the same
+    converter with `--firebase-hash-config`, the same `--phone-region` and `--upsert`), so what verifies here is
+    what the import stores. TransferError (one line for stderr) when PAIRS or FILE cannot be used, or the server
+    refuses.
     """
     from litestar_userio.transfer.client import IMPORT_PATH, AdminClient
-    from litestar_userio.transfer.converters import SOURCES
-    from litestar_userio.transfer.records import InputPass, open_input
+    from litestar_userio.transfer.phones import check_region
+    from litestar_userio.transfer.plan import input_pass, source_for
 
+    file = settings.path
     if file is None:
         raise TransferError("--check-passwords reads the records from FILE: give a file, not stdin")
+    converter = source_for(
+        settings.source, str(settings.firebase_hash_config) if settings.firebase_hash_config else None
+    )
+    phone_region = check_region(settings.phone_region) if settings.phone_region is not None else None
     pairs = _read_pairs(pairs_path)
     wanted = {pair.index for pair in pairs}
     records: dict[int, dict[str, Any]] = {}
-    reader = InputPass(open_input(file), SOURCES[source] if source else None, lambda: False)
+    # A converter reads no request object, so only the flag's upsert can shape a converted record.
+    reader = input_pass(file, converter, lambda: bool(settings.upsert), phone_region)
     with reader.stream:
         for index, record in enumerate(reader.records()):
             if index in wanted:
                 records[index] = msgspec.json.decode(record.body)
+    identifier = settings.identifier or reader.options.identifier or "email"
+    upsert = settings.upsert if settings.upsert is not None else bool(reader.options.upsert)
     if missing := sorted(wanted - set(records)):
         raise TransferError(f"--check-passwords: {pairs_path} names records {missing[:5]} that {file} does not have")
 
@@ -75,7 +85,8 @@ def check_passwords(
                 order = sorted({pair.index for pair in batch})
                 position = {index: i for i, index in enumerate(order)}
                 body = {
-                    "identifier": identifier or "email",
+                    "identifier": identifier,
+                    "upsert": upsert,
                     "dry_run": True,
                     "records": [records[i] for i in order],
                     "password_checks": [{"index": position[p.index], "password": p.password} for p in batch],

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,7 +22,7 @@ from litestar_userio.transfer.converters import (
 )
 from litestar_userio.transfer.phones import PhoneFixer
 from litestar_userio.transfer.reader import InputError
-from litestar_userio.transfer.records import InputPass, scan_input
+from litestar_userio.transfer.records import InputPass, open_input, scan_input
 from litestar_userio.transfer.report import ResumeState, read_report
 from litestar_userio.transfer.summary import failures_path
 
@@ -34,6 +35,7 @@ __all__ = [
     "ImportPlan",
     "ImportSettings",
     "from_hint",
+    "input_pass",
     "plan_import",
     "source_for",
 ]
@@ -92,7 +94,13 @@ class ImportPlan:
 
 
 def source_for(source: str | None, hash_config_path: str | None) -> Source | None:
-    """The `--from` source of a run, with the Firebase hash config file's parameters when one is given."""
+    """The `--from` source of a run, with the Firebase hash config file's parameters when one is given.
+
+    The one place that turns the two flags into a converter: the import and `--check-passwords` both take it,
+    so a check verifies exactly the password objects the import sends.
+    """
+    if hash_config_path is not None and source != "firebase":
+        raise TransferError("--firebase-hash-config goes with --from firebase")
     if source is None:
         return None
     if hash_config_path is None:
@@ -105,6 +113,12 @@ def source_for(source: str | None, hash_config_path: str | None) -> Source | Non
         return source_with(source, firebase_hash_config=firebase_hash_config(text))
     except ConversionError as exc:
         raise TransferError(f"{hash_config_path}: {exc}") from exc
+
+
+def input_pass(path: Path, source: Source | None, upsert: Callable[[], bool], phone_region: str | None) -> InputPass:
+    """The pass over a file that yields the records as the import sends them (converted, phones fixed)."""
+    phones = PhoneFixer(phone_region) if phone_region else None
+    return InputPass(open_input(path), source, upsert, phones=phones)
 
 
 def _looks_like(path: Path) -> str | None:
@@ -173,8 +187,6 @@ def plan_import(settings: ImportSettings, *, connection: Connection) -> ImportPl
     source = resolved("from", settings.source, None)
     given_config = str(settings.firebase_hash_config) if settings.firebase_hash_config is not None else None
     hash_config_path = resolved("firebase_hash_config", given_config, None)
-    if hash_config_path is not None and source != "firebase":
-        raise TransferError("--firebase-hash-config goes with --from firebase")
     converter = source_for(source, hash_config_path)
     phone_region = resolved("phone_region", settings.phone_region, None)
     if phone_region is not None:

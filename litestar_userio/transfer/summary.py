@@ -1,5 +1,8 @@
 """The end of an import run: failures grouped by reason and location, warnings by kind, each with one example.
 
+The server's own warnings on records it applied anyway (`password is ignored because the user already exists.`)
+are counted by their text, each with the first few records' indexes.
+
 Why from the report: it holds every outcome of the run, including those written before a crash and a
 `--resume`, so the summary of a resumed run covers the whole run. Printed on stderr and written as JSON
 beside the report (`report.failures.json` for `report.ndjson`).
@@ -23,6 +26,8 @@ _SHOWN: Final = 10
 """Groups printed on stderr (the JSON has all of them)."""
 _MESSAGE_SHOWN: Final = 200
 """Characters of an example's message printed on stderr."""
+_INDEXES_KEPT: Final = 5
+"""Records named per server warning (the first ones in the file): enough to look a few up in the report."""
 _LOGIN_ID_ATTRIBUTES: Final = ("email", "phone_number", "preferred_username")
 _E164_SHAPE: Final = re.compile(r"\+[0-9]+")
 
@@ -39,6 +44,8 @@ class _Line(msgspec.Struct):
     errors: list[dict[str, Any]] | None = None
     record: Any = None
     client_warnings: list[dict[str, str]] | None = None
+    warnings: list[dict[str, Any]] | None = None
+    """The server's per-record warnings (`{"message": ...}`: a record applied anyway, with something ignored)."""
 
 
 _line_decoder = msgspec.json.Decoder(_Line)
@@ -86,11 +93,21 @@ class _Group:
 
 
 @dataclass
+class _Warned:
+    count: int
+    indexes: list[int]
+    lines: list[int | None]
+
+
+@dataclass
 class FailureSummary:
     """Failures by (reason, location, kind) and client warnings by kind, counted, each with its first example."""
 
     failures: dict[tuple[str, str, str], _Group] = field(default_factory=dict)
     warnings: dict[str, _Group] = field(default_factory=dict)
+    server_warnings: dict[str, _Warned] = field(default_factory=dict)
+    """The server's warnings by message (`password is ignored because the user already exists.`), with the first
+    records' indexes and lines."""
     national_phones: int = 0
     """Records refused for a phone number written with more than `+` and digits (`--phone-region` may convert it)."""
     other_identifiers: dict[str, int] = field(default_factory=dict)
@@ -140,6 +157,17 @@ class FailureSummary:
             else:
                 self.warnings[kind] = _Group(1, {"index": index, "line": line, "message": warning.get("message", "")})
 
+    def server_warned(self, index: int, line: int | None, warnings: list[dict[str, Any]]) -> None:
+        """Count a record's server warnings by their text, keeping the first few records' positions."""
+        for message in dict.fromkeys(str(w.get("message", "")) if isinstance(w, dict) else str(w) for w in warnings):
+            group = self.server_warnings.get(message)
+            if group is None:
+                group = self.server_warnings[message] = _Warned(0, [], [])
+            group.count += 1
+            if len(group.indexes) < _INDEXES_KEPT:
+                group.indexes.append(index)
+                group.lines.append(line)
+
     @classmethod
     def from_report(cls, path: Path) -> FailureSummary:
         """The summary of every outcome in a report."""
@@ -151,7 +179,9 @@ class FailureSummary:
 
     def add(self, raw: bytes) -> None:
         """Count one line of a report, as written (a new run counts its lines as it writes them)."""
-        if not raw.startswith(b'{"index"') or (b'"outcome":"failed"' not in raw and b'"client_warnings"' not in raw):
+        if not raw.startswith(b'{"index"') or (
+            b'"outcome":"failed"' not in raw and b'"client_warnings"' not in raw and b'"warnings"' not in raw
+        ):
             return
         try:
             item = _line_decoder.decode(raw)
@@ -163,6 +193,8 @@ class FailureSummary:
             self.failed(item.index, item.line, item.errors, item.record)
         if item.client_warnings:
             self.warned(item.index, item.line, item.client_warnings)
+        if item.warnings:
+            self.server_warned(item.index, item.line, item.warnings)
 
     def as_json(self, *, records: int, counts: dict[str, int]) -> dict[str, Any]:
         """The summary file's content."""
@@ -176,6 +208,10 @@ class FailureSummary:
                 for (r, loc, k), g in failures
             ],
             "warnings": [{"kind": k, "count": g.count, "example": g.example} for k, g in warnings],
+            "server_warnings": [
+                {"message": m, "count": g.count, "indexes": g.indexes, "lines": g.lines}
+                for m, g in sorted(self.server_warnings.items(), key=lambda item: (-item[1].count, item[0]))
+            ],
         }
 
     def write(self, path: Path, *, records: int, counts: dict[str, int]) -> None:
@@ -212,4 +248,16 @@ class FailureSummary:
                     f"  {group.count:>7,}  {kind}; e.g. line {group.example['line']}: "
                     f"{_shortened(group.example['message'])}"
                 )
+        if self.server_warnings:
+            lines.append("server warnings (records applied anyway; count, then the first records):")
+            ordered_warnings = sorted(self.server_warnings.items(), key=lambda item: (-item[1].count, item[0]))
+            for message, warned in ordered_warnings[:_SHOWN]:
+                more = ", ..." if warned.count > len(warned.indexes) else ""
+                at = ", ".join(
+                    f"{i} (line {n})" if n is not None else str(i)
+                    for i, n in zip(warned.indexes, warned.lines, strict=True)
+                )
+                lines.append(f"  {warned.count:>7,}  {_shortened(message)}; records {at}{more}")
+            if len(ordered_warnings) > _SHOWN:
+                lines.append(f"  ... and {len(ordered_warnings) - _SHOWN} more warnings (in the JSON summary)")
         return lines

@@ -12,9 +12,9 @@ from litestar import Controller, Request, delete, get, post, put
 from litestar.di import NamedDependency
 from litestar.params import FromPath, Parameter
 
-from litestar_userio.errors import (
-    HookVersionNotFound,
-)
+from litestar_userio.accounts.admin import UserAdminService
+from litestar_userio.errors import HookVersionNotFound, InvalidRequest, NotFound
+from litestar_userio.hooks.migration import MIGRATION_EVENT
 from litestar_userio.hooks.repository import VersionRow
 from litestar_userio.hooks.schemas import (
     HookList,
@@ -46,6 +46,7 @@ from litestar_userio.web.providers import (
     authenticate_admin,
     provide_hook_service,
     provide_token_service,
+    provide_user_admin_service,
 )
 
 __all__ = ["HookListBody", "HookSecretBody", "HookTestBody", "HooksController"]
@@ -54,6 +55,12 @@ HookListBody = Annotated[HookList, json_body("HookListBody"), StrictJSON(HookLis
 """`data: HookListBody` is a `HookList`, decoded by `parse_json_body` (as the other hooks API bodies)."""
 HookSecretBody = Annotated[HookSecretValue, json_body("HookSecretBody"), StrictJSON(HookSecretValue)]
 HookTestBody = Annotated[HookTestRequest, json_body("HookTestBody"), StrictJSON(HookTestRequest)]
+
+
+SAMPLE_LOGIN_ID = "sample@example.com"
+"""The login id of a `user.password_migration` test that names none."""
+SAMPLE_PASSWORD = "sample-password"
+"""The password of a `user.password_migration` test that names none."""
 
 
 def _origin(request: Request[Any, Any, Any]) -> str:
@@ -93,7 +100,11 @@ class HooksController(Controller):
     path = "/hooks"
     tags = ["Token hooks"]
     guards = [authenticate_admin]
-    dependencies = admin_dependencies(hooks_service=provide_hook_service, tokens_service=provide_token_service)
+    dependencies = admin_dependencies(
+        hooks_service=provide_hook_service,
+        tokens_service=provide_token_service,
+        user_admin_service=provide_user_admin_service,
+    )
     exception_handlers = {Exception: export_error_handler}
     request_max_body_size = 2 * 1024 * 1024
 
@@ -267,10 +278,21 @@ class HooksController(Controller):
         project: NamedDependency[ProjectRecord],
         hooks_service: NamedDependency[HookService],
         tokens_service: NamedDependency[TokenService],
+        user_admin_service: NamedDependency[UserAdminService],
     ) -> HookTestResult:
         hooks = None if data.hooks is msgspec.UNSET else await hooks_service.compile_all(data.hooks)
+        user_id = None if data.user_id is msgspec.UNSET else data.user_id
+        if data.event == MIGRATION_EVENT:
+            waiting = None if user_id is None else await user_admin_service.load(project.id, user_id)
+            if user_id is not None and waiting is None:
+                raise NotFound(f"no user {user_id!r} in this project: pass a user's id (`sub` in an export)")
+            login_id = SAMPLE_LOGIN_ID if data.login_id is msgspec.UNSET else data.login_id
+            password = SAMPLE_PASSWORD if data.password is msgspec.UNSET else data.password
+            return HookTestResult(await hooks_service.preview_migration(project.id, login_id, password, waiting, hooks))
+        if user_id is None or data.client_id is msgspec.UNSET:
+            raise InvalidRequest(f"{data.event} is tested against a user and a client: give user_id and client_id")
         preview = await tokens_service.preview(
-            project.id, data.event, data.client_id, data.user_id, issuer=_origin(request), hooks=hooks
+            project.id, data.event, data.client_id, user_id, issuer=_origin(request), hooks=hooks
         )
         application = await tokens_service.applications.get(project.id, data.client_id)
         if data.event == "oidc.jwt.pre_create" and application and not application.issue_jwt_access_token:

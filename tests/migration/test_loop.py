@@ -22,6 +22,8 @@ from pathlib import Path
 
 import httpx
 
+from tests.helpers import HASH_2B
+from tests.hooks.test_migration_event import MIGRATION_HOOK, OldSystem
 from tests.migration.conftest import USERIO, Deployment, Project, make_workload
 from tests.server_cli import run_userio
 
@@ -255,6 +257,41 @@ async def test_failures_are_grouped_by_reason_and_location_with_counts_and_one_e
     assert 'e.g. line 1: "Mars/Olympus":' in lines[start + 1]
     assert lines[start + 2].split()[:3] == ["2", "ValidationFailed", "/email"]
     assert "report.failures.json" in result.stderr
+
+
+async def test_server_warnings_are_counted_by_text_with_the_first_records_in_the_summary(
+    embedded: Deployment, tmp_path
+):
+    project = await embedded.make_project()
+    first = [{"email": f"w{i}@example.com"} for i in range(7)]
+    (tmp_path / "first.ndjson").write_bytes(jsonl(first))
+    assert embedded.cli("import", "first.ndjson", *project.args(embedded), "-q", "--report", "a.ndjson",
+                        cwd=tmp_path).returncode == 0  # fmt: skip
+    # Again with passwords, as an upsert: the users exist, so each password is ignored with the server's warning.
+    again = [{"email": "new@example.com"}] + [
+        {"email": f"w{i}@example.com", "password": {"type": "bcrypt", "password_hash": HASH_2B}} for i in range(7)
+    ]
+    (tmp_path / "again.ndjson").write_bytes(jsonl(again))
+
+    result = embedded.cli("import", "again.ndjson", "--upsert", *project.args(embedded), "-q", cwd=tmp_path)
+
+    assert result.returncode == 0, result.stderr
+    summary = json.loads((tmp_path / "report.failures.json").read_text())
+    assert summary["server_warnings"] == [
+        {
+            "message": "password is ignored because the user already exists.",
+            "count": 7,
+            "indexes": [1, 2, 3, 4, 5],
+            "lines": [2, 3, 4, 5, 6],
+        }
+    ]
+    lines = result.stderr.splitlines()
+    start = lines.index("server warnings (records applied anyway; count, then the first records):")
+    assert lines[start + 1].split("  ")[-1] == (
+        "password is ignored because the user already exists.; "
+        "records 1 (line 2), 2 (line 3), 3 (line 4), 4 (line 5), 5 (line 6), ..."
+    )
+    assert lines[start + 1].split()[0] == "7"
 
 
 async def test_the_files_a_run_writes_are_readable_by_their_owner_only(embedded: Deployment, tmp_path):
@@ -600,6 +637,51 @@ async def test_hooks_push_and_test_print_the_claims_added(embedded: Deployment, 
     claims = json.loads(tested.stdout)
     assert claims["custom_attributes"] == {"plan": "pro"}
     assert claims["standard_attributes"]["email"] == "ada@example.com"
+
+
+async def test_hooks_push_sets_the_allowlist_and_test_runs_a_password_migration_sample(embedded: Deployment, tmp_path):
+    project = await embedded.make_project()
+    hook = tmp_path / "migrate.ts"
+    old = OldSystem()
+    try:
+        hook.write_text(MIGRATION_HOOK % old.origin)
+        secret = embedded.cli("hooks", "secrets", "set", "OLD_KEY", "--value", "old-key-123456",
+                              *project.args(embedded), cwd=tmp_path)  # fmt: skip
+        assert secret.returncode == 0, secret.stderr
+        event = ["--event", "user.password_migration"]
+        refused_push = embedded.cli("hooks", "push", str(hook), *event, *project.args(embedded), cwd=tmp_path)
+        refused = embedded.cli("hooks", "test", *event, "--login-id", "ann@example.com", "--password",
+                               "right-pw-123", *project.args(embedded), cwd=tmp_path)  # fmt: skip
+        pushed = embedded.cli("hooks", "push", str(hook), *event, "--allow", old.origin, *project.args(embedded),
+                              cwd=tmp_path)  # fmt: skip
+        tested = embedded.cli("hooks", "test", *event, "--login-id", "ann@example.com", "--password",
+                              "right-pw-123", *project.args(embedded), cwd=tmp_path)  # fmt: skip
+    finally:
+        old.close()
+
+    assert refused_push.returncode == 0, refused_push.stderr
+    assert refused.returncode == 1
+    assert f"console.error: fetch refused: {old.origin} is not on the project's fetch allowlist" in refused.stderr
+    assert pushed.returncode == 0, pushed.stderr
+    assert f"fetch allowlist: {old.origin}" in pushed.stderr
+    assert tested.returncode == 0, tested.stderr
+    assert json.loads(tested.stdout) == {
+        "email": "ann@example.com",
+        "name": "Ann",
+        "custom_attributes": {"old_id": "old-1"},
+    }
+    assert [seen["username"] for seen in old.seen] == ["ann@example.com"]
+    assert "right-pw-123" not in tested.stdout + tested.stderr
+    assert await embedded.user_count(project) == 0  # a test creates nobody
+
+
+async def test_hooks_test_of_a_token_event_asks_for_a_user_and_a_client(embedded: Deployment, tmp_path):
+    project = await embedded.make_project()
+
+    result = embedded.cli("hooks", "test", "--user", "u1", *project.args(embedded), cwd=tmp_path)
+
+    assert result.returncode == 2
+    assert "oidc.jwt.pre_create runs against a user and a client: give --user and --client-id" in result.stderr
 
 
 async def test_records_typed_on_a_terminal_are_asked_for_and_imported(embedded: Deployment, tmp_path):

@@ -95,6 +95,32 @@ async def test_a_hook_that_throws_or_times_out_refuses_and_creates_nobody(world)
         assert PASSWORD not in response.text
 
 
+async def test_a_fetch_target_off_the_allowlist_is_named_in_the_run_log(world) -> None:
+    old = OldSystem()
+    try:
+        await set_up(world, old, MIGRATION_HOOK % old.origin)
+        # The hook's fetch target is not allowlisted: the sign-in fails closed; the run log must say why.
+        body = {"hooks": [{"event": "user.password_migration", "source": MIGRATION_HOOK % old.origin}]}
+        body["fetch_allowlist"] = ["https://old.example.com"]
+        put = await world.project.env.client.put(HOOKS, json=body, headers=world.project.headers())
+        assert put.status_code == 200, put.text
+        refused = await world.sign_in(username="ann@example.com", password=PASSWORD)
+    finally:
+        old.close()
+    await world.env.services.hooks.run_log.flush()
+    runs = await world.project.get(f"{HOOKS}/runs")
+
+    assert refused.status_code == 400 and refused.json()["error"] == "invalid_grant"
+    assert old.seen == []
+    [logged] = runs.json()["result"]["runs"]
+    assert (logged["outcome"], logged["error_kind"]) == ("error", "exception")
+    assert {
+        "level": "error",
+        "message": f"fetch refused: {old.origin} is not on the project's fetch allowlist",
+    } in logged["console"]
+    assert PASSWORD not in runs.text
+
+
 @pytest.mark.engine
 async def test_concurrent_sign_ins_of_one_login_id_make_one_user(world) -> None:
     old = OldSystem()
