@@ -38,7 +38,6 @@ from litestar_userio.imports.schemas import PasswordInput, UserRecord
 from litestar_userio.imports.validation import ParsedRecord, parse_record
 from litestar_userio.projects.service import ProjectRecord, ProjectService
 from litestar_userio.retry import Backoff, retrying
-from litestar_userio.tokens.repository import RefreshTokenRepository
 from litestar_userio.users.formats import LOGIN_ID_ATTRIBUTES
 from litestar_userio.users.login_id_rules import LoginIDRules
 from litestar_userio.users.model import AuthenticatorState, UserState, is_disabled_at
@@ -97,7 +96,6 @@ class UserAdminService:
         self.imports = imports
         """The import's password bounds: a record here passes the checks it would pass in an import."""
         self.users = UserRepository()
-        self.refresh_tokens = RefreshTokenRepository()
         self.emit: Emit = _no_events
         """Litestar's `app.emit` once the plugin bound it: each change emits its `USER_EVENTS` member."""
 
@@ -275,7 +273,8 @@ class UserAdminService:
     ) -> dict[str, Any]:
         """Disable until enabled, or only inside a window (both bounds, from < until, inside the valid period).
 
-        Any disable revokes the user's refresh tokens: every session ends (ref).
+        Any disable revokes the user's refresh tokens when it is written: every session ends (ref,
+        `users.model.ends_sessions`).
         """
         window = (temporarily_disabled_from, temporarily_disabled_until)
         if (window[0] is None) != (window[1] is None):
@@ -305,8 +304,7 @@ class UserAdminService:
                 user.disabled = True
             user.temporarily_disabled_from, user.temporarily_disabled_until = window
             user.disable_reason = reason
-            user.updated_at, user.changed = world.now, True
-            await self.refresh_tokens.revoke_user(tx, user_id, world.now)
+            user.updated_at, user.changed = world.now, True  # the write ends its sessions (`ends_sessions`)
             return user_id
 
         document = await self._change(project, None, user_id, apply)
