@@ -336,6 +336,18 @@ async def test_set_password_takes_an_import_password_object(project):
     assert neither.status_code == 400 and error_of(neither)["reason"] == "ValidationFailed"
 
 
+async def test_set_password_refuses_a_hash_object_above_the_scrypt_memory_bound(project):
+    user = await create(project, password={"type": "bcrypt", "password_hash": HASH_2B})
+    bomb = {"type": "scrypt", "password_hash": "$scrypt$ln=17,r=64,p=1$c2FsdA$aGFzaA"}  # 1 GiB per check
+
+    response = await call(project, "PUT", f"{USERS}/{user['sub']}/password", {"password_hash": bomb})
+
+    assert response.status_code == 400
+    error = error_of(response)
+    assert error["reason"] == "InvalidPasswordHash" and error["info"]["bound"] == "scrypt_memory_kib"
+    assert await project.env.services.users.verify_password(project.id, "ada@example.com", PASSWORD) == user["sub"]
+
+
 async def test_disable_revokes_refresh_tokens_and_enable_clears_it(project, env):
     user = await create(project)
     await env.services.tokens.applications.create(project.id, "app", issue_jwt_access_token=False)
