@@ -60,6 +60,10 @@ class PasswordHashBounds:
     """scrypt `N` (memory and time: 128 * N * r bytes; 2^17 with r = 8 is 128 MiB)."""
     scrypt_rp: int = 64
     """scrypt `r * p`."""
+    scrypt_memory_kib: int = 262_144
+    """scrypt's memory, 128 * N * r * p bytes, in KiB (256 MiB, argon2's bound), whatever N and r * p are apart:
+    `N = 2^17, r = 64` is within both and would take 1 GiB. Firebase's scrypt (N = 2^mem_cost, r = rounds, p = 1)
+    too."""
     firebase_mem_cost: int = 15
     """Firebase's `mem_cost` (log2 of scrypt's N)."""
     firebase_rounds: int = 16

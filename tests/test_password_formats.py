@@ -195,6 +195,9 @@ async def test_a_malformed_hash_names_the_format_expected(project, kind, bad):
     [
         ("scrypt", "$scrypt$ln=18,r=8,p=1$c2FsdA$aGFzaA", "scrypt_n"),
         ("scrypt", "$scrypt$ln=10,r=65,p=1$c2FsdA$aGFzaA", "scrypt_rp"),
+        # N and r*p each within their bound, 128*N*r*p = 1 GiB above the memory bound.
+        ("scrypt", "$scrypt$ln=17,r=64,p=1$c2FsdA$aGFzaA", "scrypt_memory_kib"),
+        ("scrypt", "$scrypt$ln=17,r=8,p=8$c2FsdA$aGFzaA", "scrypt_memory_kib"),
         ("pbkdf2", "$pbkdf2-sha256$i=2000001$c2FsdA$aGFzaA", "pbkdf2_iterations"),
         ("sha512_crypt", "$6$rounds=1000001$saltsalt$" + "a" * 86, "sha_crypt_rounds"),
         ("phpass", "$P$J" + "saltsalt" + "a" * 22, "phpass_cost"),
@@ -251,6 +254,20 @@ async def test_firebase_users_sign_in_with_the_projects_hash_config(env):
     assert await users.verify_password(project.id, "a@example.com", FIREBASE_PASSWORD) == detail["user_id"]
     assert (await primary_hash(project, detail["user_id"])).startswith("$2b$")
     assert other["outcome"] == "inserted"
+
+
+@pytest.mark.engine
+async def test_firebase_scrypt_is_bound_by_the_scrypt_memory_bound_too(backend, make_env):
+    env = await make_env(backend, imports={"hash_bounds": PasswordHashBounds(scrypt_memory_kib=8192)})
+    project = await env.make_project()
+    inline = {"type": "firebase_scrypt", **FIREBASE_USER, **FIREBASE_CONFIG}  # N = 2^14, r = 8: 16 MiB
+
+    detail = await import_one(project, {"email": "a@example.com", "password": inline})
+
+    (error,) = detail["errors"]
+    assert error["reason"] == "InvalidPasswordHash"
+    assert error["info"]["bound"] == "scrypt_memory_kib" and error["info"]["value"] == 16384
+    assert "hash_bounds.scrypt_memory_kib" in error["message"]
 
 
 async def test_firebase_hash_config_in_the_record_and_missing_config(project):

@@ -41,7 +41,6 @@ from litestar_userio.imports.schemas import PasswordInput, UserRecord
 from litestar_userio.imports.validation import ParsedRecord, parse_record
 from litestar_userio.projects.service import ProjectRecord, ProjectService
 from litestar_userio.retry import Backoff, retrying
-from litestar_userio.tokens.repository import RefreshTokenRepository
 from litestar_userio.users.exported import build_document, without_secrets
 from litestar_userio.users.formats import LOGIN_ID_ATTRIBUTES
 from litestar_userio.users.login_id_rules import LoginIDRules
@@ -98,7 +97,6 @@ class UserAdminService:
         self.imports = imports
         """The import's password bounds: a record here passes the checks it would pass in an import."""
         self.users = UserRepository()
-        self.refresh_tokens = RefreshTokenRepository()
 
     # Reads.
 
@@ -285,7 +283,8 @@ class UserAdminService:
     ) -> dict[str, Any]:
         """Disable until enabled, or only inside a window (both bounds, from < until, inside the valid period).
 
-        Any disable revokes the user's refresh tokens: every session ends (ref).
+        Any disable revokes the user's refresh tokens when it is written: every session ends (ref,
+        `users.model.ends_sessions`).
         """
         window = (temporarily_disabled_from, temporarily_disabled_until)
         if (window[0] is None) != (window[1] is None):
@@ -316,7 +315,6 @@ class UserAdminService:
             user.temporarily_disabled_from, user.temporarily_disabled_until = window
             user.disable_reason = reason
             _touch(user, world.now, "disabled")
-            await self.refresh_tokens.revoke_user(tx, user_id, world.now)
             return user_id
 
         return await self._change(project, None, user_id, apply, origin=origin)

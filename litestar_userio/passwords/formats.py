@@ -159,6 +159,22 @@ def _bound(kind: str, what: str, value: int, maximum: int, setting: str) -> None
         )
 
 
+def _scrypt_memory_bound(kind: str, n: int, r: int, p: int, policy: HashPolicy) -> None:
+    """The memory of a scrypt check (128 * N * r * p bytes) within `scrypt_memory_kib`.
+
+    N and r * p are bounded apart too, but their product is what one check holds (`N = 2^17, r = 64`: 1 GiB, the
+    whole pool's budget).
+    """
+    kib = 128 * n * r * p // 1024
+    maximum = policy.bounds.scrypt_memory_kib
+    if kib > maximum:
+        raise HashError(
+            f"has {kind} memory 128*N*r*p = {kib} KiB (N={n}, r={r}, p={p}), above this server's maximum of {maximum}"
+            " KiB (ImportConfig.hash_bounds.scrypt_memory_kib)",
+            {"bound": "scrypt_memory_kib", "value": kib, "maximum": maximum},
+        )
+
+
 def _b64(text: str) -> bytes:
     """Standard base64, with or without padding; passlib's `.` for `+` too."""
     if not _B64.fullmatch(text):
@@ -257,6 +273,7 @@ def _scrypt(obj: Mapping[str, Any], hashed: str, policy: HashPolicy) -> LegacyHa
     n, r, p = 1 << int(match[1]), int(match[2]), int(match[3])
     _bound("scrypt", "N", n, policy.bounds.scrypt_n, "scrypt_n")
     _bound("scrypt", "r*p", r * p, policy.bounds.scrypt_rp, "scrypt_rp")
+    _scrypt_memory_bound("scrypt", n, r, p, policy)
     memory = 128 * n * r
 
     def verify(password: bytes) -> bool:
@@ -299,6 +316,7 @@ def _firebase(obj: Mapping[str, Any], hashed: str, policy: HashPolicy) -> Legacy
         ) from None
     _bound("firebase_scrypt", "mem_cost", mem_cost, policy.bounds.firebase_mem_cost, "firebase_mem_cost")
     _bound("firebase_scrypt", "rounds", rounds, policy.bounds.firebase_rounds, "firebase_rounds")
+    _scrypt_memory_bound("firebase_scrypt", 1 << mem_cost, rounds, 1, policy)
 
     def verify(password: bytes) -> bool:
         return firebase_scrypt_matches(password, digest, salt, separator, signer_key, rounds, mem_cost)

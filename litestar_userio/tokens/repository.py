@@ -238,14 +238,6 @@ class RefreshTokenRepository:
         """The token was exchanged for its successor."""
         await tx.execute("UPDATE userio_refresh_token SET used_at = $2 WHERE id = $1", token_id, at)
 
-    async def revoke_user(self, tx: Tx, user_id: str, at: datetime) -> None:
-        """Every live token of the user stops working (the user was disabled: every session ends, ref)."""
-        await tx.run(
-            RefreshToken.update({RefreshToken.revoked_at: at}).where(
-                (RefreshToken.user == user_id) & RefreshToken.revoked_at.is_null()
-            )
-        )
-
     async def revoke_family(self, tx: Tx, family_id: str, at: datetime) -> None:
         """Every token of the family stops working."""
         await tx.run(

@@ -12,7 +12,17 @@ from typing import Any
 
 from litestar_userio.changes.model import ChangeKind
 
-__all__ = ["AuthenticatorState", "LoginID", "OAuthLink", "UserState", "disabled_state", "is_disabled_at"]
+__all__ = [
+    "AccountState",
+    "AuthenticatorState",
+    "LoginID",
+    "OAuthLink",
+    "UserState",
+    "account_state",
+    "disabled_state",
+    "ends_sessions",
+    "is_disabled_at",
+]
 
 
 def disabled_state(
@@ -152,3 +162,57 @@ class UserState:
                     attributes[f"{attribute}_verified"] = attribute in self.verified
         attributes.update(self.standard)
         return attributes
+
+
+@dataclass(frozen=True, slots=True)
+class AccountState:
+    """What of a user decides whether its sessions survive a change: its disable state and its primary password."""
+
+    disabled: bool
+    temporarily_disabled_from: datetime | None
+    temporarily_disabled_until: datetime | None
+    account_valid_from: datetime | None
+    account_valid_until: datetime | None
+    password: str | None
+    """The id of the primary password's authenticator (a new password is a new one), or None without one."""
+
+
+def account_state(user: UserState) -> AccountState:
+    """The `AccountState` of `user` as it is now in memory."""
+    password = next((a.id for a in user.authenticators if a.kind == "primary" and a.type == "password"), None)
+    return AccountState(
+        user.disabled,
+        user.temporarily_disabled_from,
+        user.temporarily_disabled_until,
+        user.account_valid_from,
+        user.account_valid_until,
+        password,
+    )
+
+
+def ends_sessions(before: AccountState, after: AccountState, at: datetime) -> bool:
+    """Whether a change from `before` to `after` at `at` revokes the user's refresh tokens (SECURITY.md).
+
+    The one rule, applied where every change of a user is written (`UserRepository.flush`), whichever path made it
+    (the admin API's PATCH, password and disable, an upsert import, a lazy migration): a new or removed primary
+    password; `disabled` turned on; a temporary disable window set or moved; or any other change that leaves the
+    user disabled at `at` (`disabled_state`) where it was not. The tokens stay revoked: enabling the user again
+    does not bring them back.
+    """
+    if before.password != after.password or (after.disabled and not before.disabled):
+        return True
+    window = (after.temporarily_disabled_from, after.temporarily_disabled_until)
+    if window != (None, None) and window != (before.temporarily_disabled_from, before.temporarily_disabled_until):
+        return True
+    states = [
+        disabled_state(
+            at,
+            disabled=s.disabled,
+            temporarily_disabled_from=s.temporarily_disabled_from,
+            temporarily_disabled_until=s.temporarily_disabled_until,
+            account_valid_from=s.account_valid_from,
+            account_valid_until=s.account_valid_until,
+        )
+        for s in (before, after)
+    ]
+    return states[1] is not None and states[0] is None

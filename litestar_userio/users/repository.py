@@ -22,11 +22,19 @@ import msgspec
 from litestar_userio.changes.model import ChangeKind, ChangeOrigin, UserChange
 from litestar_userio.changes.repository import ChangeRepository
 from litestar_userio.db.engine import Row, Tx
-from litestar_userio.db.tables import Authenticator, Group, Role, User
+from litestar_userio.db.tables import Authenticator, Group, RefreshToken, Role, User
 from litestar_userio.ids import new_id
 from litestar_userio.users.exported import document_of, without_secrets
 from litestar_userio.users.formats import LOGIN_ID_ATTRIBUTES
-from litestar_userio.users.model import AuthenticatorState, LoginID, OAuthLink, UserState
+from litestar_userio.users.model import (
+    AccountState,
+    AuthenticatorState,
+    LoginID,
+    OAuthLink,
+    UserState,
+    account_state,
+    ends_sessions,
+)
 
 __all__ = ["LoadedUsers", "UserRepository", "user_from_row", "user_rows_query"]
 
@@ -56,6 +64,8 @@ class LoadedUsers:
     """The ids of the linked identities as loaded."""
     before: dict[str, tuple[bytes, bool]] = field(default_factory=dict)
     """User id -> (`state_of` the user, its `disabled` flag) as loaded: what tells a change from a no-op."""
+    accounts: dict[str, AccountState] = field(default_factory=dict)
+    """User id -> its disable state and primary password as loaded (`ends_sessions` compares against it)."""
 
 
 _encode_state = msgspec.json.Encoder(order="sorted").encode
@@ -408,6 +418,7 @@ class UserRepository:
             ):
                 getattr(users[row["user_id"]], attr).add(row["key"])
         loaded.before = {user.id: (state_of(user), user.disabled) for user in users.values()}
+        loaded.accounts = {user.id: account_state(user) for user in users.values()}
         return loaded
 
     async def key_ids(
@@ -474,6 +485,19 @@ class UserRepository:
         ]
         role_users = [u.id for u in old_users if u.roles_changed]
         group_users = [u.id for u in old_users if u.groups_changed]
+        ending = [
+            u
+            for u in old_users
+            if u.id in loaded.accounts and ends_sessions(loaded.accounts[u.id], account_state(u), u.updated_at)
+        ]
+        if ending:
+            # Every path that changes a user writes here, so a password set or a disable by any of them ends the
+            # user's sessions in the change's own transaction (`users.model.ends_sessions`, SECURITY.md).
+            await tx.run(
+                RefreshToken.update({RefreshToken.revoked_at: ending[0].updated_at}).where(
+                    RefreshToken.user.is_in([u.id for u in ending]) & RefreshToken.revoked_at.is_null()
+                )
+            )
 
         await tx.delete_in("userio_identity", "id", stale_identities)
         await tx.delete_in("userio_authenticator", "id", stale_authenticators)

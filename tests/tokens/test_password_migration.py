@@ -226,3 +226,23 @@ async def test_a_waiting_user_exports_as_a_user_without_password(world) -> None:
         k: v for k, v in without.items() if k not in varying
     }
     assert "migrate_on_sign_in" not in json.dumps(waiting)
+
+
+SCRYPT_BOMB_HOOK = """
+export default async function (e: any): Promise<any> {
+  return { is_allowed: true, user: { name: "Ann", mfa: { password: {
+    type: "scrypt", password_hash: "$scrypt$ln=17,r=64,p=1$c2FsdA$aGFzaA" } } } };
+}
+"""
+
+
+async def test_a_migration_record_with_a_hash_above_the_scrypt_memory_bound_creates_nobody(world) -> None:
+    old = OldSystem()
+    try:
+        await set_up(world, old, SCRYPT_BOMB_HOOK)
+        refused = await world.sign_in(username="ann@example.com", password=PASSWORD)
+    finally:
+        old.close()
+
+    assert refused.status_code == 400 and refused.json()["error"] == "invalid_grant", refused.text
+    assert await users_named(world, "ann@example.com") == []

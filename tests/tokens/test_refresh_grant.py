@@ -120,14 +120,28 @@ async def test_unknown_or_foreign_client_refresh_token_is_invalid_grant(world):
     assert (await refresh(world, token)).status_code == 200
 
 
-async def test_refresh_is_refused_once_the_account_is_disabled(world):
+async def test_a_disable_by_import_revokes_the_refresh_token_for_good(world):
     token = (await world.sign_in(scope="offline_access")).json()["refresh_token"]
     await import_one(world.project, {"email": "ada@example.com", "disabled": True}, upsert=True)
 
     response = await refresh(world, token)
 
     assert response.status_code == 400
-    assert response.json()["error_description"] == "the account is disabled"
+    assert response.json()["error_description"] == "the refresh token was revoked"
+    await import_one(world.project, {"email": "ada@example.com", "disabled": False}, upsert=True)
+    assert (await refresh(world, token)).json()["error_description"] == "the refresh token was revoked"
+
+
+async def test_refresh_is_refused_once_the_account_valid_period_has_ended(world):
+    until = (world.env.clock.now() + timedelta(hours=1)).isoformat()
+    await import_one(world.project, {"email": "ada@example.com", "account_valid_until": until}, upsert=True)
+    token = (await world.sign_in(scope="offline_access")).json()["refresh_token"]
+    world.env.clock.advance(timedelta(hours=2))  # no change was written: the refresh itself finds it
+
+    response = await refresh(world, token)
+
+    assert response.status_code == 400
+    assert response.json()["error_description"].startswith("the account can sign in only from any time until")
 
 
 async def test_refresh_token_expires_after_its_lifetime(world):

@@ -336,6 +336,18 @@ async def test_set_password_takes_an_import_password_object(project):
     assert neither.status_code == 400 and error_of(neither)["reason"] == "ValidationFailed"
 
 
+async def test_set_password_refuses_a_hash_object_above_the_scrypt_memory_bound(project):
+    user = await create(project, password={"type": "bcrypt", "password_hash": HASH_2B})
+    bomb = {"type": "scrypt", "password_hash": "$scrypt$ln=17,r=64,p=1$c2FsdA$aGFzaA"}  # 1 GiB per check
+
+    response = await call(project, "PUT", f"{USERS}/{user['sub']}/password", {"password_hash": bomb})
+
+    assert response.status_code == 400
+    error = error_of(response)
+    assert error["reason"] == "InvalidPasswordHash" and error["info"]["bound"] == "scrypt_memory_kib"
+    assert await project.env.services.users.verify_password(project.id, "ada@example.com", PASSWORD) == user["sub"]
+
+
 async def test_disable_revokes_refresh_tokens_and_enable_clears_it(project, env):
     user = await create(project)
     await env.services.tokens.applications.create(project.id, "app", issue_jwt_access_token=False)
@@ -348,6 +360,64 @@ async def test_disable_revokes_refresh_tokens_and_enable_clears_it(project, env)
     enabled = await call(project, "POST", f"{USERS}/{user['sub']}/enable")
     assert enabled.status_code == 200 and enabled.json()["result"]["disabled"] is False
     assert (await exported(project))[0]["disabled"] is False
+
+
+async def _session(project, env, user_id: str) -> str:
+    """A refresh token of `user_id` (a sign-in's session)."""
+    if await env.services.tokens.applications.get(project.id, "app") is None:
+        await env.services.tokens.applications.create(project.id, "app", issue_jwt_access_token=False)
+    return await env.services.tokens.refresh_tokens.issue(project.id, "app", user_id, "openid")
+
+
+async def _refreshes(project, env, token: str) -> bool:
+    try:
+        await env.services.tokens.refresh_tokens.check(project.id, "app", token)
+    except RefreshTokenInvalid:
+        return False
+    return True
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize(
+    "body", [{"password": "a new one"}, {"password_hash": {"type": "bcrypt", "password_hash": HASH_2B}}]
+)
+async def test_a_password_set_by_an_admin_ends_the_users_sessions(project, env, body):
+    user = await create(project)
+    token = await _session(project, env, user["sub"])
+    response = await call(project, "PUT", f"{USERS}/{user['sub']}/password", body)
+    assert response.status_code == 204, response.text
+    assert not await _refreshes(project, env, token)
+    assert await _refreshes(project, env, await _session(project, env, user["sub"]))  # a new sign-in works
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize("way", ["patch", "upsert import", "disable"])
+async def test_any_disable_ends_the_users_sessions_and_enabling_does_not_bring_them_back(project, env, way):
+    user = await create(project)
+    token = await _session(project, env, user["sub"])
+    if way == "patch":
+        response = await call(project, "PATCH", f"{USERS}/{user['sub']}", {"disabled": True})
+        assert response.status_code == 200, response.text
+    elif way == "upsert import":
+        detail = await import_one(project, {"email": "ada@example.com", "disabled": True}, upsert=True)
+        assert detail["outcome"] == "updated", detail
+    else:
+        assert (await call(project, "POST", f"{USERS}/{user['sub']}/disable", {})).status_code == 200
+    assert (await call(project, "GET", f"{USERS}/{user['sub']}")).json()["result"]["disabled"] is True
+    assert not await _refreshes(project, env, token)
+    assert (await call(project, "POST", f"{USERS}/{user['sub']}/enable")).status_code == 200
+    assert not await _refreshes(project, env, token)
+
+
+@pytest.mark.engine
+async def test_a_change_that_neither_disables_nor_sets_a_password_keeps_the_sessions(project, env):
+    user = await create(project)
+    token = await _session(project, env, user["sub"])
+    assert (await call(project, "PATCH", f"{USERS}/{user['sub']}", {"name": "Ada"})).status_code == 200
+    assert (await import_one(project, {"email": "ada@example.com", "disabled": False}, upsert=True))["outcome"] == (
+        "updated"
+    )
+    assert await _refreshes(project, env, token)
 
 
 async def test_a_temporary_disable_window_is_disabled_only_inside_it(project, env):
