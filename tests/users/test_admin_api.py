@@ -500,3 +500,37 @@ async def test_create_takes_the_migrate_on_sign_in_marker_with_the_imports_rule(
     assert malformed.status_code == 400
     assert error_of(malformed)["reason"] == "InvalidPasswordHash"
     assert "migrate_on_sign_in marker" in error_of(malformed)["message"]
+
+
+GOOGLE = {"type": "oauth", "provider_alias": "google", "subject": "g-100"}
+
+
+@pytest.mark.engine
+async def test_create_with_an_identity_another_user_holds_answers_what_the_import_answers(project):
+    await create(project, identities=[GOOGLE])
+    detail = await import_one(project, {"email": "imp@example.com", "identities": [GOOGLE]})
+
+    response = await call(project, "POST", USERS, {"email": "bob@example.com", "identities": [GOOGLE]})
+
+    assert response.status_code == 400, response.text
+    error = error_of(response)
+    assert {k: error[k] for k in ("name", "reason", "info")} == {
+        k: detail["errors"][0][k] for k in ("name", "reason", "info")
+    }
+    assert (error["reason"], error["info"]) == ("InvariantViolated", {"cause": {"kind": "DuplicatedIdentity"}})
+    assert "already linked to another user" in error["message"]
+    assert [u["email"] for u in await exported(project)] == ["ada@example.com"]
+
+
+@pytest.mark.engine
+async def test_patch_with_an_identity_another_user_holds_is_duplicated_identity(project):
+    await create(project, identities=[GOOGLE])
+    bob = await create(project, email="bob@example.com")
+
+    response = await call(project, "PATCH", f"{USERS}/{bob['sub']}", {"identities": [GOOGLE]})
+
+    assert response.status_code == 400, response.text
+    error = error_of(response)
+    assert (error["reason"], error["info"]) == ("InvariantViolated", {"cause": {"kind": "DuplicatedIdentity"}})
+    again = await call(project, "PATCH", f"{USERS}/{bob['sub']}", {"identities": [{**GOOGLE, "subject": "g-200"}]})
+    assert again.status_code == 200, again.text
