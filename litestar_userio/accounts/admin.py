@@ -36,7 +36,7 @@ from litestar_userio.ids import new_id
 from litestar_userio.imports.claims import look_up_claims
 from litestar_userio.imports.rules import ImportWorld, utc_timestamp
 from litestar_userio.imports.schemas import PasswordInput, UserRecord
-from litestar_userio.imports.validation import ParsedRecord, parse_record
+from litestar_userio.imports.validation import ParsedRecord, parse_record, timestamp_causes
 from litestar_userio.projects.service import ProjectRecord, ProjectService
 from litestar_userio.retry import Backoff, retrying
 from litestar_userio.tokens.repository import RefreshTokenRepository
@@ -271,14 +271,19 @@ class UserAdminService:
         user_id: str,
         *,
         reason: str | None = None,
-        temporarily_disabled_from: datetime | None = None,
-        temporarily_disabled_until: datetime | None = None,
+        temporarily_disabled_from: datetime | str | None = None,
+        temporarily_disabled_until: datetime | str | None = None,
     ) -> dict[str, Any]:
         """Disable until enabled, or only inside a window (both bounds, from < until, inside the valid period).
 
-        Any disable revokes the user's refresh tokens: every session ends (ref).
+        A bound is a datetime with a time zone or an RFC 3339 string, checked by the import's timestamp rule
+        (`ValidationFailed` at `/temporarily_disabled_from` or `/temporarily_disabled_until`). Any disable revokes
+        the user's refresh tokens: every session ends (ref).
         """
-        window = (temporarily_disabled_from, temporarily_disabled_until)
+        window = (
+            _window_bound("temporarily_disabled_from", temporarily_disabled_from),
+            _window_bound("temporarily_disabled_until", temporarily_disabled_until),
+        )
         if (window[0] is None) != (window[1] is None):
             raise InvalidAccountStatusTransition(
                 "a temporary disable window needs both temporarily_disabled_from and temporarily_disabled_until",
@@ -442,6 +447,19 @@ def without_secrets(document: dict[str, Any]) -> dict[str, Any]:
         return document
     totps = [{k: v for k, v in totp.items() if k not in ("secret", "uri")} for totp in mfa["totps"]]
     return {**document, "mfa": {**mfa, "totps": totps}}
+
+
+def _window_bound(name: str, value: datetime | str | None) -> datetime | None:
+    """A disable window's bound in UTC, by the import's timestamp rule; `ValidationFailed` naming it otherwise."""
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        if value.tzinfo is None:
+            raise ValidationFailed([Cause(f"/{name}", "format", {"error": "needs a time zone", "format": "date-time"})])
+        value = value.isoformat()
+    if causes := timestamp_causes(f"/{name}", value):
+        raise ValidationFailed(causes)
+    return utc_timestamp(value)
 
 
 def _json_object(record: bytes) -> dict[str, Any]:
