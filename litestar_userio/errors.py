@@ -48,6 +48,7 @@ __all__ = [
     "InvalidJWTMutations",
     "InvalidPasswordHash",
     "InvalidRequest",
+    "InvalidSignInRequest",
     "InvalidTOTPSecret",
     "MaximumConcurrentJobLimitExceeded",
     "NotFound",
@@ -63,6 +64,7 @@ __all__ = [
     "TooManyRequest",
     "UnknownClient",
     "UnknownHost",
+    "UnstorableText",
     "UnsupportedMediaType",
     "UserDisabled",
     "UserExportDisabled",
@@ -162,6 +164,20 @@ class DuplicateKeyFound(ValidationFailed):
         super().__init__(
             [Cause(location, "duplicateKey", {"key": key})], f"request body has a duplicate key {key!r} at {location}"
         )
+
+
+class UnstorableText(ValidationFailed):
+    """Text no database here stores (U+0000, NUL); each cause names where (docs/reference.md#input-hygiene).
+
+    The admin API's parameters and bodies are refused with the location; `db/engine.py` raises it, at the record
+    (`""`), in place of PostgreSQL's refusal of a NUL that came another way (a host's own call).
+    """
+
+    def __init__(self, causes: list[Cause] | None = None) -> None:
+        causes = causes or [Cause("", "general", {"message": "U+0000 (NUL) is not allowed in text"})]
+        where = ", ".join(cause.location for cause in causes if cause.location)
+        message = "U+0000 (NUL) is not allowed in text" + (f": remove it from {where}" if where else "")
+        super().__init__(causes, message)
 
 
 class InvalidBcryptHash(Invalid):
@@ -453,6 +469,14 @@ class InvalidCredentials(SignInRefused):
 
     reason = "InvalidCredentials"
     default_message = "wrong login id or password"
+
+
+class InvalidSignInRequest(SignInRefused):
+    """A sign-in parameter no login id or client id can hold (U+0000): RFC 6749 `invalid_request`, 400."""
+
+    reason = "InvalidRequest"
+    oauth_error = "invalid_request"
+    default_message = "the request is malformed"
 
 
 class UnknownClient(SignInRefused):

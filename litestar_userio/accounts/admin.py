@@ -36,13 +36,14 @@ from litestar_userio.errors import (
     WriteConflict,
 )
 from litestar_userio.ids import new_id
+from litestar_userio.imports.claims import look_up_claims
 from litestar_userio.imports.rules import ImportWorld, utc_timestamp
 from litestar_userio.imports.schemas import PasswordInput, UserRecord
-from litestar_userio.imports.validation import ParsedRecord, parse_record
+from litestar_userio.imports.validation import ParsedRecord, parse_record, timestamp_causes
 from litestar_userio.projects.service import ProjectRecord, ProjectService
 from litestar_userio.retry import Backoff, retrying
 from litestar_userio.users.exported import build_document, without_secrets
-from litestar_userio.users.formats import LOGIN_ID_ATTRIBUTES
+from litestar_userio.users.formats import LOGIN_ID_ATTRIBUTES, storable_text
 from litestar_userio.users.login_id_rules import LoginIDRules
 from litestar_userio.users.model import AuthenticatorState, UserState, is_disabled_at
 from litestar_userio.users.passwords import PasswordVerifier
@@ -277,16 +278,20 @@ class UserAdminService:
         user_id: str,
         *,
         reason: str | None = None,
-        temporarily_disabled_from: datetime | None = None,
-        temporarily_disabled_until: datetime | None = None,
+        temporarily_disabled_from: datetime | str | None = None,
+        temporarily_disabled_until: datetime | str | None = None,
         origin: ChangeOrigin = ADMIN_API,
     ) -> dict[str, Any]:
         """Disable until enabled, or only inside a window (both bounds, from < until, inside the valid period).
 
-        Any disable revokes the user's refresh tokens when it is written: every session ends (ref,
-        `users.model.ends_sessions`).
+        A bound is a datetime with a time zone or an RFC 3339 string, checked by the import's timestamp rule
+        (`ValidationFailed` at `/temporarily_disabled_from` or `/temporarily_disabled_until`). Any disable revokes
+        the user's refresh tokens when it is written: every session ends (ref, `users.model.ends_sessions`).
         """
-        window = (temporarily_disabled_from, temporarily_disabled_until)
+        window = (
+            _window_bound("temporarily_disabled_from", temporarily_disabled_from),
+            _window_bound("temporarily_disabled_until", temporarily_disabled_until),
+        )
         if (window[0] is None) != (window[1] is None):
             raise InvalidAccountStatusTransition(
                 "a temporary disable window needs both temporarily_disabled_from and temporarily_disabled_until",
@@ -372,12 +377,12 @@ class UserAdminService:
                     loaded = await self.users.load(tx, [user_id] if user_id is not None else [])
                     if user_id is not None and user_id not in loaded.users:
                         raise UserNotFound()  # deleted meanwhile, before this change took its lock
-                    wanted = _login_ids(record, rules) if record is not None else {}
-                    owners = await self.users.find_owners(tx, project.id, wanted) if wanted else {}
+                    # Who holds the record's login ids, linked identities and sub: the import's one lookup.
+                    records = [record] if record is not None else []
+                    claims = await look_up_claims(tx, self.users, project.id, records, rules)
                     keys = _keys(record, loaded.users.values())
                     role_ids = await self.users.key_ids(tx, project.id, "userio_role", keys[0])
                     group_ids = await self.users.key_ids(tx, project.id, "userio_group", keys[1])
-                    sub = record.sub if record is not None and isinstance(record.sub, str) else None
                     now = self.clock.now()
                     world = ImportWorld(
                         identifier=identifier,
@@ -390,9 +395,10 @@ class UserAdminService:
                         create_unknown_groups=settings.create_unknown_groups_on_import,
                         custom_schema=schema or None,
                         login_id_rules=rules,
-                        taken_ids=await self.users.existing_ids(tx, [sub]) if sub else set(),
+                        taken_ids=claims.taken_ids,
                     )
-                    world.owners.update(owners)
+                    world.owners.update(claims.owners)
+                    world.oauth_owners.update(claims.oauth_owners)
                     changed_id = await apply(tx, world)
                     if world.new_roles:
                         role_ids |= await self.users.key_ids(
@@ -438,6 +444,19 @@ def _touch(user: UserState, now: datetime, kind: ChangeKind) -> None:
     user.updated_at, user.changed, user.change_kind = now, True, kind
 
 
+def _window_bound(name: str, value: datetime | str | None) -> datetime | None:
+    """A disable window's bound in UTC, by the import's timestamp rule; `ValidationFailed` naming it otherwise."""
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        if value.tzinfo is None:
+            raise ValidationFailed([Cause(f"/{name}", "format", {"error": "needs a time zone", "format": "date-time"})])
+        value = value.isoformat()
+    if causes := timestamp_causes(f"/{name}", value):
+        raise ValidationFailed(causes)
+    return utc_timestamp(value)
+
+
 def _json_object(record: bytes) -> dict[str, Any]:
     try:
         decoded = msgspec.json.decode(record)
@@ -459,14 +478,6 @@ def _identifier(record: bytes) -> str | None:
         [Cause("", "required", {"expected": missing, "missing": missing})],
         "a user needs one of email, phone_number or preferred_username",
     )
-
-
-def _login_ids(record: UserRecord, rules: LoginIDRules) -> dict[str, set[str]]:
-    return {
-        attribute: {rules.normalize(attribute, value)}
-        for attribute in LOGIN_ID_ATTRIBUTES
-        if isinstance(value := getattr(record, attribute), str)
-    }
 
 
 def _keys(record: UserRecord | None, users: Iterable[UserState]) -> tuple[set[str], set[str]]:
@@ -492,6 +503,9 @@ def _decode_cursor(cursor: str | None) -> str:
     if not cursor:
         return ""
     try:
-        return base64.b64decode(cursor + "=" * (-len(cursor) % 4), altchars=b"-_", validate=True).decode()
+        after = base64.b64decode(cursor + "=" * (-len(cursor) % 4), altchars=b"-_", validate=True).decode()
     except (binascii.Error, UnicodeDecodeError, ValueError) as exc:
         raise InvalidRequest("invalid cursor: pass back a next_cursor this API gave") from exc
+    if not storable_text(after):  # no user id holds U+0000 (PostgreSQL would refuse the query)
+        raise InvalidRequest("invalid cursor: pass back a next_cursor this API gave")
+    return after

@@ -24,7 +24,7 @@ from litestar_userio.observability import telemetry
 from litestar_userio.passwords.formats import is_target, stored_format
 from litestar_userio.passwords.schemas import FormatCount, PasswordMigration
 from litestar_userio.projects.service import ProjectService
-from litestar_userio.tokens.applications import ApplicationService
+from litestar_userio.tokens.applications import ApplicationService, refuse_unstorable_sign_in
 from litestar_userio.users.formats import LOGIN_ID_ATTRIBUTES
 from litestar_userio.users.login_id_rules import CASE_INSENSITIVE, LoginIDRules
 from litestar_userio.users.model import disabled_state
@@ -68,12 +68,14 @@ class UserService:
 
         See docs/reference.md#users-sign-in-refusals.
 
-        `UnknownClient` first (RFC 6749 authenticates the client before the grant); `InvalidCredentials` for an
+        `InvalidSignInRequest` (`invalid_request`) for a login id or client id holding U+0000; then `UnknownClient`
+        (RFC 6749 authenticates the client before the grant); `InvalidCredentials` for an
         unknown login id or a wrong password alike; then, only once the password was right, `UserDisabled`,
         `UserOutsideValidPeriod` and `PasswordExpired`. Records `last_login_at` when it lets the user in. A login id
         no user has, or a user waiting for migration (`migrate_on_sign_in`), goes to the project's
         `user.password_migration` hooks first (`migrator`, docs/reference.md#hooks-lazy-migration).
         """
+        refuse_unstorable_sign_in(username=login_id, client_id=client_id)
         if await self.applications.get(project_id, client_id) is None:
             raise UnknownClient()
         user_id = await self.verify_password(project_id, login_id, password)

@@ -33,7 +33,7 @@ from piccolo.query.methods.select import Select
 from piccolo.table import Table
 
 from litestar_userio.db.tables import TABLES
-from litestar_userio.errors import DatabaseUnavailable, UserIOError, WriteConflict
+from litestar_userio.errors import DatabaseUnavailable, UnstorableText, UserIOError, WriteConflict
 from litestar_userio.extras import require
 
 __all__ = ["DEFAULT_SCHEMA", "Database", "Dialect", "Row", "Tx", "driver_errors", "in_batches"]
@@ -59,6 +59,9 @@ _CONFLICT_SQLSTATES = {"23505", "40001", "40P01", "55P03"}
 """unique_violation, serialization_failure, deadlock_detected, lock_not_available (a `lock_timeout` ran out)."""
 _UNAVAILABLE_SQLSTATE_CLASSES = ("08", "53", "57")
 """connection_exception, insufficient_resources, operator_intervention (admin shutdown, terminated backend)."""
+_UNSTORABLE_SQLSTATES = {"22021", "22P05"}
+"""character_not_in_repertoire (U+0000 in text: "invalid byte sequence for encoding UTF8: 0x00") and
+untranslatable_character (U+0000 in JSONB: "unsupported Unicode escape sequence"): a value, not the database."""
 _SQLITE_UNAVAILABLE = ("unable to open", "locked", "busy", "disk I/O")
 
 
@@ -77,9 +80,14 @@ _DRIVER_ERRORS: tuple[type[Exception], ...] = (*_PG_ERRORS, sqlite3.Error)
 
 
 def _translated(error: BaseException) -> UserIOError | None:
-    """Our error for a driver error that means "try again" (`WriteConflict`) or "the database is away"."""
+    """Our error for a driver error that means "try again", "the database is away", or "a value no database stores".
+
+    `WriteConflict`, `DatabaseUnavailable`, `UnstorableText` (U+0000: the caller's input, a 400, never a 500).
+    """
     sqlstate = getattr(error, "sqlstate", None)
     if isinstance(sqlstate, str):
+        if sqlstate in _UNSTORABLE_SQLSTATES:
+            return UnstorableText()
         if sqlstate in _CONFLICT_SQLSTATES:
             return WriteConflict()
         if sqlstate[:2] in _UNAVAILABLE_SQLSTATE_CLASSES:
@@ -98,7 +106,7 @@ def _translated(error: BaseException) -> UserIOError | None:
 def driver_errors() -> Iterator[None]:
     """The database boundary: driver errors meaning conflict or outage leave as our own errors.
 
-    `WriteConflict` or `DatabaseUnavailable`; any other error (a value the database refuses, a bug) leaves unchanged.
+    `WriteConflict`, `DatabaseUnavailable` or `UnstorableText`; any other error (a bug) leaves unchanged.
     """
     try:
         yield

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from msgspec import UNSET, UnsetType
@@ -25,6 +25,7 @@ from litestar_userio.errors import (
     ValidationFailed,
 )
 from litestar_userio.ids import new_id
+from litestar_userio.imports.record_schema import parse_rfc3339
 from litestar_userio.imports.schemas import (
     AddressInput,
     ImportDetail,
@@ -421,10 +422,12 @@ class ImportWorld:
 
 
 def utc_timestamp(value: str | UnsetType) -> datetime | None:
-    """An RFC 3339 timestamp (validated already) in UTC, as the reference stores it."""
+    """An RFC 3339 timestamp (validated already: `record_schema.parse_rfc3339`) in UTC, as the reference stores it."""
     if not isinstance(value, str):
         return None
-    return datetime.fromisoformat(value.upper().replace("Z", "+00:00")).astimezone(UTC)
+    instant = parse_rfc3339(value)
+    assert instant is not None, "validated by the record's checks"
+    return instant
 
 
 def _address(address: AddressInput) -> dict[str, str]:

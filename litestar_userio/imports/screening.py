@@ -15,6 +15,7 @@ from typing import Any
 import msgspec
 
 from litestar_userio.errors import Cause
+from litestar_userio.users.formats import NUL_MESSAGE, storable_text
 
 __all__ = ["may_hold_nul", "safe_decode", "screen_record", "storable_text"]
 
@@ -72,11 +73,6 @@ def _decode_marked(raw: bytes) -> Any:
         return bytes(raw).decode("utf-8", "replace")
 
 
-def storable_text(value: str) -> bool:
-    """Whether every database here can store this text (PostgreSQL refuses U+0000 in text and JSONB)."""
-    return "\x00" not in value
-
-
 def _token(key: str) -> str:
     return key.replace("~", "~0").replace("/", "~1")
 
@@ -88,7 +84,7 @@ def _walk(value: Any, location: str, causes: list[Cause]) -> None:
         causes.append(Cause(location, "general", {"message": "Number out of range"}))
     elif isinstance(value, str):
         if not storable_text(value):
-            causes.append(Cause(location, "general", {"message": "U+0000 (NUL) is not allowed in text"}))
+            causes.append(Cause(location, "general", {"message": NUL_MESSAGE}))
     elif isinstance(value, dict):
         for key, member in value.items():
             where = f"{location}/{_token(key)}"

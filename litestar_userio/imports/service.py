@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from datetime import datetime
 
 import msgspec
@@ -38,7 +38,8 @@ from litestar_userio.errors import (
     WriteConflict,
 )
 from litestar_userio.ids import new_task_id
-from litestar_userio.imports.planning import OAUTH_KEY, LoginKey, login_keys, oauth_keys, plan_chunks, record_login_keys
+from litestar_userio.imports.claims import by_attribute, look_up_claims, wanted_login_ids
+from litestar_userio.imports.planning import OAUTH_KEY, LoginKey, login_keys, oauth_keys, plan_chunks
 from litestar_userio.imports.repository import OUTCOMES, ImportRepository, TaskRow, TaskSettings
 from litestar_userio.imports.rules import ImportWorld
 from litestar_userio.imports.schemas import (
@@ -216,7 +217,7 @@ class ImportService:
             return [list(range(len(records)))] if records else []
         rules = project.settings.login_id_rules()
         keys = [_planning_keys(raw, rules) for raw in records]
-        login_ids = _by_attribute(k for ks in keys for k in ks if k[0] != OAUTH_KEY)
+        login_ids = by_attribute(k for ks in keys for k in ks if k[0] != OAUTH_KEY)
         owners = await self.users.find_owners(tx, project.id, login_ids)
         return plan_chunks(keys, owners, self.config.chunk_size)
 
@@ -436,18 +437,14 @@ class ImportService:
             policy = project.settings.hash_policy(self.config.hash_bounds, self.config.max_bcrypt_cost)
             parsed = [_parse(raw, schema, policy, identifier=task.identifier) for raw in records]
         applicable = [p.record for p in parsed if p.record is not None]  # a failed record touches no user
-        owners: dict[LoginKey, str] = {}
         look_up = (
             not optimistic
             or task.dry_run
             or time.monotonic() - self._conflicted_at.get(project_id, -_OPTIMISM_PAUSE) < _OPTIMISM_PAUSE
             or await self._names_stored_users(tx, project_id, applicable, rules)
         )
-        if look_up:
-            owners = await self.users.find_owners(tx, project_id, _wanted(applicable, rules))
-        loaded = await self.users.load(tx, owners.values())
-        pairs = _oauth_pairs(applicable)
-        oauth_owners = await self.users.find_oauth_owners(tx, project_id, pairs) if look_up and pairs else {}
+        claims = await look_up_claims(tx, self.users, project_id, applicable, rules, holders=look_up)
+        loaded = await self.users.load(tx, claims.owners.values())
         role_keys = {k for p in parsed if p.record and isinstance(p.record.roles, list) for k in p.record.roles}
         group_keys = {k for p in parsed if p.record and isinstance(p.record.groups, list) for k in p.record.groups}
         for user in loaded.users.values():
@@ -455,8 +452,6 @@ class ImportService:
             group_keys |= user.groups
         role_ids = await self.users.key_ids(tx, project_id, "userio_role", role_keys)
         group_ids = await self.users.key_ids(tx, project_id, "userio_group", group_keys)
-        subs = {record.sub for record in applicable if isinstance(record.sub, str)}
-        taken_ids = await self.users.existing_ids(tx, subs) if subs else set()
         now = self.clock.now()
         world = ImportWorld(
             identifier=task.identifier,
@@ -469,8 +464,8 @@ class ImportService:
             create_unknown_groups=project.settings.create_unknown_groups_on_import,
             custom_schema=schema or None,
             login_id_rules=rules,
-            oauth_owners=oauth_owners,
-            taken_ids=taken_ids,
+            oauth_owners=claims.oauth_owners,
+            taken_ids=claims.taken_ids,
         )
         with paused_gc():
             details = [world.apply(index, p) for index, p in zip(indices, parsed, strict=True)]
@@ -509,7 +504,7 @@ class ImportService:
     ) -> bool:
         """Whether one of a few records spread over the chunk names a stored user (a re-import names them all)."""
         sample = records[:: max(1, len(records) // _SAMPLED_RECORDS)][:_SAMPLED_RECORDS]
-        return bool(await self.users.find_owners(tx, project_id, _wanted(sample, rules)))
+        return bool(await self.users.find_owners(tx, project_id, wanted_login_ids(sample, rules)))
 
     async def _complete(self, tx: Tx, task_id: str) -> None:
         """The last chunk is done: the task is completed and expires `result_ttl` later."""
@@ -639,27 +634,6 @@ def _parse(
     if causes := screen_record(raw):
         return ParsedRecord(redact(safe_decode(raw)), None, ValidationFailed(causes), [])
     return parse_record(raw, schema, policy, identifier=identifier)
-
-
-def _wanted(records: list[UserRecord], rules: LoginIDRules) -> dict[str, set[str]]:
-    """The records' normalized login ids by attribute, as `UserRepository.find_owners` takes them."""
-    return _by_attribute(key for record in records for key in record_login_keys(record, rules))
-
-
-def _oauth_pairs(records: list[UserRecord]) -> set[tuple[str, str]]:
-    """The (provider alias, subject) pairs of the records' linked identities.
-
-    See docs/reference.md#import-linked-identities.
-    """
-    return {(i.provider_alias, i.subject) for r in records if isinstance(r.identities, list) for i in r.identities}
-
-
-def _by_attribute(keys: Iterable[LoginKey]) -> dict[str, set[str]]:
-    """Login keys grouped as `UserRepository.find_owners` takes them: attribute -> normalized values."""
-    grouped: dict[str, set[str]] = {}
-    for attribute, value in keys:
-        grouped.setdefault(attribute, set()).add(value)
-    return grouped
 
 
 def _planning_keys(raw: Raw, rules: LoginIDRules) -> list[LoginKey]:

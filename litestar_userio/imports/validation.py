@@ -48,6 +48,7 @@ __all__ = [
     "parse_record",
     "record_causes",
     "redact",
+    "timestamp_causes",
 ]
 
 REDACTED = "REDACTED"
@@ -116,7 +117,8 @@ def _string_cause(
     return None
 
 
-def _timestamp_causes(location: str, value: str | UnsetType) -> list[Cause]:
+def timestamp_causes(location: str, value: str | UnsetType) -> list[Cause]:
+    """The cause of a timestamp that `record_schema.parse_rfc3339` refuses (the one rule for every path)."""
     if isinstance(value, str) and not is_rfc3339(value):
         return [Cause(location, "format", {"error": format_error("date-time", value), "format": "date-time"})]
     return []
@@ -133,7 +135,7 @@ def _password_causes(location: str, password: PasswordInput | UnsetType) -> list
         causes.append(Cause(f"{location}/password_hash", "minLength", {"actual": 0, "expected": 1}))
     if password.type not in PASSWORD_TYPES:
         causes.append(Cause(f"{location}/type", "enum", {"actual": password.type, "expected": list(PASSWORD_TYPES)}))
-    return causes + _timestamp_causes(f"{location}/expire_after", password.expire_after)
+    return causes + timestamp_causes(f"{location}/expire_after", password.expire_after)
 
 
 _PROVIDER_MAX_LENGTH = 128
@@ -192,8 +194,8 @@ def _format_causes(record: UserRecord, identifier: str | None) -> list[Cause]:
         for i, key in enumerate(getattr(record, field) or ()):
             if not _KEY.fullmatch(key):
                 causes.append(Cause(f"/{field}/{i}", "pattern", {"pattern": KEY_PATTERN}))
-    causes += _timestamp_causes("/account_valid_from", record.account_valid_from)
-    causes += _timestamp_causes("/account_valid_until", record.account_valid_until)
+    causes += timestamp_causes("/account_valid_from", record.account_valid_from)
+    causes += timestamp_causes("/account_valid_until", record.account_valid_until)
     causes += _password_causes("/password", record.password)
     if record.identities is not UNSET:
         causes += _identity_causes(record.identities)

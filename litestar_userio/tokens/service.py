@@ -24,7 +24,7 @@ from litestar_userio.hooks.events import EventContext
 from litestar_userio.hooks.service import HookPreview, HookService, SavedHook
 from litestar_userio.observability import telemetry
 from litestar_userio.statuses import error_object
-from litestar_userio.tokens.applications import ApplicationRecord, ApplicationService
+from litestar_userio.tokens.applications import ApplicationRecord, ApplicationService, refuse_unstorable_sign_in
 from litestar_userio.tokens.keys import SigningKeyStore
 from litestar_userio.tokens.refresh import RefreshGrant, RefreshTokenService
 from litestar_userio.users.model import UserState
@@ -89,7 +89,11 @@ class TokenService:
         return user
 
     async def application(self, project_id: str, client_id: str) -> ApplicationRecord:
-        """The client; `UnknownClient` when unknown (the plugin's handler answers `invalid_client`, 401)."""
+        """The client; `UnknownClient` when unknown (the plugin's handler answers `invalid_client`, 401).
+
+        A client id holding U+0000 is `InvalidSignInRequest` (`invalid_request`, 400), as at sign-in.
+        """
+        refuse_unstorable_sign_in(client_id=client_id)
         application = await self.applications.get(project_id, client_id)
         if application is None:
             raise UnknownClient()

@@ -28,6 +28,7 @@ __all__ = [
     "ATTRIBUTE_FORMATS",
     "KEY_PATTERN",
     "LOGIN_ID_ATTRIBUTES",
+    "NUL_MESSAGE",
     "STANDARD_ATTRIBUTES",
     "STANDARD_STRING_ATTRIBUTES",
     "describe_invisible",
@@ -43,6 +44,7 @@ __all__ = [
     "is_username",
     "normalize_email_domain",
     "normalize_login_id",
+    "storable_text",
 ]
 
 STANDARD_STRING_ATTRIBUTES: tuple[str, ...] = (
@@ -82,6 +84,18 @@ _PLAIN_EMAIL = re.compile(
 """A label with `--` in its third and fourth characters (Punycode `xn--`, or an R-LDH label the library refuses)
 is left to the library."""
 _SPECIAL_USE_DOMAINS = frozenset(email_validator.SPECIAL_USE_DOMAIN_NAMES)
+
+
+NUL_MESSAGE = "U+0000 (NUL) is not allowed in text"
+"""The one refusal of U+0000, wherever it is given (docs/reference.md#input-hygiene)."""
+
+
+def storable_text(value: str) -> bool:
+    """Whether every database here can store this text (PostgreSQL refuses U+0000 in text and JSONB).
+
+    The one rule for U+0000: an import record's screening, the admin API's parameters and bodies, sign-in.
+    """
+    return "\x00" not in value
 
 
 def _is_plain_email(value: str) -> bool:

@@ -31,15 +31,32 @@ from litestar.params import BodyKwarg
 from litestar.plugins import OpenAPISchemaPlugin
 
 from litestar_userio.causes import cause_from_msgspec
-from litestar_userio.errors import Cause, DuplicateKeyFound, UnsupportedMediaType, UserIOError, ValidationFailed
+from litestar_userio.errors import (
+    Cause,
+    DuplicateKeyFound,
+    UnstorableText,
+    UnsupportedMediaType,
+    UserIOError,
+    ValidationFailed,
+)
+from litestar_userio.imports.screening import may_hold_nul, screen_record
 from litestar_userio.jsonbody import find_duplicate_key
 from litestar_userio.openapi import struct_schema
+from litestar_userio.users.formats import NUL_MESSAGE, storable_text
 
 if TYPE_CHECKING:
     from litestar.handlers import BaseRouteHandler
     from litestar.openapi.spec import Schema
 
-__all__ = ["StrictBodyRequest", "StrictBodySchemas", "StrictJSON", "empty_body_refusal", "json_body", "parse_json_body"]
+__all__ = [
+    "StrictBodyRequest",
+    "StrictBodySchemas",
+    "StrictJSON",
+    "empty_body_refusal",
+    "json_body",
+    "parse_json_body",
+    "refuse_unstorable_parameters",
+]
 
 T = TypeVar("T")
 
@@ -48,7 +65,7 @@ def parse_json_body(content_type: str, body: bytes, type_: type[T]) -> T:
     """The one strict JSON body parser of the hooks and users APIs: a JSON body as `type_`.
 
     415 for another content type, `ValidationFailed` with its cause otherwise, `DuplicateKeyFound` for a key given
-    twice.
+    twice, `UnstorableText` naming each string or member name that holds U+0000 (the import's screening rule).
     """
     if content_type.split(";", 1)[0].strip().lower() != "application/json":
         raise UnsupportedMediaType()
@@ -60,7 +77,29 @@ def parse_json_body(content_type: str, body: bytes, type_: type[T]) -> T:
         raise ValidationFailed([Cause("", "json", {"error": str(exc)})], "request body is not valid JSON") from exc
     if duplicate := find_duplicate_key(body):
         raise DuplicateKeyFound(duplicate.key, duplicate.location)
+    if may_hold_nul(body) and (causes := screen_record(body)):
+        raise UnstorableText(causes)
     return decoded
+
+
+def refuse_unstorable_parameters(request: Request[Any, Any, Any]) -> None:
+    """The admin API's `before_request`: a query or path parameter holding U+0000 is `UnstorableText`, named.
+
+    Every admin route passes here after its guard and before its parameters are decoded, so no such value reaches a
+    service or the database (PostgreSQL refuses it); the location is `query/<name>` or `path/<name>`.
+    """
+    causes = [
+        Cause(f"query/{name}", "general", {"message": NUL_MESSAGE})
+        for name, value in request.query_params.multi_items()
+        if not (storable_text(name) and storable_text(value))
+    ]
+    causes += [
+        Cause(f"path/{name}", "general", {"message": NUL_MESSAGE})
+        for name, value in request.path_params.items()
+        if isinstance(value, str) and not storable_text(value)
+    ]
+    if causes:
+        raise UnstorableText(causes)
 
 
 def json_body(key: str) -> BodyKwarg:

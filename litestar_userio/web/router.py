@@ -12,7 +12,7 @@ from litestar.types import ControllerRouterHandler, Dependencies
 
 from litestar_userio.config import LocalStorageConfig, UserIOConfig
 from litestar_userio.openapi import ADMIN_SECURITY
-from litestar_userio.web.bodies import StrictBodyRequest
+from litestar_userio.web.bodies import StrictBodyRequest, refuse_unstorable_parameters
 from litestar_userio.web.changes import ChangesController
 from litestar_userio.web.console import ConsoleController
 from litestar_userio.web.directory import DirectoryController
@@ -47,7 +47,12 @@ def build_router(config: UserIOConfig) -> Router:
         PasswordMigrationController,
     ]
     routes: list[ControllerRouterHandler] = [
-        Router(config.path_prefix, route_handlers=admin_api, security=ADMIN_SECURITY)
+        Router(
+            config.path_prefix,
+            route_handlers=admin_api,
+            security=ADMIN_SECURITY,
+            before_request=refuse_unstorable_parameters,
+        )
     ]
     if config.tokens.jwks_path is not None:
         routes.append(_at(config.tokens.jwks_path, JWKSController))

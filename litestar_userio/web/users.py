@@ -5,7 +5,6 @@ Thin: authenticate (the admin guard), decode the typed body, call `UserAdminServ
 duplicate keys included).
 """
 
-from datetime import datetime
 from typing import Annotated, Any
 
 import msgspec
@@ -47,11 +46,14 @@ class PasswordRequest(msgspec.Struct, forbid_unknown_fields=True):
 
 
 class DisableRequest(msgspec.Struct, forbid_unknown_fields=True):
-    """A disable until enabled, or inside a window (both bounds, RFC 3339 with an offset)."""
+    """A disable until enabled, or inside a window (both bounds, RFC 3339 with an offset).
+
+    The bounds are checked by the import's one timestamp rule (`UserAdminService.disable`), not by msgspec's.
+    """
 
     reason: Annotated[str, msgspec.Meta(max_length=1000)] | None = None
-    temporarily_disabled_from: Annotated[datetime, msgspec.Meta(tz=True)] | None = None
-    temporarily_disabled_until: Annotated[datetime, msgspec.Meta(tz=True)] | None = None
+    temporarily_disabled_from: Annotated[str, msgspec.Meta(extra_json_schema={"format": "date-time"})] | None = None
+    temporarily_disabled_until: Annotated[str, msgspec.Meta(extra_json_schema={"format": "date-time"})] | None = None
 
 
 def parse_user_body(content_type: str, body: bytes) -> UserBody:

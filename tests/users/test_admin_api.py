@@ -570,3 +570,86 @@ async def test_create_takes_the_migrate_on_sign_in_marker_with_the_imports_rule(
     assert malformed.status_code == 400
     assert error_of(malformed)["reason"] == "InvalidPasswordHash"
     assert "migrate_on_sign_in marker" in error_of(malformed)["message"]
+
+
+GOOGLE = {"type": "oauth", "provider_alias": "google", "subject": "g-100"}
+
+
+@pytest.mark.engine
+async def test_create_with_an_identity_another_user_holds_answers_what_the_import_answers(project):
+    await create(project, identities=[GOOGLE])
+    detail = await import_one(project, {"email": "imp@example.com", "identities": [GOOGLE]})
+
+    response = await call(project, "POST", USERS, {"email": "bob@example.com", "identities": [GOOGLE]})
+
+    assert response.status_code == 400, response.text
+    error = error_of(response)
+    assert {k: error[k] for k in ("name", "reason", "info")} == {
+        k: detail["errors"][0][k] for k in ("name", "reason", "info")
+    }
+    assert (error["reason"], error["info"]) == ("InvariantViolated", {"cause": {"kind": "DuplicatedIdentity"}})
+    assert "already linked to another user" in error["message"]
+    assert [u["email"] for u in await exported(project)] == ["ada@example.com"]
+
+
+@pytest.mark.engine
+async def test_patch_with_an_identity_another_user_holds_is_duplicated_identity(project):
+    await create(project, identities=[GOOGLE])
+    bob = await create(project, email="bob@example.com")
+
+    response = await call(project, "PATCH", f"{USERS}/{bob['sub']}", {"identities": [GOOGLE]})
+
+    assert response.status_code == 400, response.text
+    error = error_of(response)
+    assert (error["reason"], error["info"]) == ("InvariantViolated", {"cause": {"kind": "DuplicatedIdentity"}})
+    again = await call(project, "PATCH", f"{USERS}/{bob['sub']}", {"identities": [{**GOOGLE, "subject": "g-200"}]})
+    assert again.status_code == 200, again.text
+
+
+BEFORE_YEAR_1 = "0001-01-01T00:00:00+01:00"
+"""Year 1 as written, year 0 in UTC: outside what Python's datetime holds."""
+
+
+@pytest.mark.parametrize(
+    ("record", "location"),
+    [
+        ({"account_valid_from": BEFORE_YEAR_1}, "/account_valid_from"),
+        ({"account_valid_until": "9999-12-31T23:59:59-01:00"}, "/account_valid_until"),
+        (
+            {"password": {"type": "bcrypt", "password_hash": HASH_2B, "expire_after": BEFORE_YEAR_1}},
+            "/password/expire_after",
+        ),
+    ],
+)
+async def test_a_timestamp_outside_pythons_range_fails_as_the_import_fails_it(project, record, location):
+    detail = await import_one(project, {"email": "imp@example.com", **record})
+    assert detail["outcome"] == "failed"
+    imported = detail["errors"][0]
+    assert (imported["reason"], [c["location"] for c in imported["info"]["causes"]]) == ("ValidationFailed", [location])
+
+    response = await call(project, "POST", USERS, {"email": "ada@example.com", **record})
+
+    assert response.status_code == 400, response.text
+    error = error_of(response)
+    assert (error["reason"], error["info"]["causes"]) == ("ValidationFailed", imported["info"]["causes"])
+    bob = await create(project, email="bob@example.com")
+    patched = await call(project, "PATCH", f"{USERS}/{bob['sub']}", record)
+    assert patched.status_code == 400, patched.text
+    assert error_of(patched)["info"]["causes"] == imported["info"]["causes"]
+
+
+@pytest.mark.parametrize("bound", ["temporarily_disabled_from", "temporarily_disabled_until"])
+async def test_a_disable_window_outside_pythons_range_is_refused_as_a_malformed_one(project, bound):
+    user = await create(project)
+    path = f"{USERS}/{user['sub']}/disable"
+    window = {"temporarily_disabled_from": "2026-06-02T00:00:00Z", "temporarily_disabled_until": "2026-06-03T00:00:00Z"}
+    malformed = await call(project, "POST", path, {**window, bound: "not a time"})
+
+    response = await call(project, "POST", path, {**window, bound: BEFORE_YEAR_1})
+
+    assert response.status_code == malformed.status_code == 400, response.text
+    error, other = error_of(response), error_of(malformed)
+    assert (error["name"], error["reason"]) == (other["name"], other["reason"]) == ("Invalid", "ValidationFailed")
+    assert [c["location"] for c in error["info"]["causes"]] == [f"/{bound}"]
+    assert [c["location"] for c in other["info"]["causes"]] == [f"/{bound}"]
+    assert (await call(project, "GET", f"{USERS}/{user['sub']}")).json()["result"]["disabled"] is False
