@@ -58,6 +58,7 @@ __all__ = [
     "RateLimited",
     "RefreshTokenInvalid",
     "RoleUnknownKeys",
+    "SecretExportDisabled",
     "ServiceUnavailable",
     "SignInRefused",
     "TaskNotFound",
@@ -237,6 +238,15 @@ class Forbidden(UserIOError):
     name = "Forbidden"
     reason = "Forbidden"
     default_message = "forbidden"
+
+
+class SecretExportDisabled(Forbidden):
+    """A lossless export (`format: "userio"`) of a project whose `allow_secret_export` setting is not true."""
+
+    reason = "SecretExportDisabled"
+    default_message = (
+        "the lossless export is off for this project: `project configure --set allow_secret_export=true` allows it"
+    )
 
 
 class HTTPSRequired(Forbidden):

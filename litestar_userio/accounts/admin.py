@@ -29,7 +29,6 @@ from litestar_userio.config import ImportConfig
 from litestar_userio.db.engine import Database, Row, Tx
 from litestar_userio.errors import (
     Cause,
-    InvalidAccountStatusTransition,
     InvalidRequest,
     UserNotFound,
     ValidationFailed,
@@ -37,7 +36,7 @@ from litestar_userio.errors import (
 )
 from litestar_userio.ids import new_id
 from litestar_userio.imports.claims import look_up_claims
-from litestar_userio.imports.rules import ImportWorld, utc_timestamp
+from litestar_userio.imports.rules import ImportWorld, check_disable_window, utc_timestamp
 from litestar_userio.imports.schemas import PasswordInput, UserRecord
 from litestar_userio.imports.validation import ParsedRecord, parse_record, timestamp_causes
 from litestar_userio.projects.service import ProjectRecord, ProjectService
@@ -292,28 +291,13 @@ class UserAdminService:
             _window_bound("temporarily_disabled_from", temporarily_disabled_from),
             _window_bound("temporarily_disabled_until", temporarily_disabled_until),
         )
-        if (window[0] is None) != (window[1] is None):
-            raise InvalidAccountStatusTransition(
-                "a temporary disable window needs both temporarily_disabled_from and temporarily_disabled_until",
-                info={"cause": {"kind": "TemporarilyDisabledWindowIncomplete"}},
-            )
-        if window[0] is not None and window[1] is not None and not window[0] < window[1]:
-            raise InvalidAccountStatusTransition(
-                "temporarily_disabled_from must be before temporarily_disabled_until",
-                info={"cause": {"kind": "TemporarilyDisabledFromShouldBeBeforeUntil"}},
-            )
+        check_disable_window(*window, None, None)  # the valid period is the user's, checked once it is loaded
 
         async def apply(tx: Tx, world: ImportWorld) -> str:
             user = world.users[user_id]
             start, end = window
             if start is not None and end is not None:
-                if (user.account_valid_from is not None and start < user.account_valid_from) or (
-                    user.account_valid_until is not None and end > user.account_valid_until
-                ):
-                    raise InvalidAccountStatusTransition(
-                        "the temporary disable window must lie inside the account valid period",
-                        info={"cause": {"kind": "TemporarilyDisabledOutsideValidPeriod"}},
-                    )
+                check_disable_window(start, end, user.account_valid_from, user.account_valid_until)
                 user.disabled = False  # disabled only inside the window
             else:
                 user.disabled = True

@@ -9,6 +9,7 @@ Failures raise errors of `litestar_userio.errors`; each controller's handler put
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import jwt
@@ -20,9 +21,19 @@ from litestar_userio.config import AuthConfig
 from litestar_userio.errors import AdminAuthFailed, HTTPSRequired, UnknownHost
 from litestar_userio.projects.service import ProjectRecord, ProjectService
 
-__all__ = ["AdminAuthenticator"]
+__all__ = ["ADMIN_IDENTITY", "AdminAuthenticator", "AdminIdentity"]
 
 _ALLOWED_ALGORITHMS = ["RS256"]
+ADMIN_IDENTITY = "userio_admin_identity"
+"""Where `authenticate` leaves the request's `AdminIdentity` in the connection's scope state."""
+
+
+@dataclass(frozen=True)
+class AdminIdentity:
+    """Who made an admin request, as its verified token says: the admin key (`kid`) and the `sub`, if any."""
+
+    key_id: str
+    sub: str | None
 
 
 class AdminAuthenticator:
@@ -43,7 +54,11 @@ class AdminAuthenticator:
         scheme, _, token = connection.headers.get("authorization", "").partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             raise AdminAuthFailed("missing Authorization: Bearer <Admin API JWT>")
-        await self.verify(token.strip(), project.id)
+        claims = await self.verify(token.strip(), project.id)
+        sub = claims.get("sub")
+        key_id = str(jwt.get_unverified_header(token.strip()).get("kid"))
+        identity = AdminIdentity(key_id, sub if isinstance(sub, str) else None)
+        connection.scope.setdefault("state", {})[ADMIN_IDENTITY] = identity
         return project
 
     async def verify(self, token: str, project_id: str) -> dict[str, Any]:

@@ -15,6 +15,7 @@ __all__ = [
     "EXPORT_REQUEST_SCHEMA",
     "CSVField",
     "CSVOptions",
+    "EncryptionOptions",
     "ExportProgress",
     "ExportRequest",
     "ExportResult",
@@ -41,11 +42,20 @@ class CSVOptions(Struct, forbid_unknown_fields=True, omit_defaults=True):
     against formula injection in spreadsheets). Off by default, so values stay exact."""
 
 
+class EncryptionOptions(Struct, forbid_unknown_fields=True):
+    """The lossless export's encryption (docs/reference.md#export-lossless): age X25519 public keys only."""
+
+    age_recipients: list[str]
+    """`age1...` public keys; the file is encrypted to each of them (any one's identity decrypts it)."""
+
+
 class ExportRequest(Struct, forbid_unknown_fields=True, omit_defaults=True):
     """The export request (docs/reference.md#export-request, docs/reference.md#export-columns)."""
 
-    format: Literal["csv", "ndjson"]
+    format: Literal["csv", "ndjson", "userio"]
     csv: CSVOptions | UnsetType = UNSET
+    encryption: EncryptionOptions | UnsetType = UNSET
+    """`format: "userio"` only, and required there (docs/reference.md#export-lossless)."""
 
 
 class ExportProgress(Struct):
@@ -82,7 +92,13 @@ EXPORT_REQUEST_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
     "required": ["format"],
     "properties": {
-        "format": {"type": "string", "enum": ["csv", "ndjson"]},
+        "format": {"type": "string", "enum": ["csv", "ndjson", "userio"]},
+        "encryption": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["age_recipients"],
+            "properties": {"age_recipients": {"type": "array", "items": {"type": "string"}}},
+        },
         "csv": {
             "type": "object",
             "additionalProperties": False,

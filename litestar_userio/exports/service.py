@@ -14,19 +14,25 @@ from datetime import datetime, timedelta
 
 import msgspec
 
+from litestar_userio.auth.admin import AdminIdentity
 from litestar_userio.clock import Clock
 from litestar_userio.config import ExportConfig, QueueConfig
 from litestar_userio.db.engine import Database
 from litestar_userio.errors import (
+    Cause,
     InternalError,
     MaximumConcurrentJobLimitExceeded,
     RateLimited,
+    SecretExportDisabled,
     TaskNotFound,
     UserExportDisabled,
     UserIOError,
+    ValidationFailed,
 )
+from litestar_userio.exports import lossless
 from litestar_userio.exports.columns import Column, check_request, columns_for
 from litestar_userio.exports.encoding import CONTENT_TYPES, csv_header, csv_rows, ndjson_lines
+from litestar_userio.exports.encryption import AgeStream, parse_recipients
 from litestar_userio.exports.repository import ExportRepository, ExportTaskRow
 from litestar_userio.exports.schemas import ExportProgress, ExportRequest, ExportTask, ExportTaskList
 from litestar_userio.ids import new_task_id
@@ -88,10 +94,16 @@ class ExportService:
 
     # Initiate (docs/reference.md#export-request).
 
-    async def initiate(self, project: ProjectRecord, request: ExportRequest) -> ExportTask:
-        """Check the request and the limits, store the task, enqueue its job."""
+    async def initiate(
+        self, project: ProjectRecord, request: ExportRequest, *, requested_by: AdminIdentity | None = None
+    ) -> ExportTask:
+        """Check the request and the limits, store the task, enqueue its job.
+
+        `requested_by` is the admin token's identity: a lossless export is logged with it.
+        """
         self._require_enabled(project)
         check_request(request)
+        _check_encryption(project, request)
         limit = project.settings.export_rate_limit or self.config.rate_limit.limit
         period = self.config.rate_limit.period
         if project.settings.export_rate_period_seconds:
@@ -114,6 +126,8 @@ class ExportService:
             if retry_after is not None:
                 raise RateLimited(RATE_LIMIT_BUCKET, retry_after)
             await self.repository.add(tx, task_id, project.id, echo, now)
+        if request.format == "userio":
+            _log_lossless(task_id, project, request, requested_by)
         await self._enqueue(task_id, f"{task_id}:0")
         return ExportTask(id=task_id, created_at=now, status="pending", request=echo)
 
@@ -174,9 +188,12 @@ class ExportService:
     async def _produce(
         self, task_id: str, project: ProjectRecord, request: ExportRequest, created_at: datetime, storage: Storage
     ) -> None:
-        extension = request.format
+        extension = lossless.EXTENSION if request.format == "userio" else request.format
         filename = f"{project.id}-{task_id}-{created_at.strftime('%Y%m%d%H%M%S')}Z.{extension}"
         key = f"{project.id}/{task_id}/{filename}"
+        if request.format == "userio":
+            await self._produce_lossless(task_id, project, request, key, filename, storage)
+            return
         columns: list[Column] = []
         if request.format == "csv":
             schema = await self.projects.custom_schema(project.id)
@@ -227,6 +244,56 @@ class ExportService:
                 tx, task_id, now, now + self.config.result_ttl, stored.key, stored.size, stored.sha256, count
             )
         telemetry.export_done(time.perf_counter() - started, stored.size)
+
+    async def _produce_lossless(
+        self, task_id: str, project: ProjectRecord, request: ExportRequest, key: str, filename: str, storage: Storage
+    ) -> None:
+        """The lossless export (docs/reference.md#export-lossless): import records, encrypted as they are made.
+
+        Each slice of records is handed to age as soon as it is encoded; only ciphertext reaches the storage.
+        """
+        assert request.encryption is not msgspec.UNSET
+        recipients = parse_recipients(request.encryption.age_recipients)
+        writer = await storage.open_writer(key, content_type=lossless.CONTENT_TYPE, filename=filename)
+        age = AgeStream(recipients, writer.write)
+        count = 0
+        started = time.perf_counter()
+        try:
+            async with self.db.snapshot() as snapshot:
+                pages = 0
+                async for page in self.users.lossless_pages(snapshot, project.id, self.config.page_size):
+                    for start in range(0, len(page), _SLICE):
+                        with paused_gc():
+                            data = lossless.lossless_lines(page[start : start + _SLICE])
+                        await age.write(data)
+                        del data
+                    count += len(page)
+                    pages += 1
+                    if pages % _PROGRESS_EVERY == 0:
+                        await self._progress(task_id, count)
+            await age.close()
+            written = time.perf_counter()
+            stored = await writer.complete()
+        except BaseException:
+            await age.abort()
+            await writer.abort()
+            raise
+        logger.info(
+            "lossless export %s: %s users, %s bytes (age) written in %.2f s; the storage completed the file in %.2f s",
+            task_id,
+            count,
+            stored.size,
+            written - started,
+            time.perf_counter() - written,
+        )
+        await self._complete(task_id, stored.key, stored.size, stored.sha256, count)
+        telemetry.export_done(time.perf_counter() - started, stored.size)
+        telemetry.secret_export("completed")
+
+    async def _complete(self, task_id: str, key: str, size: int, sha256: str, count: int) -> None:
+        now = self.clock.now()
+        async with self.db.transaction() as tx:
+            await self.repository.complete(tx, task_id, now, now + self.config.result_ttl, key, size, sha256, count)
 
     async def _progress(self, task_id: str, processed: int) -> None:
         async with self.db.transaction() as tx:
@@ -310,6 +377,47 @@ class ExportService:
         items = [_task(row) for row in rows[:limit]]
         last = items[-1] if len(rows) > limit else None
         return ExportTaskList(items, encode_cursor(PageCursor(last.created_at, last.id)) if last else None)
+
+
+def _check_encryption(project: ProjectRecord, request: ExportRequest) -> None:
+    """`encryption` goes with `format: "userio"` alone, which the project must allow and which needs recipients."""
+    if request.format != "userio":
+        if request.encryption is not msgspec.UNSET:
+            raise ValidationFailed(
+                [Cause("/encryption", "const", {"format": request.format})],
+                'encryption is for the lossless export only ("format": "userio")',
+            )
+        return
+    if not project.settings.allow_secret_export:
+        telemetry.secret_export("refused")
+        raise SecretExportDisabled()
+    if request.csv is not msgspec.UNSET:
+        raise ValidationFailed(
+            [Cause("/csv", "const", {"format": "userio"})], 'csv options do not apply to "format": "userio"'
+        )
+    if request.encryption is msgspec.UNSET:
+        raise ValidationFailed(
+            [Cause("", "required", {"missing": ["encryption"]})],
+            'the lossless export is always encrypted: give "encryption": {"age_recipients": ["age1..."]}',
+        )
+    parse_recipients(request.encryption.age_recipients)
+
+
+def _log_lossless(
+    task_id: str, project: ProjectRecord, request: ExportRequest, requested_by: AdminIdentity | None
+) -> None:
+    """Every lossless export is on record with who asked for it (public keys only: nothing secret)."""
+    assert request.encryption is not msgspec.UNSET
+    logger.warning(
+        "lossless export %s of project %s (password hashes and second-factor secrets) requested by admin key %s,"
+        " sub %s, encrypted to %s",
+        task_id,
+        project.id,
+        requested_by.key_id if requested_by else "unknown",
+        (requested_by.sub or "none") if requested_by else "unknown",
+        ", ".join(request.encryption.age_recipients),
+    )
+    telemetry.secret_export("accepted")
 
 
 def _task(row: ExportTaskRow) -> ExportTask:

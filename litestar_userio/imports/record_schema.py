@@ -140,6 +140,8 @@ def _schema(identifier: str | None) -> dict[str, Any]:
         "disabled": {"type": "boolean"},
         "account_valid_from": {"type": "string", "format": "date-time"},
         "account_valid_until": {"type": "string", "format": "date-time"},
+        "temporarily_disabled_from": {"type": "string", "format": "date-time"},
+        "temporarily_disabled_until": {"type": "string", "format": "date-time"},
         "email_verified": {"type": "boolean"},
         "phone_number_verified": {"type": "boolean"},
         **{attribute: _nullable(attribute) for attribute in standard},

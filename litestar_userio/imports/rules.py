@@ -40,7 +40,7 @@ from litestar_userio.users.formats import LOGIN_ID_ATTRIBUTES
 from litestar_userio.users.login_id_rules import CASE_INSENSITIVE, LoginIDRules
 from litestar_userio.users.model import AuthenticatorState, LoginID, OAuthLink, UserState, disabled_state
 
-__all__ = ["ImportWorld", "utc_timestamp"]
+__all__ = ["ImportWorld", "check_disable_window", "utc_timestamp"]
 
 _VERIFIABLE = ("email", "phone_number")
 
@@ -176,6 +176,20 @@ class ImportWorld:
             )
         return valid_from, valid_until
 
+    def _disable_window(
+        self, user: UserState | None, record: UserRecord, valid_period: tuple[datetime | None, datetime | None]
+    ) -> tuple[datetime | None, datetime | None]:
+        """The temporary disable window after the record: each bound given replaces that bound (as the valid period)."""
+        window_from = user.temporarily_disabled_from if user else None
+        window_until = user.temporarily_disabled_until if user else None
+        if isinstance(record.temporarily_disabled_from, str):
+            window_from = utc_timestamp(record.temporarily_disabled_from)
+        if isinstance(record.temporarily_disabled_until, str):
+            window_until = utc_timestamp(record.temporarily_disabled_until)
+        if record.temporarily_disabled_from is not UNSET or record.temporarily_disabled_until is not UNSET:
+            check_disable_window(window_from, window_until, *valid_period)
+        return window_from, window_until
+
     def _disabled_warning(self, user: UserState, disabled: bool) -> str | None:
         """The reference's warning when `disabled` asks for the state the user is already in (no change)."""
         if disabled and user.disabled:
@@ -221,6 +235,7 @@ class ImportWorld:
         links = self._check_identities(None, record)
         self._check_keys(record)
         valid_from, valid_until = self._valid_period(None, record)
+        window = self._disable_window(None, record, (valid_from, valid_until))
         for attribute in LOGIN_ID_ATTRIBUTES:
             if getattr(record, attribute) is None:
                 warnings.append(f"{attribute} = null has no effect in insert.")
@@ -240,6 +255,7 @@ class ImportWorld:
         user_id = record.sub if isinstance(record.sub, str) else new_id()
         user = UserState(id=user_id, created_at=self.now, updated_at=self.now, is_new=True, changed=True)
         user.account_valid_from, user.account_valid_until = valid_from, valid_until
+        user.temporarily_disabled_from, user.temporarily_disabled_until = window
         for attribute, (value, normalized) in wanted.items():
             self._set_login_id(user, attribute, value, normalized)
             if getattr(record, f"{attribute}_verified", None) is True:
@@ -299,6 +315,7 @@ class ImportWorld:
         links = self._check_identities(user.id, record)
         self._check_keys(record)
         valid_period = self._valid_period(user, record)
+        window = self._disable_window(user, record, valid_period)
 
         # preferred_username, email, phone_number: UPDATED_IF_PRESENT_AND_REMOVED_IF_NULL, not the identifier.
         for attribute in LOGIN_ID_ATTRIBUTES:
@@ -343,6 +360,8 @@ class ImportWorld:
             user.disabled = record.disabled
         # account_valid_from, account_valid_until: UPDATED_IF_PRESENT, each bound on its own (ref).
         user.account_valid_from, user.account_valid_until = valid_period
+        # temporarily_disabled_from, temporarily_disabled_until: UPDATED_IF_PRESENT, each bound on its own.
+        user.temporarily_disabled_from, user.temporarily_disabled_until = window
         # password, mfa.password, mfa.totp: IGNORED.
         if record.password:
             warnings.append("password is ignored because the user already exists.")
@@ -419,6 +438,32 @@ class ImportWorld:
 
     def _authenticator(self, kind: str, type_: str, **secret: Any) -> AuthenticatorState:
         return AuthenticatorState(id=new_id(), kind=kind, type=type_, created_at=self.now, **secret)
+
+
+def check_disable_window(
+    start: datetime | None, end: datetime | None, valid_from: datetime | None, valid_until: datetime | None
+) -> None:
+    """A temporary disable window: both bounds or neither, from < until, inside the account valid period (ref).
+
+    The admin API's disable and an import record's `temporarily_disabled_*` are held to it alike.
+    """
+    if (start is None) != (end is None):
+        raise InvalidAccountStatusTransition(
+            "a temporary disable window needs both temporarily_disabled_from and temporarily_disabled_until",
+            info={"cause": {"kind": "TemporarilyDisabledWindowIncomplete"}},
+        )
+    if start is None or end is None:
+        return
+    if not start < end:
+        raise InvalidAccountStatusTransition(
+            "temporarily_disabled_from must be before temporarily_disabled_until",
+            info={"cause": {"kind": "TemporarilyDisabledFromShouldBeBeforeUntil"}},
+        )
+    if (valid_from is not None and start < valid_from) or (valid_until is not None and end > valid_until):
+        raise InvalidAccountStatusTransition(
+            "the temporary disable window must lie inside the account valid period",
+            info={"cause": {"kind": "TemporarilyDisabledOutsideValidPeriod"}},
+        )
 
 
 def utc_timestamp(value: str | UnsetType) -> datetime | None:

@@ -168,6 +168,11 @@ class UserRecord(Struct, forbid_unknown_fields=True):
     """RFC 3339 (ref): the account signs in from then on."""
     account_valid_until: str | UnsetType = UNSET
     """RFC 3339 (ref): the account signs in until then (exclusive)."""
+    temporarily_disabled_from: str | UnsetType = UNSET
+    """Beyond the reference's import (its Admin API sets it): RFC 3339, with `temporarily_disabled_until` a window in
+    which the user is disabled (docs/reference.md#users-disabled-state); what the lossless export writes."""
+    temporarily_disabled_until: str | UnsetType = UNSET
+    """RFC 3339: the window's end (exclusive); both bounds or neither."""
     password: PasswordInput | UnsetType = UNSET
     mfa: MFAInput | UnsetType = UNSET
     identities: list[OAuthIdentityInput] | UnsetType = UNSET

@@ -196,6 +196,8 @@ def _format_causes(record: UserRecord, identifier: str | None) -> list[Cause]:
                 causes.append(Cause(f"/{field}/{i}", "pattern", {"pattern": KEY_PATTERN}))
     causes += timestamp_causes("/account_valid_from", record.account_valid_from)
     causes += timestamp_causes("/account_valid_until", record.account_valid_until)
+    causes += timestamp_causes("/temporarily_disabled_from", record.temporarily_disabled_from)
+    causes += timestamp_causes("/temporarily_disabled_until", record.temporarily_disabled_until)
     causes += _password_causes("/password", record.password)
     if record.identities is not UNSET:
         causes += _identity_causes(record.identities)

@@ -90,6 +90,11 @@ class Telemetry:
         if self.metrics is not None:
             self.metrics.export_done(seconds, size)
 
+    def secret_export(self, outcome: str) -> None:
+        """A lossless export (hashes, second-factor secrets): `accepted`, `refused` (setting off), `completed`."""
+        if self.metrics is not None:
+            self.metrics.secret_export(outcome)
+
     def queue_state(self, kind: str, enqueued_at: Sequence[datetime | None], now: datetime) -> None:
         """Work of a `kind` by state and its oldest pending's age, as this process read them.
 

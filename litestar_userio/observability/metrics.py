@@ -61,6 +61,12 @@ class Metrics:
                 "userio_import_request_bytes", "Bytes of import requests stored as tasks (202)", registry=r
             )
             i["export_bytes"] = Counter("userio_export_bytes", "Bytes of export files written", registry=r)
+            i["secret_exports"] = Counter(
+                "userio_secret_exports",
+                "Lossless exports (password hashes and second-factor secrets) by outcome: accepted, refused, completed",
+                ["outcome"],
+                registry=r,
+            )
             i["queue"] = Gauge(
                 "userio_queue_jobs",
                 "Import chunks and exports (kind) by state, all projects, as this process last read them",
@@ -142,6 +148,10 @@ class Metrics:
         """Observe an export job."""
         self._i["export"].observe(seconds)
         self._i["export_bytes"].inc(size)
+
+    def secret_export(self, outcome: str) -> None:
+        """Count a lossless export's step."""
+        self._child("secret_exports", outcome).inc()
 
     def queue_state(self, kind: str, counts: Mapping[str, int], oldest_pending_seconds: float) -> None:
         """Set the queue gauges of `kind`."""

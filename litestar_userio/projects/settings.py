@@ -40,6 +40,9 @@ class ProjectSettings(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=
     password objects that do not carry it themselves."""
     allow_weak_password_hashes: bool = False
     """Accept `md5`, `sha1`, `sha256`, `sha512` digests (plain or salted) in imports."""
+    allow_secret_export: bool = False
+    """Allow the lossless export (`format: "userio"`): every user with its password hash and second-factor
+    secrets, age-encrypted to the admin's recipients. Off: `Forbidden/SecretExportDisabled`."""
 
     def hash_policy(self, bounds: PasswordHashBounds, max_bcrypt_cost: int) -> HashPolicy:
         """The password formats an import into this project accepts."""

@@ -36,7 +36,7 @@ from litestar_userio.users.model import (
     ends_sessions,
 )
 
-__all__ = ["LoadedUsers", "UserRepository", "user_from_row", "user_rows_query"]
+__all__ = ["LoadedUsers", "UserRepository", "lossless_rows_query", "user_from_row", "user_rows_query"]
 
 _ATTRIBUTE_OF_KEY = {key: attribute for attribute, key in LOGIN_ID_ATTRIBUTES.items()}
 _VERIFIED_FLAGS = ("email_verified", "phone_number_verified")
@@ -113,6 +113,30 @@ def user_rows_query(tx: Tx, where: str) -> str:
         f" (SELECT {tx.json_rows('a.kind', 'a.type', 'a.totp_secret', 'a.oob_target')} FROM (SELECT * FROM"
         "  userio_authenticator WHERE user_id = u.id AND NOT (kind = 'primary' AND type = 'password')"
         "  ORDER BY created_at, id) a) AS authenticators,"
+        f" (SELECT {tx.json_rows('o.provider_alias', 'o.provider_type', 'o.subject', 'o.claims')} FROM (SELECT *"
+        "  FROM userio_oauth_identity WHERE user_id = u.id ORDER BY created_at, id) o) AS oauth_identities,"
+        f" (SELECT {tx.json_values('k.key')} FROM (SELECT r.key FROM userio_user_role m JOIN userio_role r"
+        "  ON r.id = m.role_id WHERE m.user_id = u.id ORDER BY r.key) k) AS roles,"
+        f" (SELECT {tx.json_values('k.key')} FROM (SELECT g.key FROM userio_user_group m JOIN userio_group g"
+        "  ON g.id = m.group_id WHERE m.user_id = u.id ORDER BY g.key) k) AS groups"
+        f" FROM userio_user u WHERE {where}"
+    )
+
+
+def lossless_rows_query(tx: Tx, where: str) -> str:
+    """One row per user with everything an import record carries, secrets included; `where` filters `userio_user u`.
+
+    The lossless export's (docs/reference.md#export-lossless): `user_rows_query`'s user, plus the disable window,
+    every authenticator with its password hash and expiry, and login ids as originally given.
+    """
+    authenticator = ("a.kind", "a.type", "a.password_hash", "a.totp_secret", "a.oob_target", "a.expire_after")
+    return (
+        "SELECT u.id, u.is_disabled, u.account_valid_from, u.account_valid_until, u.temporarily_disabled_from,"
+        " u.temporarily_disabled_until, u.standard_attributes, u.custom_attributes,"
+        f" (SELECT {tx.json_rows('i.login_id_key', 'i.original_value')}"
+        "  FROM userio_identity i WHERE i.user_id = u.id) AS identities,"
+        f" (SELECT {tx.json_rows(*authenticator)}"
+        "  FROM (SELECT * FROM userio_authenticator WHERE user_id = u.id ORDER BY created_at, id) a) AS authenticators,"
         f" (SELECT {tx.json_rows('o.provider_alias', 'o.provider_type', 'o.subject', 'o.claims')} FROM (SELECT *"
         "  FROM userio_oauth_identity WHERE user_id = u.id ORDER BY created_at, id) o) AS oauth_identities,"
         f" (SELECT {tx.json_values('k.key')} FROM (SELECT r.key FROM userio_user_role m JOIN userio_role r"
@@ -517,6 +541,8 @@ class UserRepository:
                 "custom_attributes",
                 "account_valid_from",
                 "account_valid_until",
+                "temporarily_disabled_from",
+                "temporarily_disabled_until",
             ),
             [
                 (
@@ -530,6 +556,8 @@ class UserRepository:
                     dump(u.custom),
                     u.account_valid_from,
                     u.account_valid_until,
+                    u.temporarily_disabled_from,
+                    u.temporarily_disabled_until,
                 )
                 for u in new_users
             ],
@@ -666,6 +694,27 @@ class UserRepository:
             # The next page is read while the caller turns this one into bytes: database and Python overlap.
             following = asyncio.ensure_future(tx.fetch(query, project_id, users[-1]["id"], page_size))
             await asyncio.sleep(0)  # let it send the query before the caller's CPU-bound work starts
+            try:
+                yield users
+            except BaseException:
+                following.cancel()
+                raise
+            users = await following
+
+    async def lossless_pages(self, tx: Tx, project_id: str, page_size: int) -> AsyncIterator[list[Row]]:
+        """Pages of the project's users in id order, as rows of `lossless_rows_query`, for the lossless export.
+
+        As `export_pages`: `tx` a snapshot, keyset pages, the next page read while the caller encodes this one.
+        Each row: the user's columns, `identities` (`[key, original]`), `authenticators` (`[kind, type,
+        password_hash, totp_secret, oob_target, expire_after]`, oldest first), `oauth_identities`, `roles`, `groups`.
+        """
+        if tx.dialect == "postgres":
+            await tx.execute("SET LOCAL jit = off")  # as `export_pages`
+        query = lossless_rows_query(tx, "u.project_id = $1 AND u.id > $2 ORDER BY u.id LIMIT $3")
+        users = await tx.fetch(query, project_id, "", page_size)
+        while users:
+            following = asyncio.ensure_future(tx.fetch(query, project_id, users[-1]["id"], page_size))
+            await asyncio.sleep(0)
             try:
                 yield users
             except BaseException:

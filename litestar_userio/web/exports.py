@@ -11,6 +11,7 @@ from litestar import Controller, Request, Response, get, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath, QueryParameter
 
+from litestar_userio.auth.admin import ADMIN_IDENTITY, AdminIdentity
 from litestar_userio.causes import cause_from_msgspec, schema_causes
 from litestar_userio.errors import (
     Cause,
@@ -37,6 +38,10 @@ __all__ = ["EXPORT_EXAMPLES", "ExportBody", "ExportController", "parse_export_re
 
 EXPORT_EXAMPLES = {
     "ndjson": {"format": "ndjson"},
+    "lossless (userio), age-encrypted": {
+        "format": "userio",
+        "encryption": {"age_recipients": ["age1ql3z7hjy54pw3hyww5ayyfg7zqgvc7w3j2elw8zmrj2kg5sfn9aqmcac8p"]},
+    },
     "chosen CSV columns": {
         "format": "csv",
         "csv": {
@@ -113,7 +118,10 @@ class ExportController(Controller):
         "/",
         status_code=202,
         summary="Initiate a bulk user export",
-        description="One running export per project and the `UserExport` bucket (docs/reference.md#limits).",
+        description=(
+            "One running export per project and the `UserExport` bucket (docs/reference.md#limits);"
+            " `format: userio` is the lossless, age-encrypted export (docs/reference.md#export-lossless)."
+        ),
         operation_class=body_examples(EXPORT_EXAMPLES),
         responses=error_responses(ExportErrorBody, 400, 403, 415, 429, 500, 503),
     )
@@ -124,7 +132,10 @@ class ExportController(Controller):
         project: NamedDependency[ProjectRecord],
         exports_service: NamedDependency[ExportService],
     ) -> Response[ExportResult]:
-        task = await exports_service.initiate(project, data)
+        identity = request.scope.get("state", {}).get(ADMIN_IDENTITY)
+        task = await exports_service.initiate(
+            project, data, requested_by=identity if isinstance(identity, AdminIdentity) else None
+        )
         location = f"{request.scope['path_template']}/{task.id}"
         return Response(ExportResult(task), status_code=202, headers={"Location": location})
 
