@@ -204,6 +204,13 @@ def _with_connection(command: Callable[..., None]) -> Callable[..., None]:
     "Password hash parameters), as shown or as JSON.",
 )
 @click.option(
+    "--new-ids",
+    is_flag=True,
+    default=None,
+    help="With --from: give every user a new id [default: keep the old system's user id as sub where it is a valid"
+    " user id].",
+)
+@click.option(
     "--phone-region",
     metavar="REGION",
     help="Turn national and spaced phone numbers into E.164 for this region (e.g. GB) before sending.",
@@ -245,6 +252,7 @@ def import_command(
     dry_run: bool | None,
     source: str | None,
     firebase_hash_config: Path | None,
+    new_ids: bool | None,
     phone_region: str | None,
     report: Path | None,
     failed: Path | None,
@@ -280,6 +288,7 @@ def import_command(
         max_request_bytes=max_request_bytes,
         phone_region=phone_region,
         firebase_hash_config=firebase_hash_config,
+        new_ids=new_ids,
     )
     if check_passwords is not None:
         from litestar_userio.transfer.password_checks import check_passwords as run_checks

@@ -4,8 +4,11 @@ Each converter keeps what our API accepts and drops the rest (timestamps, login 
 provider internals), so a converted record never fails for a key the server refuses. The choices, also in
 docs/migration-guide.md:
 
-- The old system's user id is kept in a custom attribute (`auth0_user_id`, `cognito_username`), so
-  applications can map their own data to the new user ids.
+- The old system's user id is kept as the user's `sub` where it is a valid user id
+  (docs/reference.md#import-user-ids: `auth0|...`, Keycloak's UUIDs, Firebase's uids, Django's primary keys), so
+  rows of the host's other tables that point at the user still do; one that is not is warned about
+  (`id_not_kept`) and the user gets a new id; `--new-ids` gives every user a new id (`keep_old_id`). The id is
+  also kept in a custom attribute (`auth0_user_id`, `cognito_username`, ...).
 - `false` for `email_verified`, `phone_number_verified` and `disabled` is sent only with `--upsert`: on an
   insert it is the default already and the server would warn on every record that it has no effect.
 - Every password hash a source gives is carried in its own format (docs/reference.md#passwords-formats: `bcrypt`,
@@ -29,6 +32,8 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Final, Literal
 
+from litestar_userio.ids import is_user_id
+
 __all__ = [
     "CLERK_HEADER",
     "COGNITO_HEADER",
@@ -49,6 +54,7 @@ __all__ = [
     "firebase_record",
     "guess_source",
     "hash_type",
+    "keep_old_id",
     "keycloak_record",
     "kratos_record",
     "source_with",
@@ -138,6 +144,41 @@ class Source:
     csv_header: tuple[str, ...] | None = None
     """A headerless CSV the source also writes (Firebase), read with these columns by `convert_csv`."""
     convert_csv: Callable[..., dict[str, Any]] | None = None
+    id_attribute: str | None = None
+    """The custom attribute the converter keeps the old system's user id in (`auth0_user_id`): `keep_old_id` makes
+    it the record's `sub` too."""
+    id_name: str = "old id"
+    """What the source calls that id, for messages (`Auth0 user_id`, `Firebase localId`, `Django pk`)."""
+    keep_ids: bool = True
+    """Whether the old id becomes `sub` (False with `--new-ids`: every user gets a new id)."""
+
+
+_ID_NOT_KEPT = "id_not_kept"
+
+
+def keep_old_id(source: Source, record: dict[str, Any], warnings: Warnings | None) -> bool:
+    """Give a converted record the old system's id as `sub` where it is a valid user id; True when it did.
+
+    One that is not (docs/reference.md#import-user-ids) is a warning on the record, and the server gives the user
+    a new id; the id stays in its custom attribute either way.
+    """
+    if not source.keep_ids or source.id_attribute is None:
+        return False
+    custom = record.get("custom_attributes")
+    old = custom.get(source.id_attribute) if isinstance(custom, dict) else None
+    if old is None or isinstance(old, bool) or not isinstance(old, str | int):
+        return False
+    text = str(old)
+    if not is_user_id(text):
+        _warn(
+            warnings,
+            _ID_NOT_KEPT,
+            f"the {source.id_name} {text[:140]!r} is not a valid user id (1-128 of A-Za-z0-9._:|@-, starting with a"
+            f" letter or digit): the user gets a new id; the old one stays in custom_attributes.{source.id_attribute}",
+        )
+        return False
+    record["sub"] = text
+    return True
 
 
 def _warn(warnings: Warnings | None, kind: str, message: str) -> None:
@@ -346,7 +387,7 @@ def cognito_record(row: Mapping[str, str], *, upsert: bool = False, warnings: Wa
 
     `address` (one string in Cognito) becomes `address.formatted`; `custom:<name>` (and `dev:custom:<name>`)
     columns become `custom_attributes.<name>` as strings (CSV carries no types); `cognito:username` is kept
-    as `custom_attributes.cognito_username`.
+    as `custom_attributes.cognito_username`, a `sub` column (a ListUsers export's) as `cognito_sub`.
     """
     record: dict[str, Any] = {}
     for column in _COGNITO_STRINGS:
@@ -372,6 +413,8 @@ def cognito_record(row: Mapping[str, str], *, upsert: bool = False, warnings: Wa
     username = row.get("cognito:username", "")
     if username != "":
         custom.setdefault("cognito_username", username)
+    if row.get("sub", "") != "":  # not in GetCSVHeader's columns; exports made with ListUsers carry it
+        custom.setdefault("cognito_sub", row["sub"])
     if custom:
         record["custom_attributes"] = custom
     # Cognito exports no password hashes: the user waits for lazy migration (docs/reference.md#hooks-lazy-migration),
@@ -1340,10 +1383,16 @@ def kratos_record(
 
 
 SOURCES: Final[dict[str, Source]] = {
-    "auth0": Source("auth0", "ndjson", auth0_record, ".ndjson"),
-    "cognito-csv": Source("cognito-csv", "csv", cognito_record, ".csv"),
-    "supabase": Source("supabase", "csv", supabase_record, ".csv"),
-    "clerk": Source("clerk", "csv", clerk_record, ".csv"),
+    "auth0": Source("auth0", "ndjson", auth0_record, ".ndjson", id_attribute="auth0_user_id", id_name="Auth0 user_id"),
+    "cognito-csv": Source(
+        "cognito-csv", "csv", cognito_record, ".csv", id_attribute="cognito_sub", id_name="Cognito sub"
+    ),
+    "supabase": Source(
+        "supabase", "csv", supabase_record, ".csv", id_attribute="supabase_user_id", id_name="Supabase id"
+    ),
+    "clerk": Source("clerk", "csv", clerk_record, ".csv", id_attribute="clerk_user_id", id_name="Clerk id"),
+    # Our own export keeps its `sub` in `userio_user_id` only: ids are unique in a deployment, and moving users
+    # between two projects of one deployment is what `--from userio` is mostly for.
     "userio": Source("userio", "ndjson", userio_record, ".ndjson"),
     "firebase": Source(
         "firebase",
@@ -1353,17 +1402,41 @@ SOURCES: Final[dict[str, Source]] = {
         members="users",
         csv_header=FIREBASE_CSV_HEADER,
         convert_csv=firebase_csv_record,
+        id_attribute="firebase_uid",
+        id_name="Firebase localId",
     ),
-    "keycloak": Source("keycloak", "ndjson", keycloak_record, ".ndjson", members="users"),
-    "django": Source("django", "ndjson", django_record, ".ndjson"),
-    "kratos": Source("kratos", "ndjson", kratos_record, ".ndjson", members="identities"),
+    "keycloak": Source(
+        "keycloak",
+        "ndjson",
+        keycloak_record,
+        ".ndjson",
+        members="users",
+        id_attribute="keycloak_user_id",
+        id_name="Keycloak id",
+    ),
+    "django": Source("django", "ndjson", django_record, ".ndjson", id_attribute="django_user_id", id_name="Django pk"),
+    "kratos": Source(
+        "kratos",
+        "ndjson",
+        kratos_record,
+        ".ndjson",
+        members="identities",
+        id_attribute="kratos_identity_id",
+        id_name="Kratos id",
+    ),
 }
 """The `--from` choices."""
 
 
-def source_with(name: str, *, firebase_hash_config: Mapping[str, Any] | None = None) -> Source:
-    """The `--from` source `name`, with the run's Firebase hash config put into every password it converts."""
+def source_with(name: str, *, firebase_hash_config: Mapping[str, Any] | None = None, new_ids: bool = False) -> Source:
+    """The `--from` source `name` as a run uses it.
+
+    The run's Firebase hash config goes into every password it converts; with `new_ids` (`--new-ids`) the old ids
+    are not kept as `sub`.
+    """
     source = SOURCES[name]
+    if new_ids:
+        source = replace(source, keep_ids=False)
     if firebase_hash_config is None or source.name != "firebase":
         return source
     convert, convert_csv = source.convert, source.convert_csv

@@ -68,7 +68,9 @@ class Importer:
         self.progress = progress
         self.upsert = plan.upsert
         self.dry_run = plan.dry_run
-        self.source = source_for(plan.source, plan.header.get("firebase_hash_config"))
+        self.source = source_for(plan.source, plan.header.get("firebase_hash_config"), bool(plan.header.get("new_ids")))
+        self.kept_ids = 0
+        """Records of this run sent with the old system's id as `sub` (`--from`, without `--new-ids`)."""
         self.failed_path = plan.failed
         self.resume = plan.resume
         self.snapshot = Snapshot(total=plan.total)
@@ -151,6 +153,7 @@ class Importer:
                 line["resubmitted"] = True
             line["record"] = line.pop("record", None)  # last: the long part, after what a reader scans for
             lines.append(line)
+            self.kept_ids += record.kept_id
             self._count(index, outcome)
             if outcome == "failed" or "client_warnings" in line or line.get("warnings"):
                 self._summarize(line)
@@ -297,6 +300,7 @@ class Importer:
                 dry_run=self.dry_run,
                 failures=failures,
                 summary_path=self.plan.summary_path,
+                kept_ids=self.kept_ids,
             )
         finally:
             remove_signals()

@@ -60,7 +60,9 @@ def check_passwords(connection: Connection, settings: ImportSettings, pairs_path
     if file is None:
         raise TransferError("--check-passwords reads the records from FILE: give a file, not stdin")
     converter = source_for(
-        settings.source, str(settings.firebase_hash_config) if settings.firebase_hash_config else None
+        settings.source,
+        str(settings.firebase_hash_config) if settings.firebase_hash_config else None,
+        bool(settings.new_ids),
     )
     phone_region = check_region(settings.phone_region) if settings.phone_region is not None else None
     pairs = _read_pairs(pairs_path)

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any, Final
 from litestar_userio.transfer.client import TransferError
 from litestar_userio.transfer.converters import (
     SOURCE_TITLES,
-    SOURCES,
     ConversionError,
     Source,
     firebase_hash_config,
@@ -68,6 +67,8 @@ class ImportSettings:
     """`--phone-region`: national and spaced numbers become E.164 for this region before sending."""
     firebase_hash_config: Path | None = None
     """`--firebase-hash-config`: the project's scrypt parameters, put into every converted Firebase password."""
+    new_ids: bool | None = None
+    """`--new-ids`: converted users get new ids instead of keeping the old system's as `sub`."""
 
 
 @dataclass
@@ -93,24 +94,28 @@ class ImportPlan:
     """Without `--from`: the source whose export the input looks like (`converters.guess_source`), for a hint."""
 
 
-def source_for(source: str | None, hash_config_path: str | None) -> Source | None:
+def source_for(source: str | None, hash_config_path: str | None, new_ids: bool = False) -> Source | None:
     """The `--from` source of a run, with the Firebase hash config file's parameters when one is given.
+
+    With `new_ids` (`--new-ids`) the converter does not keep the old system's ids as `sub`.
 
     The one place that turns the two flags into a converter: the import and `--check-passwords` both take it,
     so a check verifies exactly the password objects the import sends.
     """
     if hash_config_path is not None and source != "firebase":
         raise TransferError("--firebase-hash-config goes with --from firebase")
+    if new_ids and source is None:
+        raise TransferError("--new-ids goes with --from (records of your own carry their sub, or none)")
     if source is None:
         return None
     if hash_config_path is None:
-        return SOURCES[source]
+        return source_with(source, new_ids=new_ids)
     try:
         text = Path(hash_config_path).read_text("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise TransferError(f"cannot read the Firebase hash config {hash_config_path}: {exc}") from exc
     try:
-        return source_with(source, firebase_hash_config=firebase_hash_config(text))
+        return source_with(source, firebase_hash_config=firebase_hash_config(text), new_ids=new_ids)
     except ConversionError as exc:
         raise TransferError(f"{hash_config_path}: {exc}") from exc
 
@@ -187,7 +192,8 @@ def plan_import(settings: ImportSettings, *, connection: Connection) -> ImportPl
     source = resolved("from", settings.source, None)
     given_config = str(settings.firebase_hash_config) if settings.firebase_hash_config is not None else None
     hash_config_path = resolved("firebase_hash_config", given_config, None)
-    converter = source_for(source, hash_config_path)
+    new_ids = bool(resolved("new_ids", True if settings.new_ids else None, False))
+    converter = source_for(source, hash_config_path, new_ids)
     phone_region = resolved("phone_region", settings.phone_region, None)
     if phone_region is not None:
         phone_region = check_region(phone_region)
@@ -266,6 +272,7 @@ def plan_import(settings: ImportSettings, *, connection: Connection) -> ImportPl
         "dry_run": dry_run,
         "phone_region": phone_region,
         "firebase_hash_config": hash_config_path,
+        "new_ids": new_ids,
         "report": str(settings.report),
         "failed": str(failed.resolve()),
         "failures": str(summary_path.resolve()),

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 import msgspec
 
 from litestar_userio.transfer.client import TransferError
-from litestar_userio.transfer.converters import ConversionError, Source
+from litestar_userio.transfer.converters import ConversionError, Source, keep_old_id
 from litestar_userio.transfer.phones import PhoneFixer
 from litestar_userio.transfer.reader import (
     CSVRows,
@@ -45,6 +45,8 @@ class Record:
     """Normalized login ids, for ordering across requests."""
     warnings: list[dict[str, str]] | None = None
     """What the client changed or could not carry (`--from`, `--phone-region`), for the report."""
+    kept_id: bool = False
+    """`--from`: the old system's user id is the record's `sub` (`converters.keep_old_id`)."""
 
 
 class _LoginIds(msgspec.Struct):
@@ -178,9 +180,10 @@ class InputPass:
             record = self._convert(value, upsert=self._upsert(), warnings=warnings)
         except ConversionError as exc:
             raise InputError(line, str(exc)) from exc
+        kept_id = keep_old_id(self._source, record, warnings)
         if self._phones is not None:
             self._phones.fix(record, warnings)
-        return Record(line, raw, _encoder.encode(record), _login_keys(record), warnings or None)
+        return Record(line, raw, _encoder.encode(record), _login_keys(record), warnings or None, kept_id)
 
 
 def open_input(path: Path | None) -> BinaryIO:

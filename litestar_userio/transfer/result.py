@@ -37,6 +37,8 @@ class ImportResult:
     summary_path: Path
     done_before: int = 0
     """A resumed run: records the earlier run(s) had an outcome for (in `counts` too, not sent again)."""
+    kept_ids: int = 0
+    """Records this run sent with the old system's id as `sub` (`--from` without `--new-ids`)."""
 
     @property
     def exit_code(self) -> int:
@@ -70,8 +72,29 @@ def fix_command(result: ImportResult, plan: ImportPlan, connection: Connection) 
         args += ["--phone-region", plan.phone_region]
     if plan.header.get("firebase_hash_config"):
         args += ["--firebase-hash-config", str(plan.header["firebase_hash_config"])]
+    if plan.header.get("new_ids"):
+        args.append("--new-ids")
     args += ["--report", str(report), "--failed", str(failed)]
     return shlex.join(args)
+
+
+def _id_hints(failures: FailureSummary) -> list[str]:
+    """Where the old ids the converter kept as `sub` made records fail: `--new-ids` is the way round."""
+    hints = []
+    groups = failures.failures.items()
+    taken = sum(g.count for (reason, _, _), g in groups if reason == "DuplicatedUserID")
+    other = sum(g.count for (_, location, kind), g in groups if (location, kind) == ("/sub", "const"))
+    if taken:
+        hints.append(
+            f"hint: {format_count(taken)} record{'' if taken == 1 else 's'} failed because the old id is taken as a"
+            " user id in this deployment; the printed command with --new-ids gives them new ids"
+        )
+    if other:
+        hints.append(
+            f"hint: {format_count(other)} record{'' if other == 1 else 's'} update a user whose id is not the old"
+            " system's (ids never change); the printed command with --new-ids updates them by login id alone"
+        )
+    return hints
 
 
 def describe_result(result: ImportResult, plan: ImportPlan, connection: Connection) -> list[str]:
@@ -90,6 +113,11 @@ def describe_result(result: ImportResult, plan: ImportPlan, connection: Connecti
             f"{'' if result.done_before == 1 else 's'} had their outcome from the earlier run (read from its report,"
             f" not sent again), {format_count(result.sent)} were sent by this run"
         )
+    if kept := result.kept_ids:
+        lines.append(
+            f"ids: {format_count(kept)} record{'' if kept == 1 else 's'} sent with the old system's id as sub (the"
+            " user's id here: the host's rows that point at it still do); --new-ids gives every user a new id"
+        )
     lines += result.failures.describe()
     if plan.looks_like is not None and counts["failed"]:
         lines.append(from_hint(plan.settings.path or "the input", plan.looks_like))
@@ -104,6 +132,8 @@ def describe_result(result: ImportResult, plan: ImportPlan, connection: Connecti
             f"{'has' if count == 1 else 'have'} {attribute}: import {'it' if count == 1 else 'them'} with "
             f"--identifier {attribute}"
         )
+    if plan.source and not plan.header.get("new_ids"):
+        lines += _id_hints(result.failures)
     lines.append(f"report: {result.report}; failures and warnings grouped: {result.summary_path}")
     if counts["failed"]:
         lines.append(f"failed records, as read: {result.failed}; fix them, then:")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import shutil
+import uuid
 
 import bcrypt
 import msgspec
@@ -381,3 +382,29 @@ def test_auth0_carries_social_identities_and_warns_for_saml_and_every_dropped_me
         "social_identity_not_carried",
     ]
     assert "samlp identity corp|9" in next(w["message"] for w in warnings if w["kind"].startswith("social"))
+
+
+async def test_auth0_ids_are_kept_as_sub_unless_new_ids(deployment: Deployment, tmp_path):
+    project = await deployment.make_project()
+    tag = uuid.uuid4().hex[:12]  # ids are unique in a deployment: this test's own
+    users = [{"user_id": f"auth0|{tag}{i}", "email": f"kept{i}-{tag}@example.com"} for i in range(2)]
+    users.append({"user_id": f"email|not valid {tag}", "email": f"new-{tag}@example.com"})
+    (tmp_path / "auth0.ndjson").write_text("".join(json.dumps(u) + "\n" for u in users))
+    (tmp_path / "again.ndjson").write_text(json.dumps({"user_id": f"auth0|{tag}x", "email": f"x-{tag}@example.com"}))
+
+    kept = deployment.cli("import", "auth0.ndjson", "--from", "auth0", *project.args(deployment), cwd=tmp_path)
+    fresh = deployment.cli("import", "again.ndjson", "--from", "auth0", "--new-ids", *project.args(deployment),
+                           "--report", "r2.ndjson", "--failed", "f2.ndjson", cwd=tmp_path)  # fmt: skip
+
+    assert kept.returncode == 0, kept.stderr
+    ids = [d["user_id"] for _, d in sorted(read_report(tmp_path / "report.ndjson").details.items())]
+    assert ids[:2] == [f"auth0|{tag}0", f"auth0|{tag}1"]
+    assert uuid.UUID(ids[2])  # not a valid sub: a new id, and a warning that says so
+    assert "ids: 2 records sent with the old system's id as sub" in kept.stderr
+    summary = json.loads((tmp_path / "report.failures.json").read_text())
+    assert {w["kind"]: w["count"] for w in summary["warnings"]}["id_not_kept"] == 1
+    rows = await deployment.fetch("SELECT id FROM userio_user WHERE project_id = $1 ORDER BY id", project.id)
+    assert {r["id"] for r in rows} >= set(ids[:2])
+    assert fresh.returncode == 0, fresh.stderr
+    [(_, detail)] = read_report(tmp_path / "r2.ndjson").details.items()
+    assert uuid.UUID(detail["user_id"]) and "ids:" not in fresh.stderr

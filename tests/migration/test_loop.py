@@ -478,7 +478,8 @@ async def test_import_from_supabase_and_clerk_exports(embedded: Deployment, tmp_
 
     supabase = embedded.cli("import", str(fixtures / "supabase_users.csv"), "--from", "supabase",
                             *project.args(embedded), "-q", "--report", "s.ndjson", cwd=tmp_path)  # fmt: skip
-    clerk = embedded.cli("import", str(fixtures / "clerk_users.csv"), "--from", "clerk", "--upsert",
+    # Clerk's users update those Supabase brought (by email): they keep Supabase's ids.
+    clerk = embedded.cli("import", str(fixtures / "clerk_users.csv"), "--from", "clerk", "--upsert", "--new-ids",
                          *project.args(embedded), "-q", "--report", "c.ndjson", "--failed", "cf.csv", cwd=tmp_path)  # fmt: skip
 
     assert supabase.returncode == 1  # the phone-only user has no email, the identifier

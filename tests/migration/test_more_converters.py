@@ -107,6 +107,7 @@ def test_firebase_headerless_csv():
         "phone_number": "+447911123456",
         "phone_number_verified": True,
         "custom_attributes": {"firebase_uid": "fbuid0102"},
+        "sub": "fbuid0102",
     }
 
 
@@ -240,3 +241,38 @@ async def test_an_export_sent_without_from_gets_a_hint_naming_its_source(embedde
     assert "looks like an Ory Kratos identities export: import it with --from kratos" in as_json.stderr
     assert as_csv.returncode == 2
     assert "looks like a Clerk user export: import it with --from clerk" in as_csv.stderr
+
+
+def test_each_converter_keeps_the_old_id_as_sub_where_it_is_a_valid_user_id():
+    firebase = [record for record, _ in converted("firebase", "firebase_users.json")]
+    keycloak = [record for record, _ in converted("keycloak", "keycloak_realm.json")]
+    django = [record for record, _ in converted("django", "django_users.json")]
+    kratos = [record for record, _ in converted("kratos", "kratos_identities.json")]
+
+    assert [r["sub"] for r in firebase] == [r["custom_attributes"]["firebase_uid"] for r in firebase]
+    assert firebase[0]["sub"] == "fbuid0001"
+    assert [r["sub"] for r in keycloak] == [r["custom_attributes"]["keycloak_user_id"] for r in keycloak]
+    assert [r["sub"] for r in django] == [str(r["custom_attributes"]["django_user_id"]) for r in django]
+    assert django[0]["sub"] == "1"
+    assert [r["sub"] for r in kratos] == [r["custom_attributes"]["kratos_identity_id"] for r in kratos]
+
+
+def test_new_ids_keeps_the_old_id_only_in_its_custom_attribute():
+    records = [record for record, _ in converted("keycloak", "keycloak_realm.json", new_ids=True)]
+
+    assert records and all("sub" not in r and r["custom_attributes"]["keycloak_user_id"] for r in records)
+
+
+def test_an_old_id_that_is_not_a_valid_user_id_is_warned_about_and_not_sent():
+    users = [{"user_id": "auth0|ok-1", "email": "a@x.com"}, {"user_id": "email|has space", "email": "b@x.com"}]
+    users.append({"user_id": "x" * 129, "email": "c@x.com"})
+    stream = io.BytesIO(b"".join(json.dumps(u).encode() + b"\n" for u in users))
+    records = list(InputPass(stream, source_with("auth0"), lambda: False).records())
+
+    decoded = [msgspec.json.decode(r.body) for r in records]
+    assert [d.get("sub") for d in decoded] == ["auth0|ok-1", None, None]
+    assert [r.kept_id for r in records] == [True, False, False]
+    [warning] = [w for w in records[1].warnings or [] if w["kind"] == "id_not_kept"]
+    assert warning["message"].startswith("the Auth0 user_id 'email|has space' is not a valid user id")
+    assert "custom_attributes.auth0_user_id" in warning["message"]
+    assert decoded[1]["custom_attributes"]["auth0_user_id"] == "email|has space"
