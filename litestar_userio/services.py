@@ -9,7 +9,7 @@ from litestar_userio.accounts.admin import UserAdminService
 from litestar_userio.accounts.migration import PasswordMigrator
 from litestar_userio.accounts.service import UserService
 from litestar_userio.auth.admin import AdminAuthenticator
-from litestar_userio.config import UserIOConfig
+from litestar_userio.config import ScimConfig, UserIOConfig
 from litestar_userio.db.engine import Database
 from litestar_userio.db.migrate import migrate
 from litestar_userio.exports.service import ExportService
@@ -20,6 +20,7 @@ from litestar_userio.observability import telemetry
 from litestar_userio.projects.service import ProjectService
 from litestar_userio.queue import build_queue
 from litestar_userio.queue.base import CONTEXT_KEY, JobQueue
+from litestar_userio.scim.service import ScimService
 from litestar_userio.storage import Storage, build_storage
 from litestar_userio.tokens.applications import ApplicationService
 from litestar_userio.tokens.keys import SigningKeyStore
@@ -52,6 +53,7 @@ class Services:
         hooks: HookService,
         tokens: TokenService,
         user_admin: UserAdminService,
+        scim: ScimService,
     ) -> None:
         self.config = config
         self.db = db
@@ -65,6 +67,8 @@ class Services:
         self.hooks = hooks
         self.tokens = tokens
         self.user_admin = user_admin
+        self.scim = scim
+        """SCIM tokens and provisioning (its routes only where `UserIOConfig.scim` is set)."""
 
     @classmethod
     async def start(cls, config: UserIOConfig, *, queue: JobQueue | None = None, run_jobs: bool = True) -> Services:
@@ -101,6 +105,7 @@ class Services:
         )
         hooks = HookService(db, config.hooks, clock)
         tokens = TokenService(db, SigningKeyStore(db, clock), applications, hooks, config.tokens, clock)
+        user_admin = UserAdminService(db, projects, users.passwords, clock, imports=config.imports)
         services = cls(
             config=config,
             db=db,
@@ -121,7 +126,8 @@ class Services:
             admin=AdminAuthenticator(config.auth, projects, clock),
             hooks=hooks,
             tokens=tokens,
-            user_admin=UserAdminService(db, projects, users.passwords, clock, imports=config.imports),
+            user_admin=user_admin,
+            scim=ScimService(db, projects, user_admin, clock, config=config.scim or ScimConfig(), auth=config.auth),
         )
         users.migrator = PasswordMigrator(hooks, services.user_admin)
         telemetry.watch("pending_checks", services.users.passwords.pending)
