@@ -56,6 +56,7 @@ __all__ = [
     "RoleUnknownKeys",
     "ScimAuthFailed",
     "ScimError",
+    "ScimNotImplemented",
     "ScimPreconditionFailed",
     "ScimTooLarge",
     "ServiceUnavailable",
@@ -622,6 +623,16 @@ class ScimTooLarge(ScimError):
 
     reason = "ScimPayloadTooLarge"
     default_message = "the bulk request is too large"
+
+    def __init__(self, message: str | None = None) -> None:
+        super().__init__(None, message)
+
+
+class ScimNotImplemented(ScimError):
+    """An operation this server does not offer (RFC 7644 3.12): 501."""
+
+    reason = "ScimNotImplemented"
+    default_message = "not implemented"
 
     def __init__(self, message: str | None = None) -> None:
         super().__init__(None, message)

@@ -24,6 +24,7 @@ from litestar_userio.errors import (
     RateLimited,
     ScimAuthFailed,
     ScimError,
+    ScimNotImplemented,
     ScimPreconditionFailed,
     ScimTooLarge,
     ServiceUnavailable,
@@ -66,6 +67,7 @@ HTTP_ANSWERS: dict[type[UserIOError], HTTPAnswer] = {
     ScimAuthFailed: HTTPAnswer(401),
     ScimPreconditionFailed: HTTPAnswer(412),
     ScimTooLarge: HTTPAnswer(413),
+    ScimNotImplemented: HTTPAnswer(501),
     ScimError: HTTPAnswer(400),
 }
 """Every error class answered with something other than its nearest listed ancestor's status is listed here."""

@@ -386,7 +386,7 @@ class ScimService:
             await self.user_admin.update(project, user_id, msgspec.json.encode({"groups": sorted(keys)}))
 
     async def _group_resource(self, project: ProjectRecord, group: GroupRow, base_url: str) -> dict[str, Any]:
-        members = [{"value": m, "$ref": f"{base_url}/Users/{m}", "type": "User"} for m in group.members]
+        members = [{"value": m, "$ref": f"{base_url}/Users/{m}"} for m in group.members]
         created = _timestamp(group.created_at)
         return group_resource(
             group.id,

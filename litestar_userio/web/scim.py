@@ -8,7 +8,7 @@ import logging
 from typing import Annotated, Any
 
 import msgspec
-from litestar import Controller, Request, Response, delete, get, patch, post, put
+from litestar import Controller, Request, Response, delete, get, patch, post, put, route
 from litestar.connection import ASGIConnection
 from litestar.di import NamedDependency, Provide
 from litestar.exceptions import HTTPException
@@ -23,6 +23,7 @@ from litestar_userio.errors import (
     Invalid,
     NotFound,
     ScimError,
+    ScimNotImplemented,
     ScimTooLarge,
     ServiceUnavailable,
     UnsupportedMediaType,
@@ -161,13 +162,45 @@ def _project_attributes(resource: dict[str, Any], attributes: str | None, exclud
     return resource
 
 
-_Filter = Annotated[str | None, QueryParameter(query="filter", max_length=65536)]
-_Attrs = Annotated[str | None, QueryParameter(query="attributes", max_length=4096)]
-_Excluded = Annotated[str | None, QueryParameter(query="excludedAttributes", max_length=4096)]
-_Start = Annotated[int, QueryParameter(query="startIndex")]
-_Count = Annotated[int | None, QueryParameter(query="count")]
-_SortBy = Annotated[str | None, QueryParameter(query="sortBy", max_length=200)]
-_SortOrder = Annotated[str | None, QueryParameter(query="sortOrder", max_length=20)]
+def _search_request(body: Any) -> tuple[ListQuery, str | None, str | None]:
+    """A `SearchRequest` body (RFC 7644 3.4.3) as a list query and its `attributes`/`excludedAttributes`."""
+    if not isinstance(body, dict):
+        raise ScimError("invalidSyntax", "the search request must be a JSON object")
+    lowered = {k.lower(): v for k, v in body.items()}
+
+    def names(key: str) -> str | None:
+        value = lowered.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ScimError("invalidValue", f"{key} must be an array of attribute names")
+        return ",".join(value)
+
+    def number(key: str, default: int | None) -> int | None:
+        value = lowered.get(key, default)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise ScimError("invalidValue", f"{key} must be an integer")
+        return value
+
+    def text(key: str) -> str | None:
+        value = lowered.get(key)
+        if value is not None and not isinstance(value, str):
+            raise ScimError("invalidValue", f"{key} must be a string")
+        return value
+
+    query = ListQuery(
+        text("filter"), max(number("startindex", 1) or 1, 1), number("count", None), text("sortby"), text("sortorder")
+    )
+    return query, names("attributes"), names("excludedattributes")
+
+
+_Filter = Annotated[str | None, QueryParameter(name="filter", max_length=65536)]
+_Attrs = Annotated[str | None, QueryParameter(name="attributes", max_length=4096)]
+_Excluded = Annotated[str | None, QueryParameter(name="excludedAttributes", max_length=4096)]
+_Start = Annotated[int, QueryParameter(name="startIndex")]
+_Count = Annotated[int | None, QueryParameter(name="count")]
+_SortBy = Annotated[str | None, QueryParameter(name="sortBy", max_length=200)]
+_SortOrder = Annotated[str | None, QueryParameter(name="sortOrder", max_length=20)]
 
 
 class ScimController(Controller):
@@ -213,7 +246,26 @@ class ScimController(Controller):
                 return _scim(item)
         raise NotFound("no such schema")
 
+    @post("/.search", status_code=501)
+    async def search_all(self) -> None:
+        raise ScimNotImplemented("searching several resource types at once is not supported: POST /Users/.search")
+
+    @route("/{rest:path}", http_method=["GET", "POST", "PUT", "PATCH", "DELETE"])
+    async def unknown(self) -> None:
+        raise NotFound("no such SCIM endpoint")
+
     # Users.
+
+    @post("/Users/.search", status_code=200)
+    async def search_users(
+        self,
+        request: Request[Any, Any, Any],
+        project: NamedDependency[ProjectRecord],
+        scim: NamedDependency[ScimService],
+    ) -> Response[Any]:
+        query, attributes, excluded = _search_request(await _body(request))
+        total, items = await scim.list_users(project, query, _base_url(request))
+        return _list(total, [_project_attributes(i, attributes, excluded) for i in items], query.start_index)
 
     @get("/Users")
     async def list_users(
@@ -293,6 +345,17 @@ class ScimController(Controller):
         await scim.delete_user(project, user_id, request.headers.get("if-match"))
 
     # Groups.
+
+    @post("/Groups/.search", status_code=200)
+    async def search_groups(
+        self,
+        request: Request[Any, Any, Any],
+        project: NamedDependency[ProjectRecord],
+        scim: NamedDependency[ScimService],
+    ) -> Response[Any]:
+        query, attributes, excluded = _search_request(await _body(request))
+        total, items = await scim.list_groups(project, query, _base_url(request))
+        return _list(total, [_project_attributes(i, attributes, excluded) for i in items], query.start_index)
 
     @get("/Groups")
     async def list_groups(

@@ -99,6 +99,7 @@ async def test_create_get_and_the_mapping(scim):
     assert fetched.json() == user
 
 
+@pytest.mark.engine
 async def test_a_scim_created_user_signs_in_with_the_idps_password_and_deactivation_stops_it(env, project, scim):
     user = (await scim("POST", "/Users", okta_user(password="IdP-set secret 1"))).json()
     users = env.services.users
@@ -116,6 +117,7 @@ async def test_a_scim_created_user_signs_in_with_the_idps_password_and_deactivat
         await refresh.check(project.id, "app", token)
 
 
+@pytest.mark.engine
 async def test_a_taken_user_name_is_409_uniqueness(scim):
     assert (await scim("POST", "/Users", okta_user())).status_code == 201
     again = await scim("POST", "/Users", okta_user())
@@ -172,6 +174,7 @@ async def test_put_replaces_whole_and_if_match_guards_it(scim):
     assert "externalId" not in body
 
 
+@pytest.mark.engine
 async def test_filters_page_and_sort(scim):
     for name in ("ada", "grace", "alan"):
         assert (await scim("POST", "/Users", okta_user(name))).status_code == 201
@@ -200,6 +203,7 @@ async def test_filters_page_and_sort(scim):
     assert await names('filter=displayName co "_"') == []
 
 
+@pytest.mark.engine
 @pytest.mark.parametrize(
     "hostile",
     [
@@ -217,6 +221,7 @@ async def test_hostile_or_unsupported_filters_are_400_invalid_filter(scim, hosti
     assert response.json()["scimType"] == "invalidFilter"
 
 
+@pytest.mark.engine
 async def test_a_filter_never_finds_another_projects_users(env, scim):
     other = await env.make_project()
     await other.env.client.post("/_api/admin/users", headers=other.headers(), json={"preferred_username": "eve"})
