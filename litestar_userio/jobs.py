@@ -45,13 +45,18 @@ async def export_users(ctx: dict[str, Any], task_id: str, trace: dict[str, str] 
 
 
 async def sweep(ctx: dict[str, Any]) -> None:
-    """Periodic housekeeping: free what silent workers hold, enqueue work nobody is doing, purge expired results."""
+    """Periodic housekeeping: free what silent workers hold, enqueue work nobody is doing, purge expired results.
+
+    Also purges change-log entries past their retention and advances this process's change-log consumers.
+    """
     services = ctx[CONTEXT_KEY]
     await services.db.end_silent_sessions()
     await services.imports.requeue_stale()
     await services.exports.requeue_stale()
     await services.imports.purge_expired()
     await services.exports.purge_expired()
+    await services.changes.purge()
+    await services.changes.catch_up()
     await observe_queue(ctx)
 
 

@@ -9,6 +9,8 @@ from litestar_userio.accounts.admin import UserAdminService
 from litestar_userio.accounts.migration import PasswordMigrator
 from litestar_userio.accounts.service import UserService
 from litestar_userio.auth.admin import AdminAuthenticator
+from litestar_userio.changes.events import EventsConsumer
+from litestar_userio.changes.service import ChangeService
 from litestar_userio.config import ScimConfig, UserIOConfig
 from litestar_userio.db.engine import Database
 from litestar_userio.db.migrate import migrate
@@ -53,6 +55,7 @@ class Services:
         hooks: HookService,
         tokens: TokenService,
         user_admin: UserAdminService,
+        changes: ChangeService,
         scim: ScimService,
     ) -> None:
         self.config = config
@@ -67,6 +70,7 @@ class Services:
         self.hooks = hooks
         self.tokens = tokens
         self.user_admin = user_admin
+        self.changes = changes
         self.scim = scim
         """SCIM tokens and provisioning (its routes only where `UserIOConfig.scim` is set)."""
 
@@ -93,6 +97,7 @@ class Services:
         clock = config.clock
         storage = build_storage(config.exports.storage, clock) if config.exports.storage is not None else None
         projects = ProjectService(db, clock)
+        changes = ChangeService(db, config.changes, clock)
         applications = ApplicationService(db, clock)
         users = UserService(
             db,
@@ -105,7 +110,7 @@ class Services:
         )
         hooks = HookService(db, config.hooks, clock)
         tokens = TokenService(db, SigningKeyStore(db, clock), applications, hooks, config.tokens, clock)
-        user_admin = UserAdminService(db, projects, users.passwords, clock, imports=config.imports)
+        user_admin = UserAdminService(db, projects, users.passwords, clock, imports=config.imports, changes=changes)
         services = cls(
             config=config,
             db=db,
@@ -121,12 +126,14 @@ class Services:
                 config.queue,
                 clock,
                 passwords=users.passwords,
+                changes=changes,
             ),
             exports=ExportService(db, queue, projects, storage, config.exports, config.queue, clock),
             admin=AdminAuthenticator(config.auth, projects, clock),
             hooks=hooks,
             tokens=tokens,
             user_admin=user_admin,
+            changes=changes,
             scim=ScimService(db, projects, user_admin, clock, config=config.scim or ScimConfig(), auth=config.auth),
         )
         users.migrator = PasswordMigrator(hooks, services.user_admin)
@@ -136,8 +143,11 @@ class Services:
         return services
 
     def bind_events(self, emit: Callable[..., None]) -> None:
-        """Emit the plugin's events (`events.EVENTS`) through `emit`: the app's, in a web process."""
-        self.user_admin.emit = emit
+        """Emit the plugin's events (`events.EVENTS`) through `emit`: the app's, in a web process.
+
+        The users' events follow the change log (`changes/events.py`): this process becomes one of its consumers.
+        """
+        self.changes.register(EventsConsumer(emit))
         self.imports.emit = emit
 
     async def ready(self, *, hooks: bool = True) -> bool:
@@ -155,6 +165,7 @@ class Services:
 
     async def close(self) -> None:
         """Stop the queue and the hook workers, close the storage and the database."""
+        await self.changes.close()
         await self.queue.close()
         await self.hooks.close()
         self.users.close()

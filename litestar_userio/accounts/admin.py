@@ -4,8 +4,10 @@ See docs/reference.md#users-admin-api.
 
 The host's handlers take `UserAdminService` by DI and the admin REST endpoints call it too. A create is one import
 record and an update is an upsert (docs/reference.md#import-updates), both applied by the import's own rules
-(`imports/rules.py`), so a user changed here and one changed by an import obey the same rules. Each change emits a
-Litestar event whose argument is the user as the export writes it (never a secret), after its transaction committed.
+(`imports/rules.py`), so a user changed here and one changed by an import obey the same rules. Each change is
+written back by `UserRepository.flush` (or `delete_user`), which appends its change-log entry in the same
+transaction; every write method takes `origin` (default `admin_api`; SCIM passes `ChangeOrigin("scim")`, sign-in
+`ChangeOrigin("sign_in")`). The Litestar events are emitted from the committed entries (`changes/events.py`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from typing import Any
 
 import msgspec
 
+from litestar_userio.changes.model import ADMIN_API, ChangeKind, ChangeOrigin
+from litestar_userio.changes.service import ChangeService
 from litestar_userio.clock import Clock
 from litestar_userio.config import ImportConfig
 from litestar_userio.db.engine import Database, Row, Tx
@@ -31,7 +35,6 @@ from litestar_userio.errors import (
     ValidationFailed,
     WriteConflict,
 )
-from litestar_userio.exports.document import build_document
 from litestar_userio.ids import new_id
 from litestar_userio.imports.rules import ImportWorld, utc_timestamp
 from litestar_userio.imports.schemas import PasswordInput, UserRecord
@@ -39,6 +42,7 @@ from litestar_userio.imports.validation import ParsedRecord, parse_record
 from litestar_userio.projects.service import ProjectRecord, ProjectService
 from litestar_userio.retry import Backoff, retrying
 from litestar_userio.tokens.repository import RefreshTokenRepository
+from litestar_userio.users.exported import build_document, without_secrets
 from litestar_userio.users.formats import LOGIN_ID_ATTRIBUTES
 from litestar_userio.users.login_id_rules import LoginIDRules
 from litestar_userio.users.model import AuthenticatorState, UserState, is_disabled_at
@@ -46,7 +50,16 @@ from litestar_userio.users.passwords import PasswordVerifier
 from litestar_userio.users.repository import UserRepository
 from litestar_userio.users.search import Condition, UserSort
 
-__all__ = ["KEEP", "USER_EVENTS", "UserAdminService", "UserHit", "UserPage", "UserSearchPage", "without_secrets"]
+__all__ = [
+    "KEEP",
+    "USER_EVENTS",
+    "ChangeOrigin",
+    "UserAdminService",
+    "UserHit",
+    "UserPage",
+    "UserSearchPage",
+    "without_secrets",
+]
 
 logger = logging.getLogger("litestar_userio.users")
 
@@ -58,17 +71,11 @@ USER_EVENTS = (
     "userio.user.enabled",
     "userio.user.deleted",
 )
-"""The events a change of one user emits; the argument is the user as exported."""
+"""The events a change of one user emits (from its change-log entry); the argument is the user as exported."""
 
 _CONFLICT_RETRIES = 5
 _SCAN_BATCH = 200
 """Users read per query while a `disabled` filter (computed, not a column) fills a page."""
-
-Emit = Callable[..., None]
-
-
-def _no_events(event_id: str, *args: Any) -> None:
-    """Until the plugin binds the app's emitter (`bind_events`), changes emit nothing."""
 
 
 class _Keep:
@@ -117,8 +124,11 @@ class UserAdminService:
         clock: Clock,
         *,
         imports: ImportConfig,
+        changes: ChangeService,
     ) -> None:
         self.db = db
+        self.changes = changes
+        """Woken after each change committed: its consumers (the Litestar events among them) follow the log."""
         self.projects = projects
         self.passwords = passwords
         self.clock = clock
@@ -126,8 +136,6 @@ class UserAdminService:
         """The import's password bounds: a record here passes the checks it would pass in an import."""
         self.users = UserRepository()
         self.refresh_tokens = RefreshTokenRepository()
-        self.emit: Emit = _no_events
-        """Litestar's `app.emit` once the plugin bound it: each change emits its `USER_EVENTS` member."""
 
     # Reads.
 
@@ -228,6 +236,7 @@ class UserAdminService:
         project: ProjectRecord,
         record: bytes,
         *,
+        origin: ChangeOrigin = ADMIN_API,
         password: str | None = None,
         external_id: str | _Keep | None = KEEP,
     ) -> tuple[dict[str, Any], list[str]]:
@@ -258,20 +267,32 @@ class UserAdminService:
             return world.insert_user(parsed.record, warnings)
 
         document = await self._change(
-            project, parsed.record, None, apply, identifier=identifier or "email", external_id=external_id
+            project,
+            parsed.record,
+            None,
+            apply,
+            origin=origin,
+            identifier=identifier or "email",
+            external_id=external_id,
         )
-        self._emit("userio.user.created", document)
         return document, warnings
 
     async def update(
-        self, project: ProjectRecord, user_id: str, record: bytes, *, external_id: str | _Keep | None = KEEP
+        self,
+        project: ProjectRecord,
+        user_id: str,
+        record: bytes,
+        *,
+        origin: ChangeOrigin = ADMIN_API,
+        external_id: str | _Keep | None = KEEP,
     ) -> tuple[dict[str, Any], list[str]]:
         """Apply the update rules exactly as an upsert import, to one user; as exported, with warnings.
 
         See docs/reference.md#import-updates.
 
-        `sub` is refused (ids never change); the last login id of a user cannot go. `external_id` sets or (None)
-        removes the provisioning IdP's id in the same transaction.
+        `sub` is refused (ids never change); the last login id of a user cannot go. A record that changes nothing
+        writes nothing (and logs nothing). `external_id` sets or (None) removes the provisioning IdP's id in the same
+        transaction.
         """
         decoded = _json_object(record)
         if "sub" in decoded:
@@ -290,12 +311,17 @@ class UserAdminService:
                 )
             return user_id
 
-        document = await self._change(project, parsed.record, user_id, apply, external_id=external_id)
-        self._emit("userio.user.updated", document)
+        document = await self._change(project, parsed.record, user_id, apply, origin=origin, external_id=external_id)
         return document, warnings
 
     async def set_password(
-        self, project: ProjectRecord, user_id: str, *, password: str | None = None, password_hash: Any = None
+        self,
+        project: ProjectRecord,
+        user_id: str,
+        *,
+        password: str | None = None,
+        password_hash: Any = None,
+        origin: ChangeOrigin = ADMIN_API,
     ) -> None:
         """Replace the primary password: `password` hashed here, or `password_hash` an import password object.
 
@@ -331,11 +357,10 @@ class UserAdminService:
                     expire_after=expire_after,
                 )
             )
-            user.updated_at, user.changed = world.now, True
+            _touch(user, world.now, "password_changed")
             return user_id
 
-        document = await self._change(project, None, user_id, apply)
-        self._emit("userio.user.password_changed", document)
+        await self._change(project, None, user_id, apply, origin=origin)
 
     async def disable(
         self,
@@ -345,6 +370,7 @@ class UserAdminService:
         reason: str | None = None,
         temporarily_disabled_from: datetime | None = None,
         temporarily_disabled_until: datetime | None = None,
+        origin: ChangeOrigin = ADMIN_API,
     ) -> dict[str, Any]:
         """Disable until enabled, or only inside a window (both bounds, from < until, inside the valid period).
 
@@ -378,34 +404,30 @@ class UserAdminService:
                 user.disabled = True
             user.temporarily_disabled_from, user.temporarily_disabled_until = window
             user.disable_reason = reason
-            user.updated_at, user.changed = world.now, True
+            _touch(user, world.now, "disabled")
             await self.refresh_tokens.revoke_user(tx, user_id, world.now)
             return user_id
 
-        document = await self._change(project, None, user_id, apply)
-        self._emit("userio.user.disabled", document)
-        return document
+        return await self._change(project, None, user_id, apply, origin=origin)
 
-    async def enable(self, project: ProjectRecord, user_id: str) -> dict[str, Any]:
+    async def enable(self, project: ProjectRecord, user_id: str, *, origin: ChangeOrigin = ADMIN_API) -> dict[str, Any]:
         """Clear a disable and a temporary disable window (the account valid period stays)."""
 
         async def apply(tx: Tx, world: ImportWorld) -> str:
             user = world.users[user_id]
             user.disabled = False
             user.temporarily_disabled_from = user.temporarily_disabled_until = user.disable_reason = None
-            user.updated_at, user.changed = world.now, True
+            _touch(user, world.now, "enabled")
             return user_id
 
-        document = await self._change(project, None, user_id, apply)
-        self._emit("userio.user.enabled", document)
-        return document
+        return await self._change(project, None, user_id, apply, origin=origin)
 
-    async def delete(self, project: ProjectRecord, user_id: str) -> None:
+    async def delete(self, project: ProjectRecord, user_id: str, *, origin: ChangeOrigin = ADMIN_API) -> None:
         """Delete the user and every identity, authenticator, role, group and refresh token of it (erasure)."""
         async with self.db.transaction() as tx:
             document = await self._document(tx, project.id, user_id)
-            await self.users.delete_user(tx, project.id, user_id)
-        self._emit("userio.user.deleted", document)
+            await self.users.delete_user(tx, project.id, user_id, last=document, origin=origin, at=self.clock.now())
+        self.changes.wake(project.id)
 
     def is_disabled(self, user: UserState) -> bool:
         """Whether `user` is disabled now (docs/reference.md#users-disabled-state, `users.model.is_disabled_at`)."""
@@ -420,6 +442,7 @@ class UserAdminService:
         user_id: str | None,
         apply: Callable[[Tx, ImportWorld], Awaitable[str]],
         *,
+        origin: ChangeOrigin,
         identifier: str = "",
         external_id: str | _Keep | None = KEEP,
     ) -> dict[str, Any]:
@@ -471,10 +494,15 @@ class UserAdminService:
                         group_ids |= await self.users.key_ids(
                             tx, project.id, "userio_group", world.new_groups, create_at=now
                         )
-                    await self.users.flush(tx, project.id, loaded, world.users.values(), role_ids, group_ids)
+                    written = await self.users.flush(
+                        tx, project.id, loaded, world.users.values(), role_ids, group_ids, origin=origin, at=now
+                    )
                     if not isinstance(external_id, _Keep):
                         await self.users.set_external_id(tx, project.id, changed_id, external_id)
-                    return await self._document(tx, project.id, changed_id)
+                    document = await self._document(tx, project.id, changed_id)
+                if written:
+                    self.changes.wake(project.id)
+                return document
         raise AssertionError("unreachable: retrying re-raises the last conflict")  # pragma: no cover
 
     async def _document(self, tx: Tx, project_id: str, user_id: str) -> dict[str, Any]:
@@ -498,24 +526,10 @@ class UserAdminService:
             raise UserNotFound()
         return project.settings.login_id_rules()
 
-    def _emit(self, event_id: str, document: dict[str, Any]) -> None:
-        """Emit after the commit; a listener's failure is the host's, never the change's."""
-        try:
-            self.emit(event_id, without_secrets(document))
-        except Exception:
-            logger.exception("could not emit %s", event_id)
 
-
-def without_secrets(document: dict[str, Any]) -> dict[str, Any]:
-    """The exported record an event carries: each TOTP's `secret` and `uri` left out (never a secret in an event).
-
-    The admin API answers the export's record whole (the admin JWT reads the export too); a listener does not.
-    """
-    mfa = document.get("mfa")
-    if not isinstance(mfa, dict) or not mfa.get("totps"):
-        return document
-    totps = [{k: v for k, v in totp.items() if k not in ("secret", "uri")} for totp in mfa["totps"]]
-    return {**document, "mfa": {**mfa, "totps": totps}}
+def _touch(user: UserState, now: datetime, kind: ChangeKind) -> None:
+    """Mark `user` changed at `now`, as the change log calls it."""
+    user.updated_at, user.changed, user.change_kind = now, True, kind
 
 
 def _json_object(record: bytes) -> dict[str, Any]:

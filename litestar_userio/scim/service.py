@@ -17,6 +17,7 @@ from typing import Any
 import msgspec
 
 from litestar_userio.accounts.admin import UserAdminService
+from litestar_userio.changes.model import ChangeOrigin
 from litestar_userio.clock import Clock
 from litestar_userio.config import AuthConfig, ScimConfig
 from litestar_userio.db.engine import Database
@@ -45,6 +46,8 @@ from litestar_userio.users.search import AllOf, AnyOf, Compare, Condition, Const
 
 __all__ = ["GroupNotFound", "ListQuery", "ScimService", "ScimTokenCreated"]
 
+SCIM = ChangeOrigin("scim")
+"""The change log's origin of every SCIM write (DECISIONS 16, 18)."""
 _TOUCH_EVERY = timedelta(minutes=1)
 _USER_MULTI = frozenset({"emails", "phonenumbers", "addresses", "photos", "groups"})
 _GROUP_MULTI = frozenset({"members"})
@@ -197,7 +200,7 @@ class ScimService:
         if not given.active:
             record["disabled"] = True
         document, _ = await self.user_admin.create(
-            project, msgspec.json.encode(record), password=given.password, external_id=given.external_id
+            project, msgspec.json.encode(record), origin=SCIM, password=given.password, external_id=given.external_id
         )
         return await self.get_user(project, document["sub"], base_url)
 
@@ -227,19 +230,20 @@ class ScimService:
         """DELETE /Users/{id}: the user and everything of it."""
         if if_match is not None:
             _check_version(await self.get_user(project, user_id, ""), if_match)
-        await self.user_admin.delete(project, user_id)
+        await self.user_admin.delete(project, user_id, origin=SCIM)
 
     async def _write_user(
         self, project: ProjectRecord, user_id: str, current: dict[str, Any], given: UserInput, base_url: str
     ) -> dict[str, Any]:
-        await self.user_admin.update(project, user_id, msgspec.json.encode(given.record), external_id=given.external_id)
+        record = msgspec.json.encode(given.record)
+        await self.user_admin.update(project, user_id, record, origin=SCIM, external_id=given.external_id)
         if given.password is not None:
-            await self.user_admin.set_password(project, user_id, password=given.password)
+            await self.user_admin.set_password(project, user_id, password=given.password, origin=SCIM)
         if given.active != current["active"]:
             if given.active:
-                await self.user_admin.enable(project, user_id)
+                await self.user_admin.enable(project, user_id, origin=SCIM)
             else:
-                await self.user_admin.disable(project, user_id)
+                await self.user_admin.disable(project, user_id, origin=SCIM)
         return await self.get_user(project, user_id, base_url)
 
     async def _user_resource(
@@ -383,7 +387,7 @@ class ScimService:
         for user_id, joins in [(u, True) for u in joined] + [(u, False) for u in left]:
             hit = await self.user_admin.get_hit(project.id, user_id)
             keys = [k for k in hit.document.get("groups") or [] if k != key] + ([key] if joins else [])
-            await self.user_admin.update(project, user_id, msgspec.json.encode({"groups": sorted(keys)}))
+            await self.user_admin.update(project, user_id, msgspec.json.encode({"groups": sorted(keys)}), origin=SCIM)
 
     async def _group_resource(self, project: ProjectRecord, group: GroupRow, base_url: str) -> dict[str, Any]:
         members = [{"value": m, "$ref": f"{base_url}/Users/{m}"} for m in group.members]

@@ -8,6 +8,7 @@ import pytest
 
 from litestar_userio import PasswordConfig
 from litestar_userio.errors import RefreshTokenInvalid, UserDisabled
+from tests.changes.test_log import all_entries
 
 SCIM = "/_api/scim/v2"
 TOKENS = "/_api/admin/scim/tokens"
@@ -259,3 +260,14 @@ async def test_discovery_says_what_is_supported(scim):
     assert {a["name"] for a in user["attributes"]} >= {"userName", "emails", "active", "password", "groups"}
     types = (await scim("GET", "/ResourceTypes")).json()
     assert {t["name"] for t in types["Resources"]} == {"User", "Group"}
+
+
+@pytest.mark.engine
+async def test_every_scim_write_is_a_change_log_entry_with_origin_scim(project, scim):
+    user = (await scim("POST", "/Users", okta_user())).json()
+    patch = {"schemas": [PATCH], "Operations": [{"op": "replace", "value": {"active": False, "nickName": "ada"}}]}
+    assert (await scim("PATCH", f"/Users/{user['id']}", patch)).status_code == 200
+    assert (await scim("DELETE", f"/Users/{user['id']}")).status_code == 204
+    entries = await all_entries(project, 4)
+    assert [e["type"] for e in entries] == ["user.created", "user.profile.updated", "user.disabled", "user.deleted"]
+    assert {e["origin"]["kind"] for e in entries} == {"scim"}
