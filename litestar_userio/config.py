@@ -24,6 +24,7 @@ __all__ = [
     "QueueConfig",
     "RateLimit",
     "S3StorageConfig",
+    "ScimConfig",
     "TokenConfig",
     "TracingConfig",
     "UserIOConfig",
@@ -339,6 +340,26 @@ class TracingConfig:
 
 
 @dataclass
+class ScimConfig:
+    """SCIM 2.0 provisioning (DECISIONS 18, docs/scim.md): Users, Groups and Bulk for an identity provider."""
+
+    path: str = "/_api/scim/v2"
+    """The SCIM base URL's path; the project is the request's `Host`, as on the admin API."""
+    max_operations: int = 1000
+    """Bulk: most operations in one request (`maxOperations`); over it, 413 and nothing applied."""
+    max_payload_size: int = 1024 * 1024
+    """Bulk: most bytes of one request body (`maxPayloadSize`); over it, 413 and nothing applied."""
+    max_results: int = 1000
+    """Most resources in one page of a list (`count` is capped to it; `filter.maxResults`)."""
+    max_filter_clauses: int = 200
+    """Most comparisons in one filter; more is 400 `invalidFilter` (a filter is data, kept small)."""
+    max_filter_depth: int = 32
+    """Deepest nesting of parentheses and `not` in a filter; deeper is 400 `invalidFilter`."""
+    max_filter_length: int = 16_384
+    """Most characters of a filter; longer is 400 `invalidFilter`."""
+
+
+@dataclass
 class DependencyKeys:
     """The names under which the plugin provides its services to the host's handlers (Litestar DI).
 
@@ -364,6 +385,8 @@ class DependencyKeys:
     """`AdminAuthenticator`: the project of an admin API request."""
     storage: str = "userio_storage"
     """`Storage | None`: the export storage (None when exports are disabled)."""
+    scim: str = "userio_scim"
+    """`ScimService`: SCIM tokens and provisioning."""
     changes: str = "userio_changes"
     """`ChangeService`: the change log's feed, cursors and consumers (docs/changes.md)."""
 
@@ -432,3 +455,5 @@ class UserIOConfig:
     (docs/reference.md#operations); None serves none."""
     dependency_keys: DependencyKeys = field(default_factory=DependencyKeys)
     """DI keys of the services for the host's handlers."""
+    scim: ScimConfig | None = field(default_factory=ScimConfig)
+    """SCIM 2.0 provisioning under `ScimConfig.path` (bearer tokens per project); None serves none."""

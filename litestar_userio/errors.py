@@ -58,6 +58,11 @@ __all__ = [
     "RateLimited",
     "RefreshTokenInvalid",
     "RoleUnknownKeys",
+    "ScimAuthFailed",
+    "ScimError",
+    "ScimNotImplemented",
+    "ScimPreconditionFailed",
+    "ScimTooLarge",
     "SecretExportDisabled",
     "ServiceUnavailable",
     "SignInRefused",
@@ -614,6 +619,60 @@ class HookVersionNotFound(NotFound):
 
     reason = "HookVersionNotFound"
     default_message = "no such hook version"
+
+
+class ScimError(Invalid):
+    """A SCIM request refused with one of RFC 7644 3.12's `scimType`s (400 unless a subclass says otherwise).
+
+    The SCIM controller answers it in the SCIM error schema; `scim_type` None: the RFC names none for it.
+    """
+
+    reason = "ScimInvalid"
+    default_message = "invalid SCIM request"
+
+    def __init__(self, scim_type: str | None, message: str | None = None) -> None:
+        super().__init__(message)
+        self.scim_type = scim_type
+
+
+class ScimAuthFailed(ScimError):
+    """No SCIM bearer token of this project (missing, unknown or revoked): 401."""
+
+    reason = "ScimUnauthorized"
+    default_message = "a SCIM bearer token of this project is required"
+
+    def __init__(self, message: str | None = None) -> None:
+        super().__init__(None, message)
+
+
+class ScimPreconditionFailed(ScimError):
+    """`If-Match` names another version of the resource (RFC 7644 3.14): 412."""
+
+    reason = "ScimPreconditionFailed"
+    default_message = "the resource has changed: its version does not match If-Match"
+
+    def __init__(self, message: str | None = None) -> None:
+        super().__init__(None, message)
+
+
+class ScimTooLarge(ScimError):
+    """A Bulk request over `maxOperations` or `maxPayloadSize` (RFC 7644 3.7.4): 413, nothing applied."""
+
+    reason = "ScimPayloadTooLarge"
+    default_message = "the bulk request is too large"
+
+    def __init__(self, message: str | None = None) -> None:
+        super().__init__(None, message)
+
+
+class ScimNotImplemented(ScimError):
+    """An operation this server does not offer (RFC 7644 3.12): 501."""
+
+    reason = "ScimNotImplemented"
+    default_message = "not implemented"
+
+    def __init__(self, message: str | None = None) -> None:
+        super().__init__(None, message)
 
 
 class InvalidCursor(Invalid):

@@ -11,7 +11,7 @@ from litestar_userio.accounts.service import UserService
 from litestar_userio.auth.admin import AdminAuthenticator
 from litestar_userio.changes.events import EventsConsumer
 from litestar_userio.changes.service import ChangeService
-from litestar_userio.config import UserIOConfig
+from litestar_userio.config import ScimConfig, UserIOConfig
 from litestar_userio.db.engine import Database
 from litestar_userio.db.migrate import migrate
 from litestar_userio.exports.service import ExportService
@@ -22,6 +22,7 @@ from litestar_userio.observability import telemetry
 from litestar_userio.projects.service import ProjectService
 from litestar_userio.queue import build_queue
 from litestar_userio.queue.base import CONTEXT_KEY, JobQueue
+from litestar_userio.scim.service import ScimService
 from litestar_userio.storage import Storage, build_storage
 from litestar_userio.tokens.applications import ApplicationService
 from litestar_userio.tokens.keys import SigningKeyStore
@@ -55,6 +56,7 @@ class Services:
         tokens: TokenService,
         user_admin: UserAdminService,
         changes: ChangeService,
+        scim: ScimService,
     ) -> None:
         self.config = config
         self.db = db
@@ -69,6 +71,8 @@ class Services:
         self.tokens = tokens
         self.user_admin = user_admin
         self.changes = changes
+        self.scim = scim
+        """SCIM tokens and provisioning (its routes only where `UserIOConfig.scim` is set)."""
 
     @classmethod
     async def start(cls, config: UserIOConfig, *, queue: JobQueue | None = None, run_jobs: bool = True) -> Services:
@@ -106,6 +110,7 @@ class Services:
         )
         hooks = HookService(db, config.hooks, clock)
         tokens = TokenService(db, SigningKeyStore(db, clock), applications, hooks, config.tokens, clock)
+        user_admin = UserAdminService(db, projects, users.passwords, clock, imports=config.imports, changes=changes)
         services = cls(
             config=config,
             db=db,
@@ -127,8 +132,9 @@ class Services:
             admin=AdminAuthenticator(config.auth, projects, clock),
             hooks=hooks,
             tokens=tokens,
-            user_admin=UserAdminService(db, projects, users.passwords, clock, imports=config.imports, changes=changes),
+            user_admin=user_admin,
             changes=changes,
+            scim=ScimService(db, projects, user_admin, clock, config=config.scim or ScimConfig(), auth=config.auth),
         )
         users.migrator = PasswordMigrator(hooks, services.user_admin)
         telemetry.watch("pending_checks", services.users.passwords.pending)

@@ -23,6 +23,11 @@ from litestar_userio.errors import (
     NotFound,
     PasswordVerificationBusy,
     RateLimited,
+    ScimAuthFailed,
+    ScimError,
+    ScimNotImplemented,
+    ScimPreconditionFailed,
+    ScimTooLarge,
     ServiceUnavailable,
     SignInRefused,
     TooManyRequest,
@@ -61,6 +66,11 @@ HTTP_ANSWERS: dict[type[UserIOError], HTTPAnswer] = {
     SignInRefused: HTTPAnswer(400),
     UnknownClient: HTTPAnswer(401),
     ServiceUnavailable: HTTPAnswer(503, lambda _: 5),
+    ScimAuthFailed: HTTPAnswer(401),
+    ScimPreconditionFailed: HTTPAnswer(412),
+    ScimTooLarge: HTTPAnswer(413),
+    ScimNotImplemented: HTTPAnswer(501),
+    ScimError: HTTPAnswer(400),
 }
 """Every error class answered with something other than its nearest listed ancestor's status is listed here."""
 

@@ -47,8 +47,18 @@ from litestar_userio.users.login_id_rules import LoginIDRules
 from litestar_userio.users.model import AuthenticatorState, UserState, is_disabled_at
 from litestar_userio.users.passwords import PasswordVerifier
 from litestar_userio.users.repository import UserRepository
+from litestar_userio.users.search import Condition, UserSort
 
-__all__ = ["USER_EVENTS", "ChangeOrigin", "UserAdminService", "UserPage", "without_secrets"]
+__all__ = [
+    "KEEP",
+    "USER_EVENTS",
+    "ChangeOrigin",
+    "UserAdminService",
+    "UserHit",
+    "UserPage",
+    "UserSearchPage",
+    "without_secrets",
+]
 
 logger = logging.getLogger("litestar_userio.users")
 
@@ -65,6 +75,33 @@ USER_EVENTS = (
 _CONFLICT_RETRIES = 5
 _SCAN_BATCH = 200
 """Users read per query while a `disabled` filter (computed, not a column) fills a page."""
+
+
+class _Keep:
+    """The type of `KEEP`."""
+
+    def __repr__(self) -> str:
+        return "KEEP"
+
+
+KEEP = _Keep()
+"""`external_id=KEEP` (the default): the write leaves the user's external id as it is."""
+
+
+@dataclass
+class UserHit:
+    """A user as exported, and its identity provider's id (`external_id`, SCIM `externalId`), if any."""
+
+    document: dict[str, Any]
+    external_id: str | None
+
+
+@dataclass
+class UserSearchPage:
+    """One page of a search (`UserAdminService.search`) and how many users match in all."""
+
+    total: int
+    items: list[UserHit]
 
 
 @dataclass
@@ -169,39 +206,91 @@ class UserAdminService:
         next_cursor = _encode_cursor(items[limit - 1]["sub"]) if len(items) > limit else None
         return UserPage(items[:limit], next_cursor)
 
+    async def get_hit(self, project_id: str, user_id: str) -> UserHit:
+        """The user as exported with its external id; `UserNotFound` when the project has no user of that id."""
+        async with self.db.reader() as tx:
+            row: Row | None = await self.users.user_row(tx, project_id, user_id)
+        if row is None:
+            raise UserNotFound()
+        return UserHit(build_document(row, project_id, self.clock.now()), row["external_id"])
+
+    async def search(
+        self, project_id: str, condition: Condition, sort: UserSort, *, offset: int, limit: int
+    ) -> UserSearchPage:
+        """A page of the users matching `condition`, and how many match in all (SCIM lists).
+
+        `condition` is data (`users/search.py`: one parameterized query); `offset` skipped, at most `limit`, in `sort`.
+        """
+        now = self.clock.now()
+        async with self.db.reader() as tx:
+            total = await self.users.count(tx, project_id, condition)
+            rows = await self.users.search(tx, project_id, condition, sort, offset=offset, limit=limit) if limit else []
+        return UserSearchPage(total, [UserHit(build_document(r, project_id, now), r["external_id"]) for r in rows])
+
     # Changes.
 
     async def create(
-        self, project: ProjectRecord, record: bytes, *, origin: ChangeOrigin = ADMIN_API
+        self,
+        project: ProjectRecord,
+        record: bytes,
+        *,
+        origin: ChangeOrigin = ADMIN_API,
+        password: str | None = None,
+        external_id: str | _Keep | None = KEEP,
     ) -> tuple[dict[str, Any], list[str]]:
         """Create one user from an import record (JSON); the user as exported and the import's warnings.
 
         The identifier is the first present of `email`, `phone_number`, `preferred_username`
         (docs/reference.md#users-admin-api); a record fails as it would in an import (`ValidationFailed`,
-        `InvariantViolated`, `DuplicatedUserID`, ...).
+        `InvariantViolated`, `DuplicatedUserID`, ...). `password`: a plain password, hashed with the project's
+        algorithm (the record then has no `password` of its own); `external_id`: the provisioning IdP's id.
         """
         identifier = _identifier(record)
         parsed = await self._parse(project, record, identifier)
         warnings = list(parsed.warnings)
+        if password is not None:
+            assert parsed.record is not None
+            if parsed.record.password is not msgspec.UNSET:
+                raise ValidationFailed(
+                    [Cause("", "oneOf", {"expected": ["password", "password_hash"]})],
+                    "give either password or password_hash",
+                )
+            algorithm = project.settings.password_algorithm
+            parsed.record.password = PasswordInput(
+                type=algorithm, password_hash=await self.passwords.hash(project.id, password, algorithm)
+            )
 
         async def apply(tx: Tx, world: ImportWorld) -> str:
             assert parsed.record is not None
             return world.insert_user(parsed.record, warnings)
 
         document = await self._change(
-            project, parsed.record, None, apply, origin=origin, identifier=identifier or "email"
+            project,
+            parsed.record,
+            None,
+            apply,
+            origin=origin,
+            identifier=identifier or "email",
+            external_id=external_id,
         )
         return document, warnings
 
     async def update(
-        self, project: ProjectRecord, user_id: str, record: bytes, *, origin: ChangeOrigin = ADMIN_API
+        self,
+        project: ProjectRecord,
+        user_id: str,
+        record: bytes,
+        *,
+        origin: ChangeOrigin = ADMIN_API,
+        external_id: str | _Keep | None = KEEP,
     ) -> tuple[dict[str, Any], list[str]]:
         """Apply the update rules exactly as an upsert import, to one user; as exported, with warnings.
 
         See docs/reference.md#import-updates.
 
         `sub` is refused (ids never change); the last login id of a user cannot go. A record that changes nothing
-        writes nothing (and logs nothing).
+        writes nothing (and logs nothing). `external_id` sets or (None) removes the provisioning IdP's id in the same
+        transaction.
         """
         decoded = _json_object(record)
         if "sub" in decoded:
@@ -220,7 +309,7 @@ class UserAdminService:
                 )
             return user_id
 
-        document = await self._change(project, parsed.record, user_id, apply, origin=origin)
+        document = await self._change(project, parsed.record, user_id, apply, origin=origin, external_id=external_id)
         return document, warnings
 
     async def set_password(
@@ -342,6 +431,7 @@ class UserAdminService:
         *,
         origin: ChangeOrigin,
         identifier: str = "",
+        external_id: str | _Keep | None = KEEP,
     ) -> dict[str, Any]:
         """Run `apply` on the world of one user (locked) in a transaction, write it back, return it as exported.
 
@@ -395,6 +485,8 @@ class UserAdminService:
                     written = await self.users.flush(
                         tx, project.id, loaded, world.users.values(), role_ids, group_ids, origin=origin, at=now
                     )
+                    if not isinstance(external_id, _Keep):
+                        await self.users.set_external_id(tx, project.id, changed_id, external_id)
                     document = await self._document(tx, project.id, changed_id)
                 if written:
                     self.changes.wake(project.id)

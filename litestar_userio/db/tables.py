@@ -48,6 +48,7 @@ __all__ = [
     "RateLimitEvent",
     "RefreshToken",
     "Role",
+    "ScimToken",
     "SigningKey",
     "User",
     "UserGroup",
@@ -107,6 +108,8 @@ class User(Table, tablename="userio_user"):
     """The end of the temporary disable window (exclusive)."""
     disable_reason = Text(null=True, default=None)
     """The admin's free text of the last disable; never shown to the user signing in."""
+    external_id = Text(null=True, default=None)
+    """The user's id in the identity provider that provisions it (SCIM `externalId`, DECISIONS 18); filterable."""
 
 
 class Identity(Table, tablename="userio_identity"):
@@ -182,6 +185,10 @@ class Group(Table, tablename="userio_group"):
     key = Varchar(length=64)
     name = Text(null=True, default=None)
     created_at = Timestamptz()
+    external_id = Text(null=True, default=None)
+    """The group's id in the identity provider that provisions it (SCIM `externalId`)."""
+    updated_at = Timestamptz(null=True, default=None)
+    """The last change of its name or members through SCIM (`meta.lastModified`); None: never changed."""
 
 
 class UserRole(Table, tablename="userio_user_role"):
@@ -411,6 +418,17 @@ class RefreshToken(Table, tablename="userio_refresh_token"):
     revoked_at = Timestamptz(null=True, default=None)
 
 
+class ScimToken(Table, tablename="userio_scim_token"):
+    """A project's SCIM bearer token (DECISIONS 18), stored as its SHA-256 only; deleting the row revokes it."""
+
+    id = Varchar(length=40, primary_key=True)
+    project = ForeignKey(Project, db_column_name="project_id", on_delete=OnDelete.cascade, null=False, index=True)
+    token_hash = Text(unique=True)
+    created_at = Timestamptz()
+    last_used_at = Timestamptz(null=True, default=None)
+    """When a SCIM request last authenticated with it (updated at most once a minute)."""
+
+
 class Change(Table, tablename="userio_change"):
     """One committed change of a user (`changes/`, docs/changes.md).
 
@@ -475,6 +493,7 @@ TABLES: tuple[type[Table], ...] = (
     HookSecret,
     HookRunRecord,
     RefreshToken,
+    ScimToken,
     Change,
     ChangeHorizon,
     ChangeConsumer,

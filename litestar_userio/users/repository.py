@@ -35,6 +35,7 @@ from litestar_userio.users.model import (
     account_state,
     ends_sessions,
 )
+from litestar_userio.users.search import AllOf, AnyOf, Compare, Condition, Constant, Negation, UserSort
 
 __all__ = ["LoadedUsers", "UserRepository", "lossless_rows_query", "user_from_row", "user_rows_query"]
 
@@ -106,7 +107,7 @@ def user_rows_query(tx: Tx, where: str) -> str:
     return (
         "SELECT u.id, u.created_at, u.updated_at, u.last_login_at, u.is_disabled, u.account_valid_from,"
         " u.account_valid_until, u.temporarily_disabled_from, u.temporarily_disabled_until,"
-        " u.standard_attributes, u.custom_attributes,"
+        " u.standard_attributes, u.custom_attributes, u.external_id,"
         f" (SELECT {tx.json_rows(*identity)}"
         "  FROM userio_identity i WHERE i.user_id = u.id) AS identities,"
         # Password hashes are never read.
@@ -773,6 +774,35 @@ class UserRepository:
                 )
         return await tx.fetch(user_rows_query(tx, " AND ".join(where) + " ORDER BY u.id LIMIT $3"), *args)
 
+    async def search(
+        self, tx: Tx, project_id: str, condition: Condition, sort: UserSort, *, offset: int, limit: int
+    ) -> list[Row]:
+        """A page of the project's users matching `condition`, as rows of `user_rows_query` (SCIM lists).
+
+        `condition` is data (`users/search.py`), compiled here to one query with every value bound: no text of a
+        filter is ever SQL. Ordered by `sort`, then id, so pages are stable.
+        """
+        args: list[Any] = [project_id]
+        where = _Where(tx, args)
+        clause = where.compile(condition)
+        order = f"{where.sort_key(sort.field)} {'DESC' if sort.descending else 'ASC'} NULLS LAST, u.id"
+        limit_p, offset_p = where.param(limit), where.param(offset)
+        sql = user_rows_query(tx, f"u.project_id = $1 AND {clause} ORDER BY {order} LIMIT {limit_p} OFFSET {offset_p}")
+        return await tx.fetch(sql, *args)
+
+    async def count(self, tx: Tx, project_id: str, condition: Condition) -> int:
+        """How many of the project's users match `condition` (SCIM's `totalResults`)."""
+        args: list[Any] = [project_id]
+        clause = _Where(tx, args).compile(condition)
+        row = await tx.fetchrow(f"SELECT COUNT(*) AS n FROM userio_user u WHERE u.project_id = $1 AND {clause}", *args)
+        return int(row["n"]) if row is not None else 0
+
+    async def set_external_id(self, tx: Tx, project_id: str, user_id: str, external_id: str | None) -> None:
+        """The user's id in the identity provider that provisions it (SCIM `externalId`); None removes it."""
+        await tx.run(
+            User.update({User.external_id: external_id}).where((User.id == user_id) & (User.project == project_id))
+        )
+
     async def delete_user(
         self,
         tx: Tx,
@@ -819,6 +849,112 @@ def _kind(user: UserState, loaded: LoadedUsers) -> ChangeKind:
 def _entry_document(user: UserState, project_id: str, at: datetime) -> bytes:
     """The user as exported after the change, as the entry keeps it (no TOTP secret, no URI holding one)."""
     return _encode(without_secrets(document_of(user, project_id, at)))
+
+
+_STANDARD_FIELDS = frozenset({"given_name", "family_name", "middle_name", "name", "nickname", "locale", "zoneinfo"})
+_COLUMN_FIELDS = {
+    "id": "u.id",
+    "external_id": "u.external_id",
+    "created_at": "u.created_at",
+    "updated_at": "u.updated_at",
+}
+_LOGIN_ID_FIELDS = {"username": "username", "email": "email", "phone_number": "phone"}
+
+
+class _Where:
+    """A `Condition` as SQL over `userio_user u`: every value a bound parameter, every field a fixed expression."""
+
+    def __init__(self, tx: Tx, args: list[Any]) -> None:
+        self.tx = tx
+        self.args = args
+
+    def param(self, value: Any) -> str:
+        self.args.append(value)
+        return f"${len(self.args)}"
+
+    def standard(self, field: str) -> str:
+        assert field in _STANDARD_FIELDS  # a fixed member name, never text from a request
+        if self.tx.dialect == "postgres":
+            return f"(u.standard_attributes->>'{field}')"
+        return f"json_extract(u.standard_attributes, '$.{field}')"
+
+    def sort_key(self, field: str) -> str:
+        if field in _COLUMN_FIELDS:
+            return _COLUMN_FIELDS[field]
+        if field in _STANDARD_FIELDS:
+            return f"lower({self.standard(field)})"
+        if field in _LOGIN_ID_FIELDS:
+            key = self.param(_LOGIN_ID_FIELDS[field])
+            return (
+                "(SELECT i.normalized_value FROM userio_identity i WHERE i.user_id = u.id"
+                f" AND i.login_id_key = {key} LIMIT 1)"
+            )
+        raise ValueError(f"cannot sort by {field}")
+
+    def compile(self, condition: Condition) -> str:
+        if isinstance(condition, Constant):
+            return "TRUE" if condition.value else "FALSE"
+        if isinstance(condition, Negation):
+            return f"NOT ({self.compile(condition.part)})"
+        if isinstance(condition, AllOf | AnyOf):
+            if not condition.parts:
+                return "TRUE" if isinstance(condition, AllOf) else "FALSE"
+            joiner = " AND " if isinstance(condition, AllOf) else " OR "
+            return "(" + joiner.join(self.compile(part) for part in condition.parts) + ")"
+        return self.compare(condition)
+
+    def compare(self, c: Compare) -> str:
+        field = c.field
+        if field in _LOGIN_ID_FIELDS:
+            key = self.param(_LOGIN_ID_FIELDS[field])
+            inner = "" if c.op == "pr" else " AND " + self.text("i.normalized_value", c, negate=False)
+            exists = (
+                f"EXISTS (SELECT 1 FROM userio_identity i WHERE i.project_id = $1 AND i.user_id = u.id"
+                f" AND i.login_id_key = {key}{inner})"
+            )
+            return f"NOT {exists}" if c.op == "ne" else exists
+        if field == "group_id":
+            inner = "" if c.op == "pr" else f" AND m.group_id = {self.param(c.value)}"
+            exists = f"EXISTS (SELECT 1 FROM userio_user_group m WHERE m.user_id = u.id{inner})"
+            return f"NOT {exists}" if c.op == "ne" else exists
+        if field == "disabled":
+            if c.op == "pr":
+                return "TRUE"
+            flag = "u.is_disabled" if c.value else "NOT u.is_disabled"
+            return flag if c.op == "eq" else f"NOT ({flag})"
+        column = _COLUMN_FIELDS.get(field) or self.standard(field)
+        if c.op == "pr":
+            return (
+                f"({column} IS NOT NULL AND {column} <> '')" if field in _STANDARD_FIELDS else f"{column} IS NOT NULL"
+            )
+        if field in ("created_at", "updated_at"):
+            operator = {"eq": "=", "ne": "<>", "gt": ">", "ge": ">=", "lt": "<", "le": "<="}[c.op]
+            return f"COALESCE({column} {operator} {self.param(c.value)}, FALSE)"
+        if c.op == "ne":
+            return f"NOT COALESCE({self.text(column, c, negate=False)}, FALSE)"
+        return f"COALESCE({self.text(column, c, negate=False)}, FALSE)"
+
+    def text(self, column: str, c: Compare, *, negate: bool) -> str:
+        """A string comparison; `co`, `sw` and `ew` by position, not LIKE: a filter's `%` and `_` are plain text."""
+        value = str(c.value)
+        if not c.case_exact:
+            column, value = f"lower({column})", value.lower()
+        op = "eq" if c.op == "ne" else c.op
+        if op in ("co", "sw", "ew") and value == "":
+            return f"{column} IS NOT NULL"
+        p = self.param(value)
+        postgres = self.tx.dialect == "postgres"
+        sql = {
+            "eq": f"{column} = {p}",
+            "gt": f"{column} > {p}",
+            "ge": f"{column} >= {p}",
+            "lt": f"{column} < {p}",
+            "le": f"{column} <= {p}",
+            "co": f"strpos({column}, {p}) > 0" if postgres else f"instr({column}, {p}) > 0",
+            "sw": f"starts_with({column}, {p})" if postgres else f"substr({column}, 1, length({p})) = {p}",
+            "ew": f"right({column}, length({p})) = {p}" if postgres else f"substr({column}, -length({p})) = {p}",
+        }[op]
+        return f"NOT ({sql})" if negate else sql
 
 
 def _like_prefix(value: str) -> str:

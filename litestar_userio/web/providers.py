@@ -30,6 +30,7 @@ from litestar_userio.exports.service import ExportService
 from litestar_userio.hooks.service import HookService
 from litestar_userio.imports.service import ImportService
 from litestar_userio.projects.service import ProjectRecord, ProjectService
+from litestar_userio.scim.service import ScimService
 from litestar_userio.storage import Storage
 from litestar_userio.tokens.service import TokenService
 
@@ -48,6 +49,7 @@ __all__ = [
     "provide_hook_service",
     "provide_import_service",
     "provide_project_service",
+    "provide_scim_service",
     "provide_storage",
     "provide_token_service",
     "provide_user_admin_service",
@@ -79,6 +81,7 @@ class Services(Protocol):
     tokens: TokenService
     admin: AdminAuthenticator
     storage: Storage | None
+    scim: ScimService
 
     async def ready(self, *, hooks: bool = True) -> bool:
         """The readiness probe's answer."""
@@ -123,6 +126,7 @@ _SERVICES: dict[str, tuple[Any, str]] = {
     "tokens": (TokenService, "Token issuance, signing keys, applications and refresh tokens."),
     "admin": (AdminAuthenticator, "Admin API authentication."),
     "storage": (Storage | None, "The export storage; None when exports are disabled."),
+    "scim": (ScimService, "SCIM 2.0 provisioning: tokens, Users, Groups."),
 }
 """Every service the plugin provides: its attribute on `Services` (also its field in `DependencyKeys`), its type
 and what it is for. The providers below, and the host's app-wide ones, are generated from it."""
@@ -142,6 +146,7 @@ provide_user_admin_service: Callable[[State], UserAdminService] = PROVIDERS["use
 provide_token_service: Callable[[State], TokenService] = PROVIDERS["tokens"]
 provide_admin_service: Callable[[State], AdminAuthenticator] = PROVIDERS["admin"]
 provide_storage: Callable[[State], Storage | None] = PROVIDERS["storage"]
+provide_scim_service: Callable[[State], ScimService] = PROVIDERS["scim"]
 
 
 _ADMIN_PROJECT = "userio_admin_project"

@@ -24,6 +24,7 @@ from litestar_userio.web.jwks import JWKSController
 from litestar_userio.web.operations import HealthController, MetricsController
 from litestar_userio.web.password_migration import PasswordMigrationController
 from litestar_userio.web.providers import DOWNLOAD_STORAGE_KEY, provide_storage
+from litestar_userio.web.scim import ScimController, ScimTokensController
 from litestar_userio.web.users import UsersController
 
 __all__ = ["build_router"]
@@ -45,6 +46,7 @@ def build_router(config: UserIOConfig) -> Router:
         ChangesController,
         UsersController,
         PasswordMigrationController,
+        ScimTokensController,
     ]
     routes: list[ControllerRouterHandler] = [
         Router(
@@ -54,6 +56,11 @@ def build_router(config: UserIOConfig) -> Router:
             before_request=refuse_unstorable_parameters,
         )
     ]
+    if config.scim is not None:
+        scim_body = config.scim.max_payload_size + 1
+        routes.append(
+            Router("/" + config.scim.path.strip("/"), route_handlers=[ScimController], request_max_body_size=scim_body)
+        )
     if config.tokens.jwks_path is not None:
         routes.append(_at(config.tokens.jwks_path, JWKSController))
     if config.console is not None:

@@ -1,0 +1,481 @@
+"""SCIM 2.0 at `ScimConfig.path` (DECISIONS 18, docs/scim.md), and its tokens under the admin API.
+
+Thin: the SCIM guard (a bearer token of the `Host`'s project), the body decoded, one `ScimService` call, the answer
+as `application/scim+json`. Every error is RFC 7644 3.12's error body with `status` a string and `scimType`.
+"""
+
+import logging
+from typing import Annotated, Any
+
+import msgspec
+from litestar import Controller, Request, Response, delete, get, patch, post, put, route
+from litestar.connection import ASGIConnection
+from litestar.di import NamedDependency, Provide
+from litestar.exceptions import HTTPException
+from litestar.handlers import BaseRouteHandler
+from litestar.params import FromPath, QueryParameter
+
+from litestar_userio.errors import (
+    DuplicatedIdentity,
+    DuplicatedUserID,
+    Forbidden,
+    HookDisallowed,
+    Invalid,
+    NotFound,
+    ScimError,
+    ScimNotImplemented,
+    ScimTooLarge,
+    ServiceUnavailable,
+    UnsupportedMediaType,
+    UserIOError,
+)
+from litestar_userio.openapi import ExportErrorBody, error_responses
+from litestar_userio.projects.service import ProjectRecord
+from litestar_userio.scim.discovery import resource_types, schemas, service_provider_config
+from litestar_userio.scim.resources import ERROR_SCHEMA, LIST_SCHEMA
+from litestar_userio.scim.service import ListQuery, ScimService
+from litestar_userio.statuses import http_answer
+from litestar_userio.web.errors import export_error_handler
+from litestar_userio.web.providers import admin_dependencies, authenticate_admin, provide_scim_service, services_of
+
+__all__ = ["SCIM_MEDIA_TYPE", "ScimController", "ScimTokensController", "scim_error_handler"]
+
+logger = logging.getLogger("litestar_userio.scim")
+
+SCIM_MEDIA_TYPE = "application/scim+json"
+_PROJECT = "userio_scim_project"
+_MAX_BODY = 1024 * 1024 + 1
+
+
+def _service(connection: ASGIConnection[Any, Any, Any, Any]) -> ScimService:
+    return services_of(connection.app.state).scim
+
+
+async def authenticate_scim(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
+    """The SCIM guard: 401 without a bearer token of the request's project (by `Host`), before any body is read."""
+    project = await _service(connection).authenticate(
+        connection.scope["scheme"], connection.headers.get("host", ""), connection.headers.get("authorization", "")
+    )
+    connection.scope.setdefault("state", {})[_PROJECT] = project
+
+
+def provide_scim_project(request: Request[Any, Any, Any]) -> ProjectRecord:
+    """The project the SCIM guard found."""
+    project: ProjectRecord = request.scope["state"][_PROJECT]
+    return project
+
+
+def _scim_type_and_status(exc: Exception) -> tuple[int, str | None, str]:
+    if isinstance(exc, ScimError):
+        return http_answer(exc)[0], exc.scim_type, exc.message
+    if isinstance(exc, DuplicatedIdentity | DuplicatedUserID):
+        return 409, "uniqueness", exc.message
+    if isinstance(exc, UnsupportedMediaType):
+        return 415, None, exc.message
+    if isinstance(exc, HookDisallowed | Forbidden):
+        return 403, None, exc.message
+    if isinstance(exc, Invalid):
+        detail = exc.message
+        causes = (exc.info or {}).get("causes") if isinstance(exc.info, dict) else None
+        if causes:
+            detail += ": " + "; ".join(str(c.get("location", "")) + " " + str(c.get("kind", "")) for c in causes[:5])
+        return 400, "invalidValue", detail
+    if isinstance(exc, NotFound):
+        return 404, None, exc.message
+    if isinstance(exc, ServiceUnavailable):
+        return 503, None, exc.message
+    if isinstance(exc, UserIOError):
+        return http_answer(exc)[0], None, exc.message
+    if isinstance(exc, HTTPException):
+        return exc.status_code, None, str(exc.detail)
+    logger.exception("SCIM request failed", exc_info=exc)
+    return 500, None, "internal error"
+
+
+def scim_error_handler(_: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
+    """RFC 7644 3.12: `{"schemas": [Error], "status": "400", "scimType"?, "detail"}`."""
+    status, scim_type, detail = _scim_type_and_status(exc)
+    body: dict[str, Any] = {"schemas": [ERROR_SCHEMA], "status": str(status), "detail": detail}
+    if scim_type is not None:
+        body["scimType"] = scim_type
+    headers = {"WWW-Authenticate": 'Bearer realm="SCIM"'} if status == 401 else None
+    return Response(body, status_code=status, media_type=SCIM_MEDIA_TYPE, headers=headers)
+
+
+def _scim(body: Any, status: int = 200, location: str | None = None) -> Response[Any]:
+    headers = {}
+    if isinstance(body, dict) and isinstance(body.get("meta"), dict) and body["meta"].get("version"):
+        headers["ETag"] = body["meta"]["version"]
+    if location is not None:
+        headers["Location"] = location
+    return Response(msgspec.json.encode(body), status_code=status, media_type=SCIM_MEDIA_TYPE, headers=headers)
+
+
+async def _body(request: Request[Any, Any, Any], limit: int = _MAX_BODY) -> Any:
+    content_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    if content_type not in (SCIM_MEDIA_TYPE, "application/json"):
+        raise UnsupportedMediaType("the body must be application/scim+json")
+    raw = await request.body()
+    if len(raw) > limit:
+        raise ScimTooLarge(f"the body is larger than {limit} bytes (maxPayloadSize)")
+    try:
+        return msgspec.json.decode(raw)
+    except (msgspec.DecodeError, RecursionError, UnicodeDecodeError):
+        raise ScimError("invalidSyntax", "the body is not JSON") from None
+
+
+def _base_url(request: Request[Any, Any, Any]) -> str:
+    path = request.scope.get("root_path", "") + request.scope["path"]
+    marker = next(
+        (
+            m
+            for m in ("/Users", "/Groups", "/Bulk", "/Schemas", "/ResourceTypes", "/ServiceProviderConfig")
+            if m in path
+        ),
+        None,
+    )
+    prefix = path[: path.index(marker)] if marker else path.rstrip("/")
+    return f"https://{request.headers.get('host', '')}{prefix}"
+
+
+def _list(total: int, items: list[dict[str, Any]], start: int) -> Response[Any]:
+    return _scim(
+        {
+            "schemas": [LIST_SCHEMA],
+            "totalResults": total,
+            "startIndex": start,
+            "itemsPerPage": len(items),
+            "Resources": items,
+        }
+    )
+
+
+def _project_attributes(resource: dict[str, Any], attributes: str | None, excluded: str | None) -> dict[str, Any]:
+    """RFC 7644 3.4.2.5: `attributes` keeps those (with `id`, `schemas`, `meta` always), `excludedAttributes` drops."""
+    if attributes:
+        wanted = {a.strip().split(".")[0].split(":")[-1].lower() for a in attributes.split(",")}
+        wanted |= {"id", "schemas", "meta"}
+        return {k: v for k, v in resource.items() if k.lower() in wanted}
+    if excluded:
+        dropped = {a.strip().split(".")[0].split(":")[-1].lower() for a in excluded.split(",")} - {"id", "schemas"}
+        return {k: v for k, v in resource.items() if k.lower() not in dropped}
+    return resource
+
+
+def _search_request(body: Any) -> tuple[ListQuery, str | None, str | None]:
+    """A `SearchRequest` body (RFC 7644 3.4.3) as a list query and its `attributes`/`excludedAttributes`."""
+    if not isinstance(body, dict):
+        raise ScimError("invalidSyntax", "the search request must be a JSON object")
+    lowered = {k.lower(): v for k, v in body.items()}
+
+    def names(key: str) -> str | None:
+        value = lowered.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ScimError("invalidValue", f"{key} must be an array of attribute names")
+        return ",".join(value)
+
+    def number(key: str, default: int | None) -> int | None:
+        value = lowered.get(key, default)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise ScimError("invalidValue", f"{key} must be an integer")
+        return value
+
+    def text(key: str) -> str | None:
+        value = lowered.get(key)
+        if value is not None and not isinstance(value, str):
+            raise ScimError("invalidValue", f"{key} must be a string")
+        return value
+
+    query = ListQuery(
+        text("filter"), max(number("startindex", 1) or 1, 1), number("count", None), text("sortby"), text("sortorder")
+    )
+    return query, names("attributes"), names("excludedattributes")
+
+
+_Filter = Annotated[str | None, QueryParameter(name="filter", max_length=65536)]
+_Attrs = Annotated[str | None, QueryParameter(name="attributes", max_length=4096)]
+_Excluded = Annotated[str | None, QueryParameter(name="excludedAttributes", max_length=4096)]
+_Start = Annotated[int, QueryParameter(name="startIndex")]
+_Count = Annotated[int | None, QueryParameter(name="count")]
+_SortBy = Annotated[str | None, QueryParameter(name="sortBy", max_length=200)]
+_SortOrder = Annotated[str | None, QueryParameter(name="sortOrder", max_length=20)]
+
+
+class ScimController(Controller):
+    """`/ServiceProviderConfig`, `/ResourceTypes`, `/Schemas`, `/Users`, `/Groups`."""
+
+    path = "/"
+    tags = ["SCIM"]
+    guards = [authenticate_scim]
+    dependencies = {
+        "project": Provide(provide_scim_project, sync_to_thread=False),
+        "scim": Provide(provide_scim_service, sync_to_thread=False),
+    }
+    exception_handlers = {Exception: scim_error_handler}
+    include_in_schema = False
+
+    @get("/ServiceProviderConfig")
+    async def service_provider_config(
+        self, request: Request[Any, Any, Any], scim: NamedDependency[ScimService]
+    ) -> Response[Any]:
+        return _scim(service_provider_config(scim.config, _base_url(request)))
+
+    @get("/ResourceTypes")
+    async def resource_types(self, request: Request[Any, Any, Any]) -> Response[Any]:
+        types = resource_types(_base_url(request))
+        return _list(len(types), types, 1)
+
+    @get("/ResourceTypes/{name:str}")
+    async def resource_type(self, request: Request[Any, Any, Any], name: FromPath[str]) -> Response[Any]:
+        for item in resource_types(_base_url(request)):
+            if item["id"] == name:
+                return _scim(item)
+        raise NotFound("no such resource type")
+
+    @get("/Schemas")
+    async def schemas(self, request: Request[Any, Any, Any]) -> Response[Any]:
+        items = schemas(_base_url(request))
+        return _list(len(items), items, 1)
+
+    @get("/Schemas/{schema_id:str}")
+    async def schema(self, request: Request[Any, Any, Any], schema_id: FromPath[str]) -> Response[Any]:
+        for item in schemas(_base_url(request)):
+            if item["id"] == schema_id:
+                return _scim(item)
+        raise NotFound("no such schema")
+
+    @post("/.search", status_code=501)
+    async def search_all(self) -> None:
+        raise ScimNotImplemented("searching several resource types at once is not supported: POST /Users/.search")
+
+    @route("/{rest:path}", http_method=["GET", "POST", "PUT", "PATCH", "DELETE"])
+    async def unknown(self) -> None:
+        raise NotFound("no such SCIM endpoint")
+
+    # Users.
+
+    @post("/Users/.search", status_code=200)
+    async def search_users(
+        self,
+        request: Request[Any, Any, Any],
+        project: NamedDependency[ProjectRecord],
+        scim: NamedDependency[ScimService],
+    ) -> Response[Any]:
+        query, attributes, excluded = _search_request(await _body(request))
+        total, items = await scim.list_users(project, query, _base_url(request))
+        return _list(total, [_project_attributes(i, attributes, excluded) for i in items], query.start_index)
+
+    @get("/Users")
+    async def list_users(
+        self,
+        request: Request[Any, Any, Any],
+        project: NamedDependency[ProjectRecord],
+        scim: NamedDependency[ScimService],
+        filter_: _Filter = None,
+        attributes: _Attrs = None,
+        excluded: _Excluded = None,
+        start_index: _Start = 1,
+        count: _Count = None,
+        sort_by: _SortBy = None,
+        sort_order: _SortOrder = None,
+    ) -> Response[Any]:
+        query = ListQuery(filter_, max(start_index, 1), count, sort_by, sort_order)
+        total, items = await scim.list_users(project, query, _base_url(request))
+        return _list(total, [_project_attributes(i, attributes, excluded) for i in items], query.start_index)
+
+    @post("/Users")
+    async def create_user(
+        self,
+        request: Request[Any, Any, Any],
+        project: NamedDependency[ProjectRecord],
+        scim: NamedDependency[ScimService],
+    ) -> Response[Any]:
+        resource = await scim.create_user(project, await _body(request), _base_url(request))
+        return _scim(resource, 201, resource["meta"]["location"])
+
+    @get("/Users/{user_id:str}")
+    async def get_user(
+        self,
+        request: Request[Any, Any, Any],
+        user_id: FromPath[str],
+        project: NamedDependency[ProjectRecord],
+        scim: NamedDependency[ScimService],
+        attributes: _Attrs = None,
+        excluded: _Excluded = None,
+    ) -> Response[Any]:
+        resource = await scim.get_user(project, user_id, _base_url(request))
+        return _scim(_project_attributes(resource, attributes, excluded))
+
+    @put("/Users/{user_id:str}")
+    async def replace_user(
+        self,
+        request: Request[Any, Any, Any],
+        user_id: FromPath[str],
+        project: NamedDependency[ProjectRecord],
+        scim: NamedDependency[ScimService],
+    ) -> Response[Any]:
+        resource = await scim.replace_user(
+            project, user_id, await _body(request), _base_url(request), request.headers.get("if-match")
+        )
+        return _scim(resource)
+
+    @patch("/Users/{user_id:str}")
+    async def patch_user(
+        self,
+        request: Request[Any, Any, Any],
+        user_id: FromPath[str],
+        project: NamedDependency[ProjectRecord],
+        scim: NamedDependency[ScimService],
+    ) -> Response[Any]:
+        resource = await scim.patch_user(
+            project, user_id, await _body(request), _base_url(request), request.headers.get("if-match")
+        )
+        return _scim(resource)
+
+    @delete("/Users/{user_id:str}", status_code=204)
+    async def delete_user(
+        self,
+        request: Request[Any, Any, Any],
+        user_id: FromPath[str],
+        project: NamedDependency[ProjectRecord],
+        scim: NamedDependency[ScimService],
+    ) -> None:
+        await scim.delete_user(project, user_id, request.headers.get("if-match"))
+
+    # Groups.
+
+    @post("/Groups/.search", status_code=200)
+    async def search_groups(
+        self,
+        request: Request[Any, Any, Any],
+        project: NamedDependency[ProjectRecord],
+        scim: NamedDependency[ScimService],
+    ) -> Response[Any]:
+        query, attributes, excluded = _search_request(await _body(request))
+        total, items = await scim.list_groups(project, query, _base_url(request))
+        return _list(total, [_project_attributes(i, attributes, excluded) for i in items], query.start_index)
+
+    @get("/Groups")
+    async def list_groups(
+        self,
+        request: Request[Any, Any, Any],
+        project: NamedDependency[ProjectRecord],
+        scim: NamedDependency[ScimService],
+        filter_: _Filter = None,
+        attributes: _Attrs = None,
+        excluded: _Excluded = None,
+        start_index: _Start = 1,
+        count: _Count = None,
+        sort_by: _SortBy = None,
+        sort_order: _SortOrder = None,
+    ) -> Response[Any]:
+        query = ListQuery(filter_, max(start_index, 1), count, sort_by, sort_order)
+        total, items = await scim.list_groups(project, query, _base_url(request))
+        return _list(total, [_project_attributes(i, attributes, excluded) for i in items], query.start_index)
+
+    @post("/Groups")
+    async def create_group(
+        self,
+        request: Request[Any, Any, Any],
+        project: NamedDependency[ProjectRecord],
+        scim: NamedDependency[ScimService],
+    ) -> Response[Any]:
+        resource = await scim.create_group(project, await _body(request), _base_url(request))
+        return _scim(resource, 201, resource["meta"]["location"])
+
+    @get("/Groups/{group_id:str}")
+    async def get_group(
+        self,
+        request: Request[Any, Any, Any],
+        group_id: FromPath[str],
+        project: NamedDependency[ProjectRecord],
+        scim: NamedDependency[ScimService],
+        attributes: _Attrs = None,
+        excluded: _Excluded = None,
+    ) -> Response[Any]:
+        resource = await scim.get_group(project, group_id, _base_url(request))
+        return _scim(_project_attributes(resource, attributes, excluded))
+
+    @put("/Groups/{group_id:str}")
+    async def replace_group(
+        self,
+        request: Request[Any, Any, Any],
+        group_id: FromPath[str],
+        project: NamedDependency[ProjectRecord],
+        scim: NamedDependency[ScimService],
+    ) -> Response[Any]:
+        resource = await scim.replace_group(
+            project, group_id, await _body(request), _base_url(request), request.headers.get("if-match")
+        )
+        return _scim(resource)
+
+    @patch("/Groups/{group_id:str}")
+    async def patch_group(
+        self,
+        request: Request[Any, Any, Any],
+        group_id: FromPath[str],
+        project: NamedDependency[ProjectRecord],
+        scim: NamedDependency[ScimService],
+    ) -> Response[Any]:
+        resource = await scim.patch_group(
+            project, group_id, await _body(request), _base_url(request), request.headers.get("if-match")
+        )
+        return _scim(resource)
+
+    @delete("/Groups/{group_id:str}", status_code=204)
+    async def delete_group(
+        self,
+        request: Request[Any, Any, Any],
+        group_id: FromPath[str],
+        project: NamedDependency[ProjectRecord],
+        scim: NamedDependency[ScimService],
+    ) -> None:
+        await scim.delete_group(project, group_id, request.headers.get("if-match"))
+
+
+class ScimTokensController(Controller):
+    """`/_api/admin/scim/tokens`: the project's SCIM tokens (admin JWT)."""
+
+    path = "/scim/tokens"
+    tags = ["SCIM"]
+    guards = [authenticate_admin]
+    dependencies = admin_dependencies(scim=provide_scim_service)
+    exception_handlers = {Exception: export_error_handler}
+
+    @post(
+        "/",
+        status_code=201,
+        summary="Create a SCIM bearer token (shown once, stored hashed)",
+        responses=error_responses(ExportErrorBody, 403, 503),
+    )
+    async def create_token(
+        self, project: NamedDependency[ProjectRecord], scim: NamedDependency[ScimService]
+    ) -> dict[str, Any]:
+        created = await scim.create_token(project.id)
+        return {"result": {"id": created.id, "token": created.token, "created_at": created.created_at}}
+
+    @get(
+        "/", summary="List the SCIM tokens (never their secrets)", responses=error_responses(ExportErrorBody, 403, 503)
+    )
+    async def list_tokens(
+        self, project: NamedDependency[ProjectRecord], scim: NamedDependency[ScimService]
+    ) -> dict[str, Any]:
+        tokens = await scim.list_tokens(project.id)
+        return {
+            "result": {
+                "items": [{"id": t.id, "created_at": t.created_at, "last_used_at": t.last_used_at} for t in tokens]
+            }
+        }
+
+    @delete(
+        "/{token_id:str}",
+        status_code=204,
+        summary="Revoke a SCIM token at once",
+        responses=error_responses(ExportErrorBody, 403, 404, 503),
+    )
+    async def revoke_token(
+        self, token_id: FromPath[str], project: NamedDependency[ProjectRecord], scim: NamedDependency[ScimService]
+    ) -> None:
+        await scim.revoke_token(project.id, token_id)
