@@ -21,15 +21,35 @@ _ENTRY = "seq, xact, project_id, user_id, kind, occurred_at, origin_kind, task_i
 _START = Position(0, 0)
 
 
-def _settled(tx: Tx) -> str:
-    """The condition that an entry's transaction is settled.
+_SETTLED = (
+    "SELECT LEAST(pg_snapshot_xmax(pg_current_snapshot())::text::bigint,"
+    " (SELECT min(backend_xid::text::bigint) FROM pg_stat_activity WHERE datname = current_database()),"
+    " (SELECT min(transaction::text::bigint) FROM pg_prepared_xacts WHERE database = current_database())) AS bound"
+)
+"""PostgreSQL: below this transaction id, every transaction that can write our entries has settled.
 
-    PostgreSQL: every transaction older than the snapshot's xmin committed or rolled back, so no entry can appear
-    before a visible one later. SQLite's writers are serialized: every committed entry is settled.
+Those of this database that held an id when it ran are still running (`pg_stat_activity.backend_xid`, shown to
+every role; prepared ones in `pg_prepared_xacts`), and none drawn since (`xmax`) is older; every other one below
+ended. So a later statement (a new
+snapshot: READ COMMITTED) sees every entry below it that will ever exist, and the visible prefix of the order only
+grows at its end. Bounded by this database's transactions, not the whole cluster's (`pg_snapshot_xmin`): another
+database's long transaction does not hold the feed back (docs/changes.md#order)."""
+
+_IN_SNAPSHOT = " AND xact < pg_snapshot_xmin(pg_current_snapshot())::text::bigint"
+"""PostgreSQL, inside one snapshot (REPEATABLE READ, the export's): entries of transactions below its xmin, all
+settled and all visible in it."""
+
+
+async def _settled(tx: Tx, param: int) -> tuple[str, tuple[int, ...]]:
+    """The condition (as `$param`) and argument that keep a query to settled entries.
+
+    Nothing on SQLite, whose writers are serialized: every committed entry is settled.
     """
-    if tx.dialect == "postgres":
-        return " AND xact < pg_snapshot_xmin(pg_current_snapshot())::text::bigint"
-    return ""
+    if tx.dialect != "postgres":
+        return "", ()
+    row = await tx.fetchrow(_SETTLED)
+    assert row is not None
+    return f" AND xact < ${param}", (int(row["bound"]),)
 
 
 def _entry(row: Row) -> ChangeEntry:
@@ -68,22 +88,33 @@ class ChangeRepository:
 
     async def page(self, tx: Tx, project_id: str, after: Position, limit: int) -> list[ChangeEntry]:
         """Up to `limit` settled entries after `after`, in order."""
+        settled, bound = await _settled(tx, 5)
         rows = await tx.fetch(
-            f"SELECT {_ENTRY} FROM userio_change WHERE project_id = $1 AND (xact, seq) > ($2, $3){_settled(tx)}"
+            f"SELECT {_ENTRY} FROM userio_change WHERE project_id = $1 AND (xact, seq) > ($2, $3){settled}"
             " ORDER BY xact, seq LIMIT $4",
             project_id,
             after.xact,
             after.seq,
             limit,
+            *bound,
         )
         return [_entry(row) for row in rows]
 
-    async def newest(self, tx: Tx, project_id: str) -> Position | None:
-        """The position of the newest settled entry; None when the project's log is empty."""
+    async def newest(self, tx: Tx, project_id: str, *, in_snapshot: bool = False) -> Position | None:
+        """The position of the newest settled entry; None when the project's log is empty.
+
+        `in_snapshot`: of the entries settled in `tx`'s own snapshot (an export's REPEATABLE READ), so that every
+        entry up to it is visible there.
+        """
+        bound: tuple[int, ...] = ()
+        if in_snapshot:
+            settled = _IN_SNAPSHOT if tx.dialect == "postgres" else ""
+        else:
+            settled, bound = await _settled(tx, 2)
         row = await tx.fetchrow(
-            f"SELECT xact, seq FROM userio_change WHERE project_id = $1{_settled(tx)} ORDER BY xact DESC, seq DESC"
-            " LIMIT 1",
+            f"SELECT xact, seq FROM userio_change WHERE project_id = $1{settled} ORDER BY xact DESC, seq DESC LIMIT 1",
             project_id,
+            *bound,
         )
         return None if row is None else Position(int(row["xact"]), int(row["seq"]))
 
@@ -108,9 +139,8 @@ class ChangeRepository:
         Every entry of their projects up to the newest of them goes too, and each project's horizon rises to it.
         """
         rows = await tx.fetch(
-            "DELETE FROM userio_change WHERE seq IN"
-            " (SELECT seq FROM userio_change WHERE occurred_at < $1 ORDER BY occurred_at LIMIT $2)"
-            " RETURNING project_id, xact, seq",
+            "DELETE FROM userio_change WHERE (project_id, xact, seq) IN (SELECT project_id, xact, seq"
+            " FROM userio_change WHERE occurred_at < $1 ORDER BY occurred_at LIMIT $2) RETURNING project_id, xact, seq",
             before,
             limit,
         )
@@ -173,13 +203,15 @@ class ChangeRepository:
 
     async def projects_behind(self, tx: Tx, name: str) -> list[str]:
         """The projects with a settled entry after the consumer's position (or with entries and no position yet)."""
+        settled, bound = await _settled(tx, 2)
         rows = await tx.fetch(
             "SELECT p.id FROM userio_project p"
             " LEFT JOIN userio_change_consumer c ON c.project_id = p.id AND c.name = $1"
             " WHERE EXISTS (SELECT 1 FROM userio_change e WHERE e.project_id = p.id"
             " AND (c.project_id IS NULL OR (e.xact, e.seq) > (c.xact, c.seq))"
-            f"{_settled(tx).replace('xact', 'e.xact', 1)})",
+            f"{settled.replace('xact', 'e.xact', 1)})",
             name,
+            *bound,
         )
         return [row["id"] for row in rows]
 

@@ -133,8 +133,10 @@ class ChangeService:
         return position
 
     async def watermark(self, tx: Tx, project_id: str) -> str:
-        """The cursor of the newest settled entry `tx` sees (an export's snapshot: every entry up to it is in it)."""
-        return encode_cursor(project_id, await self._latest(tx, project_id))
+        """The cursor of the newest entry settled in `tx`'s snapshot (an export's): every entry up to it is in it."""
+        newest = await self.repository.newest(tx, project_id, in_snapshot=True)
+        horizon = await self.repository.horizon(tx, project_id)
+        return encode_cursor(project_id, max(newest or horizon, horizon))
 
     async def changed_since(self, tx: Tx, project_id: str, since: str) -> set[str]:
         """The users with an entry after `since` that `tx`'s snapshot sees (a delta export)."""
