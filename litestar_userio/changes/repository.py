@@ -11,13 +11,14 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any, cast
 
-from litestar_userio.changes.model import ChangeEntry, ChangeKind, ChangeOrigin, Position, UserChange
+from litestar_userio.changes.entries import ChangeEntry, ChangeKind, ChangeOrigin, Position, UserChange
 from litestar_userio.db.engine import Row, Tx
+from litestar_userio.db.tables import Project
 
 __all__ = ["ChangeRepository"]
 
 _COLUMNS = ("project_id", "user_id", "kind", "occurred_at", "origin_kind", "task_id", "document")
-_ENTRY = "seq, xact, project_id, user_id, kind, occurred_at, origin_kind, task_id, document"
+_ENTRY = "seq, xact, project_id, user_id, kind, occurred_at, origin_kind, task_id"
 _START = Position(0, 0)
 
 
@@ -86,16 +87,24 @@ class ChangeRepository:
             [(project_id, c.user_id, c.kind, at, kind, task_id, c.document.decode()) for c in changes],
         )
 
-    async def page(self, tx: Tx, project_id: str, after: Position, limit: int) -> list[ChangeEntry]:
-        """Up to `limit` settled entries after `after`, in order."""
-        settled, bound = await _settled(tx, 5)
+    async def page(
+        self, tx: Tx, project_id: str, after: Position, limit: int, *, import_documents: bool = True
+    ) -> list[ChangeEntry]:
+        """Up to `limit` settled entries after `after`, in order.
+
+        `import_documents=False` leaves the document of an import's entries out (None): a consumer that skips them
+        reads 100 000 imported users' positions without their JSON.
+        """
+        settled, bound = await _settled(tx, 6)
         rows = await tx.fetch(
-            f"SELECT {_ENTRY} FROM userio_change WHERE project_id = $1 AND (xact, seq) > ($2, $3){settled}"
+            f"SELECT {_ENTRY}, CASE WHEN $5 OR origin_kind <> 'import' THEN document END AS document"
+            f" FROM userio_change WHERE project_id = $1 AND (xact, seq) > ($2, $3){settled}"
             " ORDER BY xact, seq LIMIT $4",
             project_id,
             after.xact,
             after.seq,
             limit,
+            import_documents,
             *bound,
         )
         return [_entry(row) for row in rows]
@@ -133,40 +142,44 @@ class ChangeRepository:
         )
         return {row["user_id"] for row in rows}
 
-    async def purge(self, tx: Tx, before: datetime, limit: int) -> int:
-        """Delete up to `limit` entries that occurred before `before`; how many.
+    async def purge(self, tx: Tx, project_id: str, before: datetime, limit: int) -> int:
+        """Delete the oldest run of the project's entries that occurred before `before`, at most `limit`; how many.
 
-        Every entry of their projects up to the newest of them goes too, and each project's horizon rises to it.
+        Walks the order from its oldest end (its one index), so a project with nothing to purge costs one probe;
+        the horizon rises to the newest entry purged: a cursor before it has missed entries (410).
         """
         rows = await tx.fetch(
-            "DELETE FROM userio_change WHERE (project_id, xact, seq) IN (SELECT project_id, xact, seq"
-            " FROM userio_change WHERE occurred_at < $1 ORDER BY occurred_at LIMIT $2) RETURNING project_id, xact, seq",
-            before,
+            "SELECT xact, seq, occurred_at FROM userio_change WHERE project_id = $1 ORDER BY xact, seq LIMIT $2",
+            project_id,
             limit,
         )
-        newest: dict[str, Position] = {}
+        purged = 0
         for row in rows:
-            position = Position(int(row["xact"]), int(row["seq"]))
-            if position > newest.get(row["project_id"], _START):
-                newest[row["project_id"]] = position
-        for project_id, position in newest.items():
-            # Entries are purged by age, the horizon by position: what lies before it goes too, so a cursor at or
-            # after the horizon never misses a kept entry and one before it is told it expired.
-            await tx.execute(
-                "DELETE FROM userio_change WHERE project_id = $1 AND (xact, seq) <= ($2, $3)",
-                project_id,
-                position.xact,
-                position.seq,
-            )
-            await tx.execute(
-                "INSERT INTO userio_change_horizon (project_id, xact, seq) VALUES ($1, $2, $3)"
-                " ON CONFLICT (project_id) DO UPDATE SET xact = excluded.xact, seq = excluded.seq"
-                " WHERE (userio_change_horizon.xact, userio_change_horizon.seq) < (excluded.xact, excluded.seq)",
-                project_id,
-                position.xact,
-                position.seq,
-            )
-        return len(rows)
+            if row["occurred_at"] >= before:
+                break
+            purged += 1
+        if not purged:
+            return 0
+        newest = Position(int(rows[purged - 1]["xact"]), int(rows[purged - 1]["seq"]))
+        await tx.execute(
+            "DELETE FROM userio_change WHERE project_id = $1 AND (xact, seq) <= ($2, $3)",
+            project_id,
+            newest.xact,
+            newest.seq,
+        )
+        await tx.execute(
+            "INSERT INTO userio_change_horizon (project_id, xact, seq) VALUES ($1, $2, $3)"
+            " ON CONFLICT (project_id) DO UPDATE SET xact = excluded.xact, seq = excluded.seq"
+            " WHERE (userio_change_horizon.xact, userio_change_horizon.seq) < (excluded.xact, excluded.seq)",
+            project_id,
+            newest.xact,
+            newest.seq,
+        )
+        return purged
+
+    async def project_ids(self, tx: Tx) -> list[str]:
+        """Every project's id (the purge goes through them)."""
+        return [row["id"] for row in await tx.run(Project.select(Project.id))]
 
     # Consumers (docs/changes.md#consumers).
 
@@ -208,7 +221,7 @@ class ChangeRepository:
             "SELECT p.id FROM userio_project p"
             " LEFT JOIN userio_change_consumer c ON c.project_id = p.id AND c.name = $1"
             " WHERE EXISTS (SELECT 1 FROM userio_change e WHERE e.project_id = p.id"
-            " AND (c.project_id IS NULL OR (e.xact, e.seq) > (c.xact, c.seq))"
+            " AND (e.xact, e.seq) > (COALESCE(c.xact, -1), COALESCE(c.seq, -1))"
             f"{settled.replace('xact', 'e.xact', 1)})",
             name,
             *bound,
