@@ -20,7 +20,7 @@ import msgspec
 
 from litestar_userio.accounts.admin import UserAdminService
 from litestar_userio.causes import Cause
-from litestar_userio.changes.model import ChangeOrigin
+from litestar_userio.changes.entries import ChangeOrigin
 from litestar_userio.errors import HookError, UserIOError, ValidationFailed
 from litestar_userio.hooks.migration import MigrationLocks, login_id_type
 from litestar_userio.hooks.service import HookService

@@ -13,7 +13,7 @@ import base64
 import binascii
 import hashlib
 
-from litestar_userio.changes.model import Position
+from litestar_userio.changes.entries import Position
 from litestar_userio.errors import InvalidCursor
 
 __all__ = ["LATEST", "decode_cursor", "encode_cursor"]

@@ -16,7 +16,7 @@ from typing import Any
 
 import msgspec
 
-from litestar_userio.changes.model import ChangeEntry
+from litestar_userio.changes.entries import ChangeEntry
 from litestar_userio.db.engine import Tx
 
 __all__ = ["EventsConsumer"]
@@ -26,6 +26,8 @@ class EventsConsumer:
     """Emits each committed entry's event through `emit` (the app's, in a web process)."""
 
     name = "events"
+    import_documents = False
+    """An import's records emit no event: their entries are read without their JSON."""
 
     def __init__(self, emit: Callable[..., None]) -> None:
         self.emit = emit

@@ -1,6 +1,7 @@
 """The change log's feed, cursors and retention, and the consumers that follow it (DECISIONS 16, docs/changes.md).
 
-Consumers. A consumer is anything with a `name` and an `async handle(tx, project_id, entries)`; register it with
+Consumers. A consumer is anything with a `name`, `import_documents` (False: an import's entries come without their
+`document`, for one that skips them) and an `async handle(tx, project_id, entries)`; register it with
 `ChangeService.register` in every process that should advance it. `advance(project_id, consumer)` then runs, in one
 transaction: lock the consumer's row of `userio_change_consumer` (project, name), read the next settled entries
 after its position, `handle` them (the consumer's own writes go in the same `tx`), save the position after the last.
@@ -30,7 +31,7 @@ from typing import Any, Protocol
 import msgspec
 
 from litestar_userio.changes.cursors import LATEST, decode_cursor, encode_cursor
-from litestar_userio.changes.model import ChangeEntry, Position
+from litestar_userio.changes.entries import ChangeEntry, Position
 from litestar_userio.changes.repository import ChangeRepository
 from litestar_userio.clock import Clock
 from litestar_userio.config import ChangeLogConfig
@@ -50,6 +51,8 @@ class ChangeConsumer(Protocol):
 
     name: str
     """Its key in `userio_change_consumer` (64 characters at most), the same in every process."""
+    import_documents: bool
+    """False: the entries of imports come without `document` (None), for a consumer that skips them."""
 
     async def handle(self, tx: Tx, project_id: str, entries: Sequence[ChangeEntry]) -> None:
         """Take `entries` (in order, at least once); writes in `tx` commit with the new position."""
@@ -133,8 +136,10 @@ class ChangeService:
         return position
 
     async def watermark(self, tx: Tx, project_id: str) -> str:
-        """The cursor of the newest settled entry `tx` sees (an export's snapshot: every entry up to it is in it)."""
-        return encode_cursor(project_id, await self._latest(tx, project_id))
+        """The cursor of the newest entry settled in `tx`'s snapshot (an export's): every entry up to it is in it."""
+        newest = await self.repository.newest(tx, project_id, in_snapshot=True)
+        horizon = await self.repository.horizon(tx, project_id)
+        return encode_cursor(project_id, max(newest or horizon, horizon))
 
     async def changed_since(self, tx: Tx, project_id: str, since: str) -> set[str]:
         """The users with an entry after `since` that `tx`'s snapshot sees (a delta export)."""
@@ -164,15 +169,19 @@ class ChangeService:
     # Retention.
 
     async def purge(self) -> int:
-        """Delete the entries older than `retention` (the sweeper); how many."""
+        """Delete the entries older than `retention` (the sweeper), a batch per transaction; how many."""
         before = self.clock.now() - self.config.retention
+        async with self.db.reader() as tx:
+            project_ids = await self.repository.project_ids(tx)
         purged = 0
-        while True:
-            async with self.db.transaction() as tx:
-                count = await self.repository.purge(tx, before, _PURGE_BATCH)
-            purged += count
-            if count < _PURGE_BATCH:
-                return purged
+        for project_id in project_ids:
+            while True:
+                async with self.db.transaction() as tx:
+                    count = await self.repository.purge(tx, project_id, before, _PURGE_BATCH)
+                purged += count
+                if count < _PURGE_BATCH:
+                    break
+        return purged
 
     # Consumers.
 
@@ -214,7 +223,9 @@ class ChangeService:
                         project_id,
                     )
                     position = horizon
-                entries = await self.repository.page(tx, project_id, position, self.config.consumer_page)
+                entries = await self.repository.page(
+                    tx, project_id, position, self.config.consumer_page, import_documents=consumer.import_documents
+                )
                 if entries:
                     await consumer.handle(tx, project_id, entries)
                     position = entries[-1].position

@@ -56,6 +56,9 @@ class ExportRequest(Struct, forbid_unknown_fields=True, omit_defaults=True):
     csv: CSVOptions | UnsetType = UNSET
     encryption: EncryptionOptions | UnsetType = UNSET
     """`format: "userio"` only, and required there (docs/reference.md#export-lossless)."""
+    since: str | UnsetType = UNSET
+    """Beyond the reference (DECISIONS 16): a watermark or change-log cursor; the file then holds only the users
+    changed after it, and a tombstone for each one deleted (a delta export)."""
 
 
 class ExportProgress(Struct):
@@ -76,6 +79,8 @@ class ExportTask(Struct, omit_defaults=True):
     record_count: int | UnsetType = UNSET
     size: int | UnsetType = UNSET
     sha256: str | UnsetType = UNSET
+    watermark: str | UnsetType = UNSET
+    """Beyond the reference: the change-log cursor of the snapshot the file holds (pass it as the next `since`)."""
     failed_at: datetime | UnsetType = UNSET
     error: ErrorObject | UnsetType = UNSET
     progress: ExportProgress | UnsetType = UNSET
@@ -114,6 +119,7 @@ EXPORT_REQUEST_SCHEMA: dict[str, Any] = {
                 "escape_formulas": {"type": "boolean"},
             },
         },
+        "since": {"type": "string", "minLength": 1, "maxLength": 200},
     },
 }
 """`ExportRequest` as the reference's JSON schema (`userexport/service.go`), used to report every cause of a

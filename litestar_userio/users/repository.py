@@ -19,7 +19,7 @@ from typing import Any
 
 import msgspec
 
-from litestar_userio.changes.model import ChangeKind, ChangeOrigin, UserChange
+from litestar_userio.changes.entries import ChangeKind, ChangeOrigin, UserChange
 from litestar_userio.changes.repository import ChangeRepository
 from litestar_userio.db.engine import Row, Tx
 from litestar_userio.db.tables import Authenticator, Group, RefreshToken, Role, User
