@@ -290,9 +290,11 @@ class PasswordConfig:
     bcrypt_cost: int = 10
     """Cost of the bcrypt hash a legacy password is re-hashed to at its first good sign-in (project setting
     `password_algorithm` = `bcrypt`, the default)."""
-    dummy_hash_cost: int = 10
-    """Cost of the fixed hash checked for unknown login ids (so timing does not tell which exist): set it to
-    the cost most of the project's hashes have (10 is Go's, Auth0's and bcrypt.js's default)."""
+    dummy_hash_cost: int | None = None
+    """Cost of the fixed bcrypt hash checked for an unknown login id in a project whose `password_algorithm` is
+    bcrypt; None: `bcrypt_cost`, the cost every stored hash reaches at its first good sign-in (a cheaper one is
+    re-hashed then), so an unknown login id costs what a known one does. A project on `argon2id` is checked
+    against a fixed Argon2id hash of the re-hash's parameters."""
 
 
 @dataclass

@@ -58,16 +58,22 @@ async def test_the_target_algorithm_may_be_argon2id_and_then_bcrypt_is_re_hashed
         [
             {"email": "a@example.com", "password": {"type": "bcrypt", "password_hash": HASH_2B}},
             {"email": "b@example.com", "password": {"type": "argon2", "password_hash": argon2_hash(PASSWORD)}},
+            {
+                "email": "c@example.com",
+                "password": {"type": "argon2", "password_hash": argon2.PasswordHasher().hash(PASSWORD)},
+            },
         ],
     )
-    a, b = (d["user_id"] for d in body["details"])
-    b_before = await primary_hash(project, b)
+    a, b, c = (d["user_id"] for d in body["details"])
+    c_before = await primary_hash(project, c)
     users = env.services.users
 
     assert await users.verify_password(project.id, "a@example.com", PASSWORD) == a
     assert await users.verify_password(project.id, "b@example.com", PASSWORD) == b
+    assert await users.verify_password(project.id, "c@example.com", PASSWORD) == c
     assert "$argon2id$v=19$m=65536,t=3,p=4$" in await primary_hash(project, a)
-    assert await primary_hash(project, b) == b_before  # already argon2id: kept
+    assert "$argon2id$v=19$m=65536,t=3,p=4$" in await primary_hash(project, b)  # m=1024, t=1: cheaper, re-hashed
+    assert await primary_hash(project, c) == c_before  # already argon2id at the re-hash's costs: kept
     assert await users.verify_password(project.id, "a@example.com", PASSWORD) == a
 
 
@@ -404,8 +410,8 @@ async def test_the_migration_state_counts_users_per_format_and_first_sign_ins(pr
         "users": 5,
         "never_signed_in": 5,
         "without_password": 1,
-        "awaiting_rehash": 3,
-        "awaiting_rehash_never_signed_in": 3,
+        "awaiting_rehash": 4,  # the bcrypt one too: cost 4, below the re-hash's 10
+        "awaiting_rehash_never_signed_in": 4,
         "formats": {
             "argon2": {"users": 2, "never_signed_in": 2},
             "bcrypt": {"users": 1, "never_signed_in": 1},
@@ -415,8 +421,8 @@ async def test_the_migration_state_counts_users_per_format_and_first_sign_ins(pr
     assert response.json()["result"] == {
         **before,
         "never_signed_in": 4,
-        "awaiting_rehash": 2,
-        "awaiting_rehash_never_signed_in": 2,
+        "awaiting_rehash": 3,
+        "awaiting_rehash_never_signed_in": 3,
         "formats": {
             "argon2": {"users": 1, "never_signed_in": 1},
             "bcrypt": {"users": 2, "never_signed_in": 1},

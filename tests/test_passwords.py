@@ -6,7 +6,8 @@ import bcrypt
 import pytest
 
 from litestar_userio.config import PasswordConfig
-from tests.helpers import HASH_2A, HASH_2B, HASH_2Y, PASSWORD, import_one, run_import
+from litestar_userio.projects.settings import ProjectSettings
+from tests.helpers import HASH_2A, HASH_2B, HASH_2Y, PASSWORD, authenticators, import_one, run_import
 
 
 @pytest.mark.parametrize("password_hash", [HASH_2A, HASH_2B, HASH_2Y], ids=["2a", "2b", "2y"])
@@ -92,6 +93,58 @@ async def test_unknown_user_is_checked_against_one_fixed_hash_of_the_configured_
 
     assert [h[:7] for h in checked] == [b"$2b$06$", b"$2b$05$", b"$2b$05$", b"$2b$05$"]
     assert checked[1] == checked[2] == checked[3]
+
+
+@pytest.mark.engine
+async def test_a_hash_cheaper_than_the_projects_cost_is_re_hashed_at_the_first_good_sign_in(backend, make_env):
+    """A cost-4 bcrypt hash answers a wrong password faster than an unknown login id's dummy: it is legacy."""
+    env = await make_env(backend, passwords=PasswordConfig(bcrypt_cost=5))
+    project = await env.make_project()
+    costlier = bcrypt.hashpw(PASSWORD.encode(), bcrypt.gensalt(6)).decode()
+    cheap = await import_one(
+        project, {"email": "a@example.com", "password": {"type": "bcrypt", "password_hash": HASH_2B}}
+    )
+    kept = await import_one(
+        project, {"email": "b@example.com", "password": {"type": "bcrypt", "password_hash": costlier}}
+    )
+    users = env.services.users
+
+    assert await users.verify_password(project.id, "a@example.com", "wrong") is None
+    assert await stored_hash(project, cheap["user_id"]) == HASH_2B  # a wrong password proves nothing
+    assert await users.verify_password(project.id, "a@example.com", PASSWORD) == cheap["user_id"]
+    assert await users.verify_password(project.id, "b@example.com", PASSWORD) == kept["user_id"]
+
+    rehashed = await stored_hash(project, cheap["user_id"])
+    assert rehashed.startswith("$2b$05$") and bcrypt.checkpw(PASSWORD.encode(), rehashed.encode())
+    assert await stored_hash(project, kept["user_id"]) == costlier  # not cheaper: kept
+    assert await users.verify_password(project.id, "a@example.com", PASSWORD) == cheap["user_id"]
+
+
+async def test_an_unknown_login_id_is_checked_at_the_projects_bcrypt_cost(backend, make_env, monkeypatch):
+    env = await make_env(backend, passwords=PasswordConfig(bcrypt_cost=5))
+    project = await env.make_project()
+    checked = spy_on_checkpw(monkeypatch)
+
+    assert await env.services.users.verify_password(project.id, "nobody@example.com", "wrong") is None
+
+    assert [h[:7] for h in checked] == [b"$2b$05$"]
+
+
+async def test_an_unknown_login_id_of_an_argon2id_project_runs_an_argon2id_check_on_the_pool(backend, make_env):
+    env = await make_env(backend, passwords=PasswordConfig(bcrypt_cost=5))
+    argon2_project = await env.make_project(ProjectSettings(password_algorithm="argon2id"))
+    bcrypt_project = await env.make_project()
+    users = env.services.users
+
+    assert await users.verify_password(argon2_project.id, "nobody@example.com", "wrong") is None
+    assert dict(users.passwords.runs) == {"argon2": 1}
+    assert await users.verify_password(bcrypt_project.id, "nobody@example.com", "wrong") is None
+    assert dict(users.passwords.runs) == {"argon2": 1, "bcrypt": 1}
+
+
+async def stored_hash(project, user_id: str) -> str:
+    [(_, _, value)] = [a for a in await authenticators(project, user_id) if a[:2] == ("primary", "password")]
+    return str(value)
 
 
 COST_15 = "$2b$15$" + HASH_2B[7:]

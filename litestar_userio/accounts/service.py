@@ -132,7 +132,7 @@ class UserService:
         """
         found = await self.find_password(project_id, login_id)
         stored = found[1] if found is not None else None
-        ok = await self.passwords.check(project_id, password, stored)
+        ok = await self.passwords.check(project_id, password, stored, await self._algorithm(project_id))
         telemetry.password_checked(hash_format(stored), "match" if ok else "mismatch")
         if not ok or found is None:
             return None
@@ -198,13 +198,17 @@ class UserService:
         The swap is conditional on the legacy hash still being there, so two first sign-ins at once store one
         new hash, and a password changed meanwhile is not overwritten.
         """
-        project = await self.projects.get(project_id)
-        algorithm = project.settings.password_algorithm if project is not None else "bcrypt"
-        if is_target(stored, algorithm):
+        algorithm = await self._algorithm(project_id)
+        if is_target(stored, algorithm, self.passwords.config.bcrypt_cost):
             return
         new = await self.passwords.hash(project_id, password, algorithm)
         async with self.db.transaction() as tx:
             await self.repository.replace_password_hash(tx, project_id, user_id, stored, new)
+
+    async def _algorithm(self, project_id: str) -> str:
+        """The project's `password_algorithm` (what a legacy hash is re-hashed to, and the dummy check's)."""
+        project = await self.projects.get(project_id)
+        return project.settings.password_algorithm if project is not None else "bcrypt"
 
     async def _login_id_rules(self, project_id: str) -> LoginIDRules:
         """The project's login-id case sensitivity: sign-in compares login ids as the import stored them."""
@@ -227,7 +231,7 @@ class UserService:
             count = state.formats.setdefault(stored_format(head), FormatCount(0, 0))
             count.users += users
             count.never_signed_in += never
-            if not is_target(head, algorithm):
+            if not is_target(head, algorithm, self.passwords.config.bcrypt_cost):
                 state.awaiting_rehash += users
                 state.awaiting_rehash_never_signed_in += never
         state.formats = dict(sorted(state.formats.items()))

@@ -500,8 +500,23 @@ def hash_password(password: bytes, algorithm: str, bcrypt_cost: int) -> str:
     return bcrypt.hashpw(password[:BCRYPT_MAX_BYTES], bcrypt.gensalt(rounds=bcrypt_cost)).decode()
 
 
-def is_target(stored: str, algorithm: str) -> bool:
-    """Whether a stored hash is already in the project's algorithm (else the next good sign-in re-hashes it)."""
+_ARGON2ID_HEAD = '{"type":"argon2","password_hash":"$argon2id$'
+_ARGON2_COSTS = re.compile(r"m=(\d+),t=(\d+)")
+
+
+def is_target(stored: str, algorithm: str, bcrypt_cost: int) -> bool:
+    """Whether a stored hash is in the project's algorithm at its cost (else the next good sign-in re-hashes it).
+
+    A hash cheaper than the re-hash would make (bcrypt below `bcrypt_cost`, Argon2id below argon2-cffi's `m` or `t`)
+    is a legacy hash too: a wrong password against it answers faster than an unknown login id's dummy check, which
+    tells that the login id exists (SECURITY.md). A stored head that ends before the costs counts as the target.
+    """
     if algorithm == "argon2id":
-        return stored.startswith('{"type":"argon2","password_hash":"$argon2id$')
-    return not stored.startswith("{")  # plain bcrypt is stored verbatim; Django's bcrypt_sha256 is not
+        if not stored.startswith(_ARGON2ID_HEAD):
+            return False
+        costs = _ARGON2_COSTS.search(stored, len(_ARGON2ID_HEAD))
+        return costs is None or (int(costs[1]) >= _ARGON2ID.memory_cost and int(costs[2]) >= _ARGON2ID.time_cost)
+    if stored.startswith("{"):  # plain bcrypt is stored verbatim; Django's bcrypt_sha256 is not
+        return False
+    cost = stored[4:6]
+    return not cost.isdigit() or int(cost) >= bcrypt_cost

@@ -20,8 +20,6 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
-import bcrypt
-
 from litestar_userio.config import PasswordConfig, PasswordHashBounds
 from litestar_userio.errors import PasswordVerificationBusy
 from litestar_userio.observability import telemetry
@@ -65,16 +63,20 @@ class PasswordVerifier:
         self._work: dict[str, float] = {}
         self._memory_used = 0
         self._memory_waiters: deque[tuple[int, asyncio.Future[None]]] = deque()
-        self._dummy_hash: bytes | None = None
-        self._dummy_work = 2.0 ** (config.dummy_hash_cost - 10)
+        self._dummies: dict[str, LegacyHash] = {}
         self._dummy_lock = asyncio.Lock()
+        self.runs: Counter[str] = Counter()
+        """Checks run on the pool in this process, by the format of the hash checked (an unknown login id's dummy
+        check counts as the dummy's format): what the pool did, for tests and operators."""
 
-    async def check(self, project_id: str, password: str, stored: str | None) -> bool:
+    async def check(self, project_id: str, password: str, stored: str | None, algorithm: str = "bcrypt") -> bool:
         """Whether `password` matches a stored hash; a missing one (unknown user) is checked against the dummy hash.
 
-        A hash above its format's bound (it could only have come in before the limit existed) or one that no longer
-        parses is never run: the attempt fails after the dummy check, as an unknown user's does; so does a user
-        waiting for lazy migration (`migrate_on_sign_in`: no hash here, docs/reference.md#hooks-lazy-migration).
+        The dummy is a fixed hash of the project's `algorithm` at the cost a re-hash gives (`_dummy`), so an unknown
+        login id costs what a known one does once its hash was re-hashed. A hash above its format's bound (it could
+        only have come in before the limit existed) or one that no longer parses is never run: the attempt fails
+        after the dummy check, as an unknown user's does; so does a user waiting for lazy migration
+        (`migrate_on_sign_in`: no hash here, docs/reference.md#hooks-lazy-migration).
         """
         candidate = password.encode()
         legacy = None
@@ -89,12 +91,14 @@ class PasswordVerifier:
                     exc.message,
                 )
         if legacy is None or legacy.verify is None:
-            dummy = await self._dummy()
-            await self._run(
-                project_id, lambda: bcrypt.checkpw(candidate[:BCRYPT_MAX_BYTES], dummy), self._dummy_work, 0
-            )
+            dummy = await self._dummy(algorithm)
+            check = dummy.verify
+            assert check is not None
+            self.runs[dummy.type] += 1
+            await self._run(project_id, lambda: check(candidate), dummy.work, dummy.memory)
             return False
         verify = legacy.verify
+        self.runs[legacy.type] += 1
         try:
             return await self._run(project_id, lambda: verify(candidate), legacy.work, legacy.memory, label=legacy.type)
         except ValueError:  # a hash the library cannot read after all
@@ -199,15 +203,21 @@ class PasswordVerifier:
             self._slots.pop(project_id, None)
             self._work.pop(project_id, None)
 
-    async def _dummy(self) -> bytes:
-        """The fixed hash unknown users are checked against, made once per process at the configured cost."""
+    async def _dummy(self, algorithm: str) -> LegacyHash:
+        """The fixed hash unknown users are checked against, made once per process.
+
+        `algorithm` is the project's `password_algorithm`, at the cost a re-hash gives (bcrypt: `dummy_hash_cost`, by
+        default `bcrypt_cost`).
+        """
         async with self._dummy_lock:
-            if self._dummy_hash is None:
-                salt = bcrypt.gensalt(rounds=self.config.dummy_hash_cost)
-                self._dummy_hash = await asyncio.wrap_future(
-                    self._executor.submit(bcrypt.hashpw, _DUMMY_PASSWORD, salt)
+            dummy = self._dummies.get(algorithm)
+            if dummy is None:
+                cost = self.config.dummy_hash_cost or self.config.bcrypt_cost
+                stored = await asyncio.wrap_future(
+                    self._executor.submit(hash_password, _DUMMY_PASSWORD, algorithm, cost)
                 )
-            return self._dummy_hash
+                dummy = self._dummies[algorithm] = parse_password(load_stored(stored), self.policy)
+            return dummy
 
     def close(self) -> None:
         """Stop the threads once the checks under way are done."""

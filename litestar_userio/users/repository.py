@@ -264,13 +264,14 @@ class UserRepository:
         """(head of the primary password hash or None, users, of them never signed in), per head, one scan.
 
         The head is what tells the format without the secret (`passwords.formats.stored_format`): bcrypt is stored
-        verbatim, every other format as JSON with `type` first; 44 characters of an argon2 one tell the variant, 30
-        hold the longest type (`migrate_on_sign_in`, docs/reference.md#hooks-lazy-migration) and its closing quote, and
-        no secret of the others. A GROUP BY over a CASE, which Piccolo's builder does not express.
+        verbatim, its first 7 characters the variant and cost (`$2b$04$`: a cost below the re-hash's is legacy, as
+        `is_target` says); every other format as JSON with `type` first; 44 characters of an argon2 one tell the
+        variant, 30 hold the longest type (`migrate_on_sign_in`, docs/reference.md#hooks-lazy-migration) and its
+        closing quote, and no secret of the others. A GROUP BY over a CASE, which Piccolo's builder does not express.
         """
         rows = await tx.fetch(
             "SELECT CASE WHEN a.password_hash IS NULL THEN NULL"
-            " WHEN a.password_hash NOT LIKE '{%' THEN 'bcrypt'"
+            " WHEN a.password_hash NOT LIKE '{%' THEN substr(a.password_hash, 1, 7)"
             ' WHEN a.password_hash LIKE \'{"type":"argon2"%\' THEN substr(a.password_hash, 1, 44)'
             " ELSE substr(a.password_hash, 1, 30) END AS head,"
             " COUNT(*) AS users, SUM(CASE WHEN u.last_login_at IS NULL THEN 1 ELSE 0 END) AS never"
