@@ -40,6 +40,9 @@ class ProjectSettings(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=
     password objects that do not carry it themselves."""
     allow_weak_password_hashes: bool = False
     """Accept `md5`, `sha1`, `sha256`, `sha512` digests (plain or salted) in imports."""
+    allow_special_use_email_domains: bool = False
+    """Accept emails on special-use domains (RFC 6761: `.test`, `.local`, `.localhost`, `.invalid`, `.onion`,
+    `.arpa`), a host's staff or test accounts, in imports and the admin API; they sign in like any other."""
 
     def hash_policy(self, bounds: PasswordHashBounds, max_bcrypt_cost: int) -> HashPolicy:
         """The password formats an import into this project accepts."""
