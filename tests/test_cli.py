@@ -414,3 +414,12 @@ def test_commands_print_no_driver_chatter(cli_env):
     for result in (migrated, listed):
         assert "Running" not in result.stdout + result.stderr
         assert "version" not in result.stdout + result.stderr
+
+
+def test_project_configure_allows_special_use_email_domains(cli_env, tmp_path):
+    pid = project_id(tmp_path)
+    userio(cli_env, "project", "create", "--id", pid, "--domain", f"{pid}.example.test")
+
+    result = userio(cli_env, "project", "configure", "--project", pid, "--set", "allow_special_use_email_domains=true")
+
+    assert json.loads(result.stdout) == {"allow_special_use_email_domains": True}

@@ -503,7 +503,8 @@ class UserAdminService:
         """The import's validation of one record (the project's password formats and bounds); its error raised."""
         schema = await self.projects.custom_schema(project.id)
         policy = project.settings.hash_policy(self.imports.hash_bounds, self.imports.max_bcrypt_cost)
-        parsed = parse_record(record, schema or None, policy, identifier=identifier)
+        special_use = project.settings.allow_special_use_email_domains
+        parsed = parse_record(record, schema or None, policy, identifier=identifier, special_use_emails=special_use)
         if parsed.error is not None:
             raise parsed.error
         return parsed

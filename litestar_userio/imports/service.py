@@ -435,7 +435,11 @@ class ImportService:
         rules = project.settings.login_id_rules()
         with paused_gc():
             policy = project.settings.hash_policy(self.config.hash_bounds, self.config.max_bcrypt_cost)
-            parsed = [_parse(raw, schema, policy, identifier=task.identifier) for raw in records]
+            special_use = project.settings.allow_special_use_email_domains
+            parsed = [
+                _parse(raw, schema, policy, identifier=task.identifier, special_use_emails=special_use)
+                for raw in records
+            ]
         applicable = [p.record for p in parsed if p.record is not None]  # a failed record touches no user
         look_up = (
             not optimistic
@@ -617,7 +621,12 @@ def _job_chunk(job_id: str) -> tuple[str, int] | None:
 
 
 def _parse(
-    raw: Raw, schema: dict[str, CustomAttributeSpec] | None, policy: HashPolicy, *, identifier: str
+    raw: Raw,
+    schema: dict[str, CustomAttributeSpec] | None,
+    policy: HashPolicy,
+    *,
+    identifier: str,
+    special_use_emails: bool = False,
 ) -> ParsedRecord:
     """`parse_record`, unless the record holds a value no layer below can hold: then it fails, naming where.
 
@@ -628,12 +637,12 @@ def _parse(
     """
     if not may_hold_nul(raw):
         try:
-            return parse_record(raw, schema, policy, identifier=identifier)
+            return parse_record(raw, schema, policy, identifier=identifier, special_use_emails=special_use_emails)
         except msgspec.ValidationError:  # a number out of range (screening names each), or something else (below)
             pass
     if causes := screen_record(raw):
         return ParsedRecord(redact(safe_decode(raw)), None, ValidationFailed(causes), [])
-    return parse_record(raw, schema, policy, identifier=identifier)
+    return parse_record(raw, schema, policy, identifier=identifier, special_use_emails=special_use_emails)
 
 
 def _planning_keys(raw: Raw, rules: LoginIDRules) -> list[LoginKey]:

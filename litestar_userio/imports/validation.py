@@ -39,7 +39,7 @@ from litestar_userio.passwords.formats import (
     parse_password,
 )
 from litestar_userio.users.custom_attributes import CustomAttributeSpec, check_custom_attribute
-from litestar_userio.users.formats import ATTRIBUTE_FORMATS, STANDARD_STRING_ATTRIBUTES
+from litestar_userio.users.formats import ATTRIBUTE_FORMATS, STANDARD_STRING_ATTRIBUTES, email_refusal
 
 __all__ = [
     "REDACTED",
@@ -303,11 +303,33 @@ def _costly_hash(where: str, cost: int, max_bcrypt_cost: int) -> InvalidBcryptHa
     )
 
 
+_EMAIL_LOCATIONS = {"/email": ("email",), "/mfa/email": ("mfa", "email")}
+
+
+def _without_special_use_refusals(causes: list[Cause], decoded: Any) -> list[Cause]:
+    """The causes less an email's format cause that only its special-use domain gave (the project allows them)."""
+
+    def value_at(path: tuple[str, ...]) -> Any:
+        value = decoded
+        for key in path:
+            value = value.get(key) if isinstance(value, dict) else None
+        return value
+
+    def accepted(cause: Cause) -> bool:
+        path = _EMAIL_LOCATIONS.get(cause.location)
+        value = value_at(path) if path is not None and cause.kind == "format" else None
+        return isinstance(value, str) and email_refusal(value, special_use_allowed=True) is None
+
+    return [cause for cause in causes if not accepted(cause)]
+
+
 def parse_record(
     raw: bytes,
     custom_schema: Mapping[str, CustomAttributeSpec] | None,
     passwords: HashPolicy | int = 14,
     identifier: str | None = "email",
+    *,
+    special_use_emails: bool = False,
 ) -> ParsedRecord:
     """Decode and validate one submitted record; never raises.
 
@@ -315,6 +337,8 @@ def parse_record(
     against the record's JSON schema, so its error lists every cause, sorted by location, as the reference
     reports them. A record that decodes has every format cause collected by `_format_causes`. `passwords` is the
     project's hash policy (an int: the bcrypt maximum, with the default bounds of the other formats).
+    `special_use_emails` is the project's `allow_special_use_email_domains`: an email refused only for a
+    special-use domain (`.test`, `.local`, ...) is accepted, on both paths.
     """
     policy = passwords if isinstance(passwords, HashPolicy) else HashPolicy(_DEFAULT_BOUNDS, passwords)
     decoded = msgspec.json.decode(raw)
@@ -323,8 +347,12 @@ def parse_record(
         record = msgspec.json.decode(raw, type=UserRecord)
     except msgspec.ValidationError as exc:
         causes = record_causes(decoded, identifier, custom_schema) or [cause_from_msgspec(exc)]
+        if special_use_emails:  # msgspec refused the structure, so a cause stays
+            causes = _without_special_use_refusals(causes, decoded) or [cause_from_msgspec(exc)]
         return ParsedRecord(echo, None, ValidationFailed(causes), [])
     causes = _format_causes(record, identifier)
+    if special_use_emails and causes:
+        causes = _without_special_use_refusals(causes, decoded)
     if record.custom_attributes is not UNSET:
         causes += _custom_attribute_causes(record.custom_attributes, custom_schema)
     if causes:

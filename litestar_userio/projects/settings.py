@@ -43,6 +43,9 @@ class ProjectSettings(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=
     allow_secret_export: bool = False
     """Allow the lossless export (`format: "userio"`): every user with its password hash and second-factor
     secrets, age-encrypted to the admin's recipients. Off: `Forbidden/SecretExportDisabled`."""
+    allow_special_use_email_domains: bool = False
+    """Accept emails on special-use domains (RFC 6761: `.test`, `.local`, `.localhost`, `.invalid`, `.onion`,
+    `.arpa`), a host's staff or test accounts, in imports and the admin API; they sign in like any other."""
 
     def hash_policy(self, bounds: PasswordHashBounds, max_bcrypt_cost: int) -> HashPolicy:
         """The password formats an import into this project accepts."""

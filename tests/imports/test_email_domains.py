@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from litestar_userio.users.formats import SPECIAL_USE_HINT
 from tests.helpers import HASH_2B, PASSWORD, identities, run_import
 
 pytestmark = pytest.mark.engine
@@ -77,7 +78,7 @@ async def test_a_reserved_domain_fails_with_the_validators_reason(project, dry_r
         {
             "location": "/email",
             "kind": "format",
-            "details": {"error": f"invalid email address: {RESERVED}", "format": "email"},
-            "message": f"email must be an email address, e.g. ada@example.com. {RESERVED}",
+            "details": {"error": f"invalid email address: {RESERVED} {SPECIAL_USE_HINT}", "format": "email"},
+            "message": f"email must be an email address, e.g. ada@example.com. {RESERVED} {SPECIAL_USE_HINT}",
         }
     ]

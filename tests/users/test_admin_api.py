@@ -17,6 +17,7 @@ from litestar.events import listener
 from litestar_userio import PasswordConfig
 from litestar_userio.clock import FrozenClock
 from litestar_userio.errors import RefreshTokenInvalid
+from litestar_userio.users.formats import SPECIAL_USE_HINT
 from tests.exports.helpers import exported_bytes
 from tests.helpers import HASH_2B, PASSWORD, authenticators, identities, import_one, memberships, until
 
@@ -138,7 +139,10 @@ async def test_create_and_patch_refuse_a_reserved_domain_with_the_validators_rea
     assert response.status_code == 400
     error = error_of(response)
     assert error["reason"] == "ValidationFailed" and reason in error["message"]
-    assert error["info"]["causes"][0]["details"] == {"error": f"invalid email address: {reason}", "format": "email"}
+    assert error["info"]["causes"][0]["details"] == {
+        "error": f"invalid email address: {reason} {SPECIAL_USE_HINT}",
+        "format": "email",
+    }
     user = await create(project)
     patched = await call(project, "PATCH", f"{USERS}/{user['sub']}", {"email": "grace@acme.test"})
     assert patched.status_code == 400 and reason in error_of(patched)["message"]
