@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_STAMP := $(VENV)/.demo-installed
 
-.PHONY: console console-shots demo test test-engines test-hard test-cluster test-quick test-embedded lint typecheck wheels bench-import bench-export bench-hooks bench-observability bench-passwords bench-load bench-tokens clean
+.PHONY: console console-shots demo services test test-engines test-hard test-cluster test-litestar-next test-quick test-embedded lint typecheck wheels bench-import bench-export bench-hooks bench-observability bench-passwords bench-load bench-tokens clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,12 @@ $(AXE): console/package-lock.json
 demo: $(DEMO_STAMP)
 	$(BIN)/python -m example_app
 
+# What the suite needs beside the venv (scripts/services): PostgreSQL and Redis started when installed but down,
+# Chromium and Prometheus from the distribution's packages when root; otherwise one line says what to install, and
+# the tests that need it skip (or fail under USERIO_REQUIRE_SERVICES=1). CI (.ci/run) installs nothing else.
+services:
+	@scripts/services
+
 # pytest spreads the test files over one worker process per core (pytest-xdist; `USERIO_TEST_WORKERS=0` runs them
 # in this process, one at a time). Each worker has its own PostgreSQL database and SQLite file (session fixtures),
 # each test its own arq queue name, and each process a fixture keeps for the session its own database, so a worker
@@ -45,32 +51,37 @@ test test-engines test-hard test-cluster test-quick test-embedded: export PYTHON
 # SQL, locks, constraints, the runners), on the embedded default alone where it is not. `make test-engines` runs
 # the production side of the rest; CI runs both, so every such test still runs on PostgreSQL with arq and on SQLite
 # with the in-process runner. Plain `pytest` runs both at once. tests/tiers.py has the tiers.
-test: $(STAMP) $(AXE)
+test: $(STAMP) $(AXE) services
 	$(BIN)/ruff check litestar_userio tests example_app example_fullstack bench
 	$(BIN)/mypy
 	USERIO_TEST_TIER=main $(BIN)/pytest $(OVER_THE_CORES)
 
-test-engines: $(STAMP)
+test-engines: $(STAMP) services
 	USERIO_TEST_TIER=engines $(BIN)/pytest $(OVER_THE_CORES)
 
 # The fault suite, and the property tests with many more examples (CI runs it after `make test`). The fault and
 # load tests run one at a time, as they kill workers and measure under load; the property tests over the cores.
-test-hard: $(STAMP)
+test-hard: $(STAMP) services
 	$(BIN)/pytest -m hard
 	USERIO_HYPOTHESIS_PROFILE=hard USERIO_SCHEMATHESIS_EXAMPLES=100 \
 		$(BIN)/pytest $(OVER_THE_CORES) tests/hard tests/schema
 
 # PostgreSQL + Redis, S3, the app and two workers on their own network namespaces; one worker host cut off
 # for 30 s mid-import (root only: it builds namespaces and veth pairs; USERIO_CLUSTER_RECORDS sets the size).
-test-cluster: $(STAMP)
+test-cluster: $(STAMP) services
 	$(BIN)/pytest -m cluster tests/cluster -s
+
+# Litestar 3 readiness, NON-BLOCKING: the plugin against the newest Litestar pre-release in a venv of its own
+# (scripts/litestar-next); it prints what breaks and never fails.
+test-litestar-next: $(STAMP)
+	@scripts/litestar-next
 
 # The maintainer's loop (about a minute): the rules alone, no database, queue, app process or browser.
 test-quick: $(STAMP)
 	USERIO_TEST_TIER=quick $(BIN)/pytest -q
 
 # Every test once, on the embedded deployment (SQLite, the in-process runner); no slow tests, no browser.
-test-embedded: $(STAMP)
+test-embedded: $(STAMP) services
 	USERIO_TEST_TIER=embedded $(BIN)/pytest -q
 
 lint: $(STAMP)
@@ -106,7 +117,7 @@ bench-tokens: $(STAMP)
 	$(BIN)/python bench/tokens.py
 
 # Refresh the screenshots docs/console.md shows (the browser tests otherwise keep theirs in a temporary folder).
-console-shots: $(STAMP) $(AXE)
+console-shots: $(STAMP) $(AXE) services
 	USERIO_CONSOLE_SHOTS=$(CURDIR)/docs USERIO_REQUIRE_SERVICES=1 $(BIN)/pytest tests/console/test_browser.py -q
 	cp docs/userio-console-shots/*.png docs/console/ && rm -r docs/userio-console-shots
 

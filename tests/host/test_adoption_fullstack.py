@@ -48,11 +48,11 @@ def app_env(database_url: str, tmp_path: Path) -> dict[str, str]:
 
 
 @asynccontextmanager
-async def served(env: dict[str, str], app: str) -> AsyncIterator[httpx.AsyncClient]:
-    """The app in its own uvicorn process on a free loopback port; a client of it."""
+async def served(env: dict[str, str], app: str, *options: str) -> AsyncIterator[httpx.AsyncClient]:
+    """The app in its own uvicorn process (with uvicorn's `options`) on a free loopback port; a client of it."""
     port = free_port()
     server = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", app, "--port", str(port), "--log-level", "warning"],
+        [sys.executable, "-m", "uvicorn", app, "--port", str(port), "--log-level", "warning", *options],
         cwd=env["APP_WORKDIR"],
         env=env,
         stdout=subprocess.PIPE,
@@ -151,3 +151,31 @@ async def test_an_app_with_users_adopts_the_plugin_by_the_guide(app_env, databas
         await conn.close()
     assert public == {"alembic_version", "user_account", "team", "team_member"}
     assert {row["id"] for row in users} == set(ids.values())
+
+
+async def test_the_admin_api_behind_a_tls_proxy_takes_https_from_a_trusted_proxy_only(app_env, tmp_path):
+    # docs/adoption.md, "The admin API needs HTTPS": plain HTTP is refused; uvicorn trusting the proxy's address
+    # (here the loopback one the test's client comes from) takes X-Forwarded-Proto into the scope.
+    litestar = [str(BIN / "litestar"), "--app", "example_fullstack.app:app", "userio"]
+    run(app_env, *litestar, "migrate")
+    key = tmp_path / "admin.pem"
+    run(
+        app_env, *litestar, "project", "create", "--id", "proxied", "--domain", "app.example.com", "--key-out", str(key)
+    )
+    token = run(app_env, *litestar, "admin-token", "--project", "proxied", "--key", str(key)).strip()
+    headers = {"Host": "app.example.com", "Authorization": f"Bearer {token}"}
+    proxy = ["--proxy-headers", "--forwarded-allow-ips", "127.0.0.1"]
+
+    async with served(app_env, "example_fullstack.app:app", *proxy) as client:
+        plain = await client.get("/_api/admin/users", headers=headers)
+        forwarded = await client.get("/_api/admin/users", headers={**headers, "X-Forwarded-Proto": "https"})
+    async with served(app_env, "example_fullstack.app:app", "--forwarded-allow-ips", "10.0.0.5") as client:
+        untrusted = await client.get("/_api/admin/users", headers={**headers, "X-Forwarded-Proto": "https"})
+
+    assert plain.status_code == 403
+    assert (
+        plain.json()["error"]["reason"] == "HTTPSRequired" and plain.json()["error"]["message"] == "HTTPS is required"
+    )
+    assert forwarded.status_code == 200, forwarded.text
+    assert forwarded.json()["result"]["items"] == []
+    assert (untrusted.status_code, untrusted.json()["error"]["reason"]) == (403, "HTTPSRequired")
