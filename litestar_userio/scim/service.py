@@ -1,4 +1,4 @@
-"""SCIM 2.0 (RFC 7643/7644, DECISIONS 18): tokens, Users, Groups and Bulk over the single-user write path.
+"""SCIM 2.0 (RFC 7643/7644, docs/scim.md): tokens, Users, Groups and Bulk over the single-user write path.
 
 A SCIM write is `UserAdminService`'s write (create, update, set_password, disable, enable, delete): the import's
 validation, login-id rules and update rules, the same events. A group's membership is a change of each member,
@@ -16,7 +16,7 @@ from typing import Any
 
 import msgspec
 
-from litestar_userio.accounts.admin import UserAdminService
+from litestar_userio.accounts.admin import NewUser, UserAdminService
 from litestar_userio.changes.model import ChangeOrigin
 from litestar_userio.clock import Clock
 from litestar_userio.config import AuthConfig, ScimConfig
@@ -50,7 +50,7 @@ from litestar_userio.users.search import AllOf, AnyOf, Compare, Condition, Const
 __all__ = ["GroupNotFound", "ListQuery", "ScimService", "ScimTokenCreated"]
 
 SCIM = ChangeOrigin("scim")
-"""The change log's origin of every SCIM write (DECISIONS 16, 18)."""
+"""The change log's origin of every SCIM write (docs/changes.md)."""
 _TOUCH_EVERY = timedelta(minutes=1)
 _USER_MULTI = frozenset({"emails", "phonenumbers", "addresses", "photos", "groups"})
 _GROUP_MULTI = frozenset({"members"})
@@ -206,6 +206,33 @@ class ScimService:
             project, msgspec.json.encode(record), origin=SCIM, password=given.password, external_id=given.external_id
         )
         return await self.get_user(project, document["sub"], base_url)
+
+    async def create_users(
+        self, project: ProjectRecord, bodies: list[Any], base_url: str
+    ) -> list[dict[str, Any] | Exception]:
+        """Several `POST /Users` at once (Bulk): each body as `create_user` takes it, each failing alone, one write."""
+        outcomes: list[dict[str, Any] | Exception | None] = [None] * len(bodies)
+        inputs: list[tuple[int, UserInput]] = []
+        for index, body in enumerate(bodies):
+            try:
+                given = user_input(body, replace=False)
+            except ScimError as exc:
+                outcomes[index] = exc
+                continue
+            inputs.append((index, given))
+        news = []
+        for _, given in inputs:
+            record = dict(given.record)
+            if not given.active:
+                record["disabled"] = True
+            news.append(NewUser(msgspec.json.encode(record), given.password, given.external_id))
+        made = await self.user_admin.create_many(project, news, origin=SCIM) if news else []
+        for (index, given), outcome in zip(inputs, made, strict=True):
+            if isinstance(outcome, Exception):
+                outcomes[index] = outcome
+            else:
+                outcomes[index] = user_resource(outcome[0], given.external_id, [], base_url)
+        return [o if o is not None else ScimError(None, "not created") for o in outcomes]
 
     async def replace_user(
         self, project: ProjectRecord, user_id: str, body: Any, base_url: str, if_match: str | None
@@ -434,9 +461,16 @@ class ScimService:
         pending = list(range(len(ops)))
         while pending:
             waiting = []
+            batch: list[int] = []
             for index in pending:
                 op = ops[index]
                 refs = _bulk_refs([op.get("path"), op.get("data")], set())
+                if fail_on_errors is None and not refs and _creates_user(op):
+                    batch.append(index)  # consecutive creations are written together, each as its own POST
+                    continue
+                if batch:
+                    errors += await self._bulk_create_users(project, ops, batch, created, failed, results, base_url)
+                    batch = []
                 if refs & failed or (refs - created.keys() and not refs - created.keys() <= _bulk_ids(ops, pending)):
                     results[index] = self._bulk_failure(op, 409, "invalidValue", "a bulkId it names was not created")
                     errors += 1
@@ -452,12 +486,39 @@ class ScimService:
                 if fail_on_errors is not None and errors >= fail_on_errors:
                     waiting = []
                     break
-            if len(waiting) == len(pending):  # references among themselves only: a cycle
+            if batch:
+                errors += await self._bulk_create_users(project, ops, batch, created, failed, results, base_url)
+            if waiting and len(waiting) == len(pending):  # references among themselves only: a cycle
                 for index in waiting:
                     results[index] = self._bulk_failure(ops[index], 409, "invalidValue", "circular bulkId references")
                 break
             pending = waiting
         return {"schemas": [BULK_RESPONSE_SCHEMA], "Operations": [results[i] for i in sorted(results)]}
+
+    async def _bulk_create_users(
+        self,
+        project: ProjectRecord,
+        ops: list[dict[str, Any]],
+        indices: list[int],
+        created: dict[str, str],
+        failed: set[str],
+        results: dict[int, dict[str, Any]],
+        base_url: str,
+    ) -> int:
+        """Consecutive `POST /Users` operations through `create_users` (one write); the number that failed."""
+        made = await self.create_users(project, [ops[i].get("data") for i in indices], base_url)
+        errors = 0
+        for index, outcome in zip(indices, made, strict=True):
+            op = ops[index]
+            if isinstance(outcome, dict):
+                created[op["bulkid"]] = outcome["id"]
+                results[index] = _bulk_result("POST", op["bulkid"], 201, outcome)
+            else:
+                status, scim_type, detail = scim_failure(outcome)
+                results[index] = self._bulk_failure(op, status, scim_type, detail)
+                failed.add(op["bulkid"])
+                errors += 1
+        return errors
 
     async def _bulk_operation(
         self, project: ProjectRecord, op: dict[str, Any], created: dict[str, str], base_url: str
@@ -552,6 +613,16 @@ def _resolve(value: Any, ids: dict[str, str]) -> Any:
 
 def _timestamp(value: Any) -> str | None:
     return None if value is None else msgspec.json.encode(value)[1:-1].decode()
+
+
+def _creates_user(op: dict[str, Any]) -> bool:
+    """A Bulk `POST /Users` with its bulkId."""
+    return (
+        str(op.get("method", "")).upper() == "POST"
+        and op.get("path") == "/Users"
+        and isinstance(op.get("bulkid"), str)
+        and bool(op["bulkid"])
+    )
 
 
 def _bulk_ids(ops: list[dict[str, Any]], indices: list[int]) -> set[str]:

@@ -714,8 +714,23 @@ class UserRepository:
         clause = where.compile(condition)
         order = f"{where.sort_key(sort.field)} {'DESC' if sort.descending else 'ASC'} NULLS LAST, u.id"
         limit_p, offset_p = where.param(limit), where.param(offset)
-        sql = user_rows_query(tx, f"u.project_id = $1 AND {clause} ORDER BY {order} LIMIT {limit_p} OFFSET {offset_p}")
-        return await tx.fetch(sql, *args)
+        # The page's ids first, then their rows: a sort under the aggregating subqueries of `user_rows_query` had
+        # PostgreSQL run them for every matching user, the skipped ones too (0.9 s for an empty page at 20 000).
+        ids = [
+            row["id"]
+            for row in await tx.fetch(
+                f"SELECT u.id FROM userio_user u WHERE u.project_id = $1 AND {clause}"
+                f" ORDER BY {order} LIMIT {limit_p} OFFSET {offset_p}",
+                *args,
+            )
+        ]
+        if not ids:
+            return []
+        rows = await tx.fetch(
+            user_rows_query(tx, f"u.project_id = $1 AND {tx.any('u.id', 2)}"), project_id, tx.array(ids)
+        )
+        position = {user_id: i for i, user_id in enumerate(ids)}
+        return sorted(rows, key=lambda row: position[row["id"]])
 
     async def count(self, tx: Tx, project_id: str, condition: Condition) -> int:
         """How many of the project's users match `condition` (SCIM's `totalResults`)."""
@@ -723,6 +738,22 @@ class UserRepository:
         clause = _Where(tx, args).compile(condition)
         row = await tx.fetchrow(f"SELECT COUNT(*) AS n FROM userio_user u WHERE u.project_id = $1 AND {clause}", *args)
         return int(row["n"]) if row is not None else 0
+
+    async def set_external_ids(self, tx: Tx, project_id: str, pairs: list[tuple[str, str | None]]) -> None:
+        """Each (user id, external id) of a batch of users (SCIM Bulk), one statement for all."""
+        await tx.executemany(
+            "UPDATE userio_user SET external_id = $3 WHERE id = $1 AND project_id = $2",
+            [(user_id, project_id, external_id) for user_id, external_id in pairs],
+        )
+
+    async def user_rows_of(self, tx: Tx, project_id: str, user_ids: list[str]) -> dict[str, Row]:
+        """Users of the project by id, as rows of `user_rows_query`, in one query."""
+        if not user_ids:
+            return {}
+        rows = await tx.fetch(
+            user_rows_query(tx, f"u.project_id = $1 AND {tx.any('u.id', 2)}"), project_id, tx.array(user_ids)
+        )
+        return {row["id"]: row for row in rows}
 
     async def set_external_id(self, tx: Tx, project_id: str, user_id: str, external_id: str | None) -> None:
         """The user's id in the identity provider that provisions it (SCIM `externalId`); None removes it."""

@@ -1,4 +1,4 @@
-"""SCIM 2.0 at `ScimConfig.path` (DECISIONS 18, docs/scim.md), and its tokens under the admin API.
+"""SCIM 2.0 at `ScimConfig.path` (docs/scim.md), and its tokens under the admin API.
 
 Thin: the SCIM guard (a bearer token of the `Host`'s project), the body decoded, one `ScimService` call, the answer
 as `application/scim+json`. Every error is RFC 7644 3.12's error body with `status` a string and `scimType`.

@@ -1,4 +1,4 @@
-"""SCIM 2.0 (DECISIONS 18) over HTTP: tokens, Users, filters, PATCH as Okta and Entra send it, ETags, Groups."""
+"""SCIM 2.0 (docs/scim.md) over HTTP: tokens, Users, filters, PATCH as Okta and Entra send it, ETags, Groups."""
 
 from __future__ import annotations
 
