@@ -17,6 +17,7 @@ from litestar_userio import (
     MetricsConfig,
     QueueConfig,
     S3StorageConfig,
+    ScimConfig,
     TracingConfig,
     UserIOConfig,
 )
@@ -154,6 +155,10 @@ def userio_config() -> UserIOConfig:
             retention=_seconds("USERIO_CHANGE_RETENTION", ChangeLogConfig.retention.total_seconds())
         ),
         hooks=HookConfig(secrets_key=hook_secrets_key(state)),
+        scim=ScimConfig(
+            max_operations=_count("USERIO_SCIM_MAX_OPERATIONS", ScimConfig.max_operations),
+            max_payload_size=_count("USERIO_SCIM_MAX_PAYLOAD", ScimConfig.max_payload_size),
+        ),
         migrate_on_startup=True,
         console=ConsoleConfig(public_url=f"https://localhost:{os.environ.get('PORT', '8443')}"),
         metrics=_metrics(),

@@ -1,6 +1,6 @@
-"""`litestar userio ...`: migrations, projects and keys, admin tokens, workers, roles and groups.
+"""`litestar userio ...`: migrations, projects and keys, admin and SCIM tokens, workers, roles and groups.
 
-Names and outputs are fixed: other tools script against them (`admin-token` prints only the token).
+Names and outputs are fixed: other tools script against them (`admin-token` and `scim-token` print only the token).
 """
 
 from __future__ import annotations
@@ -241,6 +241,23 @@ def admin_token(project_id: str, key_path: Path | None, ttl: int) -> None:
     except OSError as exc:
         raise click.ClickException(f"cannot read the admin key {path}: {exc.strerror}") from exc
     click.echo(sign_admin_token(pem, project_id, ttl=timedelta(seconds=ttl)))
+
+
+@userio_group.command("scim-token")
+@click.option("--project", "project_id", required=True)
+@click.pass_context
+def scim_token(ctx: click.Context, project_id: str) -> None:
+    """Create a SCIM bearer token for the project and print it (and nothing else): it is shown this once.
+
+    The identity provider sends it as `Authorization: Bearer <token>` to the SCIM base URL (docs/scim.md); revoke
+    it with `DELETE /_api/admin/scim/tokens/{id}`.
+    """
+
+    async def action(services: Services) -> str:
+        await _require_project(services, project_id)
+        return (await services.scim.create_token(project_id)).token
+
+    click.echo(_with_services(ctx, action))
 
 
 @userio_group.command("worker")

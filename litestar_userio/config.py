@@ -343,7 +343,7 @@ class TracingConfig:
 
 @dataclass
 class ScimConfig:
-    """SCIM 2.0 provisioning (DECISIONS 18, docs/scim.md): Users, Groups and Bulk for an identity provider."""
+    """SCIM 2.0 provisioning (docs/scim.md): Users, Groups and Bulk for an identity provider."""
 
     path: str = "/_api/scim/v2"
     """The SCIM base URL's path; the project is the request's `Host`, as on the admin API."""

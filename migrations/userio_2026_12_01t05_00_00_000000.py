@@ -1,4 +1,4 @@
-"""SCIM 2.0 provisioning (DECISIONS 18): per-project bearer tokens stored as their SHA-256, the identity provider's
+"""SCIM 2.0 provisioning (docs/scim.md): per-project bearer tokens stored as their SHA-256, the identity provider's
 `externalId` of users and groups (filterable: an index per project), a group's last change.
 
 Columns as `litestar_userio/db/tables.py` declares them (frozen here, as a migration must be).

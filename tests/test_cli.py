@@ -423,3 +423,24 @@ def test_project_configure_allows_special_use_email_domains(cli_env, tmp_path):
     result = userio(cli_env, "project", "configure", "--project", pid, "--set", "allow_special_use_email_domains=true")
 
     assert json.loads(result.stdout) == {"allow_special_use_email_domains": True}
+
+
+async def test_scim_token_prints_one_token_the_scim_api_takes(cli_env, tmp_path):
+    pid = project_id(tmp_path)
+    userio(cli_env, "project", "create", "--id", pid, "--domain", f"{pid}.example.test")
+
+    printed = userio(cli_env, "scim-token", "--project", pid).stdout
+
+    assert printed.count("\n") == 1 and printed.startswith("scim_")
+    app = Litestar(plugins=[UserIOPlugin(_config(cli_env))])
+    async with (
+        app.lifespan(),
+        httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="https://x") as client,
+    ):
+        headers = {"Authorization": f"Bearer {printed.strip()}", "Host": f"{pid}.example.test"}
+        listed = await client.get("/_api/scim/v2/Users", headers=headers)
+        refused = await client.get("/_api/scim/v2/Users", headers={**headers, "Authorization": "Bearer scim_wrong"})
+    assert listed.status_code == 200 and listed.json()["totalResults"] == 0
+    assert refused.status_code == 401
+    missing = userio(cli_env, "scim-token", "--project", "nope", check=False)
+    assert missing.returncode == 1 and "no project 'nope'" in missing.stderr

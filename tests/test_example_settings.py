@@ -41,6 +41,8 @@ def test_numbers_are_read_from_the_environment(env: pytest.MonkeyPatch):
     env.setenv("USERIO_EXPORT_PAGE_SIZE", "500")
     env.setenv("USERIO_SILENT_TRANSACTION_TIMEOUT", "0")
     env.setenv("USERIO_CHANGE_RETENTION", "3600")
+    env.setenv("USERIO_SCIM_MAX_OPERATIONS", "50")
+    env.setenv("USERIO_SCIM_MAX_PAYLOAD", "65536")
 
     config = userio_config()
 
@@ -50,6 +52,8 @@ def test_numbers_are_read_from_the_environment(env: pytest.MonkeyPatch):
     assert config.exports.page_size == 500
     assert config.db_silent_transaction_timeout is None
     assert config.changes.retention == timedelta(hours=1)
+    assert config.scim is not None
+    assert (config.scim.max_operations, config.scim.max_payload_size) == (50, 65536)
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,7 @@ from __future__ import annotations
 import base64
 import binascii
 import logging
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -29,7 +29,10 @@ from litestar_userio.config import ImportConfig
 from litestar_userio.db.engine import Database, Row, Tx
 from litestar_userio.errors import (
     Cause,
+    Invalid,
     InvalidRequest,
+    NotFound,
+    UserIOError,
     UserNotFound,
     ValidationFailed,
     WriteConflict,
@@ -46,13 +49,14 @@ from litestar_userio.users.formats import LOGIN_ID_ATTRIBUTES, storable_text
 from litestar_userio.users.login_id_rules import LoginIDRules
 from litestar_userio.users.model import AuthenticatorState, UserState, is_disabled_at
 from litestar_userio.users.passwords import PasswordVerifier
-from litestar_userio.users.repository import UserRepository
+from litestar_userio.users.repository import LoadedUsers, UserRepository
 from litestar_userio.users.search import Condition, UserSort
 
 __all__ = [
     "KEEP",
     "USER_EVENTS",
     "ChangeOrigin",
+    "NewUser",
     "UserAdminService",
     "UserHit",
     "UserPage",
@@ -86,6 +90,15 @@ class _Keep:
 
 KEEP = _Keep()
 """`external_id=KEEP` (the default): the write leaves the user's external id as it is."""
+
+
+@dataclass
+class NewUser:
+    """One user for `create_many`: its import record (JSON), a plain password to hash, the IdP's external id."""
+
+    record: bytes
+    password: str | None = None
+    external_id: str | _Keep | None = KEEP
 
 
 @dataclass
@@ -245,35 +258,120 @@ class UserAdminService:
         `InvariantViolated`, `DuplicatedUserID`, ...). `password`: a plain password, hashed with the project's
         algorithm (the record then has no `password` of its own); `external_id`: the provisioning IdP's id.
         """
-        identifier = _identifier(record)
-        parsed = await self._parse(project, record, identifier)
-        warnings = list(parsed.warnings)
-        if password is not None:
-            assert parsed.record is not None
-            if parsed.record.password is not msgspec.UNSET:
-                raise ValidationFailed(
-                    [Cause("", "oneOf", {"expected": ["password", "password_hash"]})],
-                    "give either password or password_hash",
-                )
-            algorithm = project.settings.password_algorithm
-            parsed.record.password = PasswordInput(
-                type=algorithm, password_hash=await self.passwords.hash(project.id, password, algorithm)
-            )
+        [created] = await self.create_many(project, [NewUser(record, password, external_id)], origin=origin)
+        if isinstance(created, UserIOError):
+            raise created
+        return created
 
-        async def apply(tx: Tx, world: ImportWorld) -> str:
-            assert parsed.record is not None
-            return world.insert_user(parsed.record, warnings)
+    async def create_many(
+        self, project: ProjectRecord, users: Sequence[NewUser], *, origin: ChangeOrigin = ADMIN_API
+    ) -> list[tuple[dict[str, Any], list[str]] | UserIOError]:
+        """Create several users in one transaction, each exactly as `create` would; each fails alone.
 
-        document = await self._change(
-            project,
-            parsed.record,
-            None,
-            apply,
-            origin=origin,
-            identifier=identifier or "email",
-            external_id=external_id,
-        )
-        return document, warnings
+        The answer holds, in order, each user as exported with its warnings, or the error its record failed with.
+        Records are applied one after the other (a later one sees the earlier: a login id taken by one fails the
+        next), as an import chunk applies them; one write for all (SCIM Bulk: 1 000 creations in one request).
+        """
+        results: list[tuple[dict[str, Any], list[str]] | UserIOError | None] = [None] * len(users)
+        prepared: list[tuple[int, UserRecord, str, list[str], str | _Keep | None]] = []
+        for index, new in enumerate(users):
+            try:
+                identifier = _identifier(new.record)
+                parsed = await self._parse(project, new.record, identifier)
+                assert parsed.record is not None
+                if new.password is not None:
+                    if parsed.record.password is not msgspec.UNSET:
+                        raise ValidationFailed(
+                            [Cause("", "oneOf", {"expected": ["password", "password_hash"]})],
+                            "give either password or password_hash",
+                        )
+                    algorithm = project.settings.password_algorithm
+                    parsed.record.password = PasswordInput(
+                        type=algorithm, password_hash=await self.passwords.hash(project.id, new.password, algorithm)
+                    )
+                prepared.append((index, parsed.record, identifier or "email", list(parsed.warnings), new.external_id))
+            except UserIOError as exc:
+                results[index] = exc
+        if prepared:
+            for index, outcome in (await self._insert_many(project, prepared, origin)).items():
+                results[index] = outcome
+        return [r if r is not None else UserIOError() for r in results]
+
+    async def _insert_many(
+        self,
+        project: ProjectRecord,
+        prepared: list[tuple[int, UserRecord, str, list[str], str | _Keep | None]],
+        origin: ChangeOrigin,
+    ) -> dict[int, tuple[dict[str, Any], list[str]] | UserIOError]:
+        """The prepared records inserted in one transaction (`_change` for many new users)."""
+        settings = project.settings
+        rules = settings.login_id_rules()
+        schema = await self.projects.custom_schema(project.id)
+        records = [record for _, record, *_ in prepared]
+        retries = retrying(attempts=_CONFLICT_RETRIES + 1, on=WriteConflict, backoff=Backoff(0.01, jitter=(1.0, 5.0)))
+        async for attempt in retries:
+            with attempt:
+                outcomes: dict[int, tuple[dict[str, Any], list[str]] | UserIOError] = {}
+                async with self.db.transaction() as tx:
+                    # Who holds the records' login ids, linked identities and subs: the import's one lookup.
+                    claims = await look_up_claims(tx, self.users, project.id, records, rules)
+                    roles: set[str] = set()
+                    groups: set[str] = set()
+                    for _, record, *_ in prepared:
+                        record_roles, record_groups = _keys(record, [])
+                        roles |= record_roles
+                        groups |= record_groups
+                    role_ids = await self.users.key_ids(tx, project.id, "userio_role", roles)
+                    group_ids = await self.users.key_ids(tx, project.id, "userio_group", groups)
+                    now = self.clock.now()
+                    world = ImportWorld(
+                        identifier="email",
+                        upsert=True,
+                        now=now,
+                        users={},
+                        known_roles=set(role_ids),
+                        known_groups=set(group_ids),
+                        create_unknown_roles=settings.create_unknown_roles_on_import,
+                        create_unknown_groups=settings.create_unknown_groups_on_import,
+                        custom_schema=schema or None,
+                        login_id_rules=rules,
+                        taken_ids=claims.taken_ids,
+                    )
+                    world.owners.update(claims.owners)
+                    world.oauth_owners.update(claims.oauth_owners)
+                    created: dict[int, tuple[str, list[str]]] = {}
+                    external_ids: list[tuple[str, str | None]] = []
+                    for index, record, identifier, warnings, external_id in prepared:
+                        world.identifier = identifier
+                        kept = list(warnings)
+                        try:
+                            user_id = world.insert_user(record, kept)
+                        except (Invalid, NotFound) as exc:  # the record's own failure: checked before any change
+                            outcomes[index] = exc
+                            continue
+                        created[index] = (user_id, kept)
+                        if not isinstance(external_id, _Keep):
+                            external_ids.append((user_id, external_id))
+                    if world.new_roles:
+                        role_ids |= await self.users.key_ids(
+                            tx, project.id, "userio_role", world.new_roles, create_at=now
+                        )
+                    if world.new_groups:
+                        group_ids |= await self.users.key_ids(
+                            tx, project.id, "userio_group", world.new_groups, create_at=now
+                        )
+                    loaded = LoadedUsers(users={})
+                    written = await self.users.flush(
+                        tx, project.id, loaded, world.users.values(), role_ids, group_ids, origin=origin, at=now
+                    )
+                    await self.users.set_external_ids(tx, project.id, external_ids)
+                    rows = await self.users.user_rows_of(tx, project.id, [user_id for user_id, _ in created.values()])
+                for index, (user_id, kept) in created.items():
+                    outcomes[index] = (build_document(rows[user_id], project.id, now), kept)
+                if written:
+                    self.changes.wake(project.id)
+                return outcomes
+        raise AssertionError("unreachable: retrying re-raises the last conflict")  # pragma: no cover
 
     async def update(
         self,

@@ -109,7 +109,7 @@ class User(Table, tablename="userio_user"):
     disable_reason = Text(null=True, default=None)
     """The admin's free text of the last disable; never shown to the user signing in."""
     external_id = Text(null=True, default=None)
-    """The user's id in the identity provider that provisions it (SCIM `externalId`, DECISIONS 18); filterable."""
+    """The user's id in the identity provider that provisions it (SCIM `externalId`, docs/scim.md); filterable."""
 
 
 class Identity(Table, tablename="userio_identity"):
@@ -419,7 +419,7 @@ class RefreshToken(Table, tablename="userio_refresh_token"):
 
 
 class ScimToken(Table, tablename="userio_scim_token"):
-    """A project's SCIM bearer token (DECISIONS 18), stored as its SHA-256 only; deleting the row revokes it."""
+    """A project's SCIM bearer token (docs/scim.md), stored as its SHA-256 only; deleting the row revokes it."""
 
     id = Varchar(length=40, primary_key=True)
     project = ForeignKey(Project, db_column_name="project_id", on_delete=OnDelete.cascade, null=False, index=True)

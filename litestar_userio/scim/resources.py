@@ -1,4 +1,4 @@
-"""The SCIM User and Group resources (RFC 7643) to and from the plugin's users and groups (DECISIONS 18).
+"""The SCIM User and Group resources (RFC 7643) to and from the plugin's users and groups (docs/scim.md).
 
 One user is the user the export writes; a SCIM write becomes an import record that `UserAdminService` applies with
 the import's validation and rules. Multi-valued attributes hold at most one value here (`emails`, `phoneNumbers`,

@@ -1,4 +1,4 @@
-"""SCIM 2.0 (RFC 7643/7644, DECISIONS 18): tokens, Users, Groups and Bulk over the single-user write path.
+"""SCIM 2.0 (RFC 7643/7644, docs/scim.md): tokens, Users, Groups and Bulk over the single-user write path.
 
 A SCIM write is `UserAdminService`'s write (create, update, set_password, disable, enable, delete): the import's
 validation, login-id rules and update rules, the same events. A group's membership is a change of each member,
@@ -16,7 +16,7 @@ from typing import Any
 
 import msgspec
 
-from litestar_userio.accounts.admin import UserAdminService
+from litestar_userio.accounts.admin import NewUser, UserAdminService
 from litestar_userio.changes.model import ChangeOrigin
 from litestar_userio.clock import Clock
 from litestar_userio.config import AuthConfig, ScimConfig
@@ -27,14 +27,17 @@ from litestar_userio.errors import (
     ScimAuthFailed,
     ScimError,
     ScimPreconditionFailed,
+    ScimTooLarge,
     UnknownHost,
 )
 from litestar_userio.ids import new_id
 from litestar_userio.projects.service import ProjectRecord, ProjectService
+from litestar_userio.scim.failures import error_body, scim_failure
 from litestar_userio.scim.filters import GROUP_ATTRIBUTES, USER_ATTRIBUTES, FilterLimits, parse_filter
 from litestar_userio.scim.patch import apply_patch
 from litestar_userio.scim.repository import GroupRow, ScimRepository, TokenRow
 from litestar_userio.scim.resources import (
+    BULK_RESPONSE_SCHEMA,
     GROUP_SCHEMA,
     USER_SCHEMA,
     UserInput,
@@ -47,7 +50,7 @@ from litestar_userio.users.search import AllOf, AnyOf, Compare, Condition, Const
 __all__ = ["GroupNotFound", "ListQuery", "ScimService", "ScimTokenCreated"]
 
 SCIM = ChangeOrigin("scim")
-"""The change log's origin of every SCIM write (DECISIONS 16, 18)."""
+"""The change log's origin of every SCIM write (docs/changes.md)."""
 _TOUCH_EVERY = timedelta(minutes=1)
 _USER_MULTI = frozenset({"emails", "phonenumbers", "addresses", "photos", "groups"})
 _GROUP_MULTI = frozenset({"members"})
@@ -203,6 +206,33 @@ class ScimService:
             project, msgspec.json.encode(record), origin=SCIM, password=given.password, external_id=given.external_id
         )
         return await self.get_user(project, document["sub"], base_url)
+
+    async def create_users(
+        self, project: ProjectRecord, bodies: list[Any], base_url: str
+    ) -> list[dict[str, Any] | Exception]:
+        """Several `POST /Users` at once (Bulk): each body as `create_user` takes it, each failing alone, one write."""
+        outcomes: list[dict[str, Any] | Exception | None] = [None] * len(bodies)
+        inputs: list[tuple[int, UserInput]] = []
+        for index, body in enumerate(bodies):
+            try:
+                given = user_input(body, replace=False)
+            except ScimError as exc:
+                outcomes[index] = exc
+                continue
+            inputs.append((index, given))
+        news = []
+        for _, given in inputs:
+            record = dict(given.record)
+            if not given.active:
+                record["disabled"] = True
+            news.append(NewUser(msgspec.json.encode(record), given.password, given.external_id))
+        made = await self.user_admin.create_many(project, news, origin=SCIM) if news else []
+        for (index, given), outcome in zip(inputs, made, strict=True):
+            if isinstance(outcome, Exception):
+                outcomes[index] = outcome
+            else:
+                outcomes[index] = user_resource(outcome[0], given.external_id, [], base_url)
+        return [o if o is not None else ScimError(None, "not created") for o in outcomes]
 
     async def replace_user(
         self, project: ProjectRecord, user_id: str, body: Any, base_url: str, if_match: str | None
@@ -402,6 +432,143 @@ class ScimService:
             base_url,
         )
 
+    # Bulk.
+
+    async def bulk(self, project: ProjectRecord, body: Any, base_url: str) -> dict[str, Any]:
+        """POST /Bulk (RFC 7644 3.7): each operation as its own request, in order; over `maxOperations` 413, none run.
+
+        An operation naming another's `bulkId` runs after it; `failOnErrors` stops after that many failures. An
+        operation that names a `bulkId` no operation created (or one that failed) fails with 409 `invalidValue`.
+        """
+        if not isinstance(body, dict):
+            raise ScimError("invalidSyntax", "the bulk request must be a JSON object")
+        lowered = _lower(body)
+        operations = lowered.get("operations")
+        if not isinstance(operations, list) or not all(isinstance(op, dict) for op in operations):
+            raise ScimError("invalidSyntax", "Operations must be an array of objects")
+        if len(operations) > self.config.max_operations:
+            raise ScimTooLarge(f"{len(operations)} operations: maxOperations is {self.config.max_operations}")
+        fail_on_errors = lowered.get("failonerrors")
+        if fail_on_errors is not None and (
+            isinstance(fail_on_errors, bool) or not isinstance(fail_on_errors, int) or fail_on_errors < 1
+        ):
+            raise ScimError("invalidValue", "failOnErrors must be a positive integer")
+        ops = [_lower(op) for op in operations]
+        created: dict[str, str] = {}
+        failed: set[str] = set()
+        results: dict[int, dict[str, Any]] = {}
+        errors = 0
+        pending = list(range(len(ops)))
+        while pending:
+            waiting = []
+            batch: list[int] = []
+            for index in pending:
+                op = ops[index]
+                refs = _bulk_refs([op.get("path"), op.get("data")], set())
+                if fail_on_errors is None and not refs and _creates_user(op):
+                    batch.append(index)  # consecutive creations are written together, each as its own POST
+                    continue
+                if batch:
+                    errors += await self._bulk_create_users(project, ops, batch, created, failed, results, base_url)
+                    batch = []
+                if refs & failed or (refs - created.keys() and not refs - created.keys() <= _bulk_ids(ops, pending)):
+                    results[index] = self._bulk_failure(op, 409, "invalidValue", "a bulkId it names was not created")
+                    errors += 1
+                elif refs - created.keys():
+                    waiting.append(index)
+                    continue
+                else:
+                    results[index] = await self._bulk_operation(project, op, created, base_url)
+                    if int(results[index]["status"]) >= 400:
+                        errors += 1
+                        if isinstance(op.get("bulkid"), str):
+                            failed.add(op["bulkid"])
+                if fail_on_errors is not None and errors >= fail_on_errors:
+                    waiting = []
+                    break
+            if batch:
+                errors += await self._bulk_create_users(project, ops, batch, created, failed, results, base_url)
+            if waiting and len(waiting) == len(pending):  # references among themselves only: a cycle
+                for index in waiting:
+                    results[index] = self._bulk_failure(ops[index], 409, "invalidValue", "circular bulkId references")
+                break
+            pending = waiting
+        return {"schemas": [BULK_RESPONSE_SCHEMA], "Operations": [results[i] for i in sorted(results)]}
+
+    async def _bulk_create_users(
+        self,
+        project: ProjectRecord,
+        ops: list[dict[str, Any]],
+        indices: list[int],
+        created: dict[str, str],
+        failed: set[str],
+        results: dict[int, dict[str, Any]],
+        base_url: str,
+    ) -> int:
+        """Consecutive `POST /Users` operations through `create_users` (one write); the number that failed."""
+        made = await self.create_users(project, [ops[i].get("data") for i in indices], base_url)
+        errors = 0
+        for index, outcome in zip(indices, made, strict=True):
+            op = ops[index]
+            if isinstance(outcome, dict):
+                created[op["bulkid"]] = outcome["id"]
+                results[index] = _bulk_result("POST", op["bulkid"], 201, outcome)
+            else:
+                status, scim_type, detail = scim_failure(outcome)
+                results[index] = self._bulk_failure(op, status, scim_type, detail)
+                failed.add(op["bulkid"])
+                errors += 1
+        return errors
+
+    async def _bulk_operation(
+        self, project: ProjectRecord, op: dict[str, Any], created: dict[str, str], base_url: str
+    ) -> dict[str, Any]:
+        method = str(op.get("method", "")).upper()
+        bulk_id = op.get("bulkid")
+        try:
+            path = op.get("path")
+            if isinstance(path, str):
+                path = _PATH_REF.sub(lambda m: created[m[1]], path)
+            data = _resolve(op.get("data"), created)
+            version = op.get("version")
+            match = _BULK_PATH.match(path) if isinstance(path, str) else None
+            if match is None:
+                raise ScimError("invalidPath", "path must be /Users, /Groups, /Users/{id} or /Groups/{id}")
+            kind, resource_id = match[1], match[2]
+            users = kind == "Users"
+            if method == "POST" and resource_id is None:
+                if not isinstance(bulk_id, str) or not bulk_id:
+                    raise ScimError("invalidValue", "a POST operation needs a bulkId")
+                made = await (self.create_user if users else self.create_group)(project, data, base_url)
+                created[bulk_id] = made["id"]
+                return _bulk_result(method, bulk_id, 201, made)
+            if resource_id is None or method not in ("PUT", "PATCH", "DELETE"):
+                raise ScimError("invalidSyntax", f"{method} {path} is not an operation of Bulk")
+            if method == "DELETE":
+                await (self.delete_user if users else self.delete_group)(project, resource_id, version)
+                return {"method": method, "location": f"{base_url}/{kind}/{resource_id}", "status": "204"}
+            if method == "PUT":
+                replaced = await (self.replace_user if users else self.replace_group)(
+                    project, resource_id, data, base_url, version
+                )
+                return _bulk_result(method, bulk_id, 200, replaced)
+            patched = await (self.patch_user if users else self.patch_group)(
+                project, resource_id, data, base_url, version
+            )
+            return _bulk_result(method, bulk_id, 200, patched)
+        except Exception as exc:  # each operation fails alone, as its single request would
+            status, scim_type, detail = scim_failure(exc)
+            return self._bulk_failure(op, status, scim_type, detail)
+
+    @staticmethod
+    def _bulk_failure(op: dict[str, Any], status: int, scim_type: str | None, detail: str) -> dict[str, Any]:
+        result: dict[str, Any] = {"method": str(op.get("method", "")).upper()}
+        if isinstance(op.get("bulkid"), str):
+            result["bulkId"] = op["bulkid"]
+        result["status"] = str(status)
+        result["response"] = error_body(status, scim_type, detail)
+        return result
+
     async def _free_key(self, tx: Any, project_id: str, name: str) -> str:
         base = re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")[:30] or "group"
         if not re.match(r"[a-z_]", base):
@@ -412,8 +579,69 @@ class ScimService:
         return key
 
 
+_BULK_PATH = re.compile(r"^/(Users|Groups)(?:/([^/?#]+))?$")
+_BULK_REF = re.compile(r"^bulkId:(.+)$")
+_PATH_REF = re.compile(r"(?<=/)bulkId:([^/?#]+)")
+
+
+def _bulk_refs(value: Any, found: set[str]) -> set[str]:
+    """Every `bulkId:<id>` a Bulk operation's path or data names."""
+    if isinstance(value, str):
+        if match := _BULK_REF.match(value):
+            found.add(match[1])
+        found.update(_PATH_REF.findall(value))
+    elif isinstance(value, list):
+        for item in value:
+            _bulk_refs(item, found)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _bulk_refs(item, found)
+    return found
+
+
+def _resolve(value: Any, ids: dict[str, str]) -> Any:
+    """The value with each `bulkId:<id>` replaced by the id that operation created."""
+    if isinstance(value, str):
+        match = _BULK_REF.match(value)
+        return ids[match[1]] if match else value
+    if isinstance(value, list):
+        return [_resolve(item, ids) for item in value]
+    if isinstance(value, dict):
+        return {key: _resolve(item, ids) for key, item in value.items()}
+    return value
+
+
 def _timestamp(value: Any) -> str | None:
     return None if value is None else msgspec.json.encode(value)[1:-1].decode()
+
+
+def _creates_user(op: dict[str, Any]) -> bool:
+    """A Bulk `POST /Users` with its bulkId."""
+    return (
+        str(op.get("method", "")).upper() == "POST"
+        and op.get("path") == "/Users"
+        and isinstance(op.get("bulkid"), str)
+        and bool(op["bulkid"])
+    )
+
+
+def _bulk_ids(ops: list[dict[str, Any]], indices: list[int]) -> set[str]:
+    """The bulkIds the operations at `indices` would create."""
+    return {ops[i]["bulkid"] for i in indices if isinstance(ops[i].get("bulkid"), str)}
+
+
+def _bulk_result(method: str, bulk_id: Any, status: int, resource: dict[str, Any]) -> dict[str, Any]:
+    result: dict[str, Any] = {"method": method}
+    if isinstance(bulk_id, str):
+        result["bulkId"] = bulk_id
+    result["location"] = resource["meta"]["location"]
+    result["version"] = resource["meta"]["version"]
+    result["status"] = str(status)
+    return result
+
+
+def _lower(obj: dict[str, Any]) -> dict[str, Any]:
+    return {key.lower(): value for key, value in obj.items()}
 
 
 def _check_version(current: dict[str, Any], if_match: str | None) -> None:

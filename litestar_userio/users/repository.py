@@ -788,8 +788,23 @@ class UserRepository:
         clause = where.compile(condition)
         order = f"{where.sort_key(sort.field)} {'DESC' if sort.descending else 'ASC'} NULLS LAST, u.id"
         limit_p, offset_p = where.param(limit), where.param(offset)
-        sql = user_rows_query(tx, f"u.project_id = $1 AND {clause} ORDER BY {order} LIMIT {limit_p} OFFSET {offset_p}")
-        return await tx.fetch(sql, *args)
+        # The page's ids first, then their rows: a sort under the aggregating subqueries of `user_rows_query` had
+        # PostgreSQL run them for every matching user, the skipped ones too (0.9 s for an empty page at 20 000).
+        ids = [
+            row["id"]
+            for row in await tx.fetch(
+                f"SELECT u.id FROM userio_user u WHERE u.project_id = $1 AND {clause}"
+                f" ORDER BY {order} LIMIT {limit_p} OFFSET {offset_p}",
+                *args,
+            )
+        ]
+        if not ids:
+            return []
+        rows = await tx.fetch(
+            user_rows_query(tx, f"u.project_id = $1 AND {tx.any('u.id', 2)}"), project_id, tx.array(ids)
+        )
+        position = {user_id: i for i, user_id in enumerate(ids)}
+        return sorted(rows, key=lambda row: position[row["id"]])
 
     async def count(self, tx: Tx, project_id: str, condition: Condition) -> int:
         """How many of the project's users match `condition` (SCIM's `totalResults`)."""
@@ -797,6 +812,22 @@ class UserRepository:
         clause = _Where(tx, args).compile(condition)
         row = await tx.fetchrow(f"SELECT COUNT(*) AS n FROM userio_user u WHERE u.project_id = $1 AND {clause}", *args)
         return int(row["n"]) if row is not None else 0
+
+    async def set_external_ids(self, tx: Tx, project_id: str, pairs: list[tuple[str, str | None]]) -> None:
+        """Each (user id, external id) of a batch of users (SCIM Bulk), one statement for all."""
+        await tx.executemany(
+            "UPDATE userio_user SET external_id = $3 WHERE id = $1 AND project_id = $2",
+            [(user_id, project_id, external_id) for user_id, external_id in pairs],
+        )
+
+    async def user_rows_of(self, tx: Tx, project_id: str, user_ids: list[str]) -> dict[str, Row]:
+        """Users of the project by id, as rows of `user_rows_query`, in one query."""
+        if not user_ids:
+            return {}
+        rows = await tx.fetch(
+            user_rows_query(tx, f"u.project_id = $1 AND {tx.any('u.id', 2)}"), project_id, tx.array(user_ids)
+        )
+        return {row["id"]: row for row in rows}
 
     async def set_external_id(self, tx: Tx, project_id: str, user_id: str, external_id: str | None) -> None:
         """The user's id in the identity provider that provisions it (SCIM `externalId`); None removes it."""
@@ -898,10 +929,16 @@ class _Where:
         if isinstance(condition, Negation):
             return f"NOT ({self.compile(condition.part)})"
         if isinstance(condition, AllOf | AnyOf):
-            if not condition.parts:
+            parts = condition.parts
+            if isinstance(condition, AllOf):
+                # `emails[type eq "work" and value eq "x"]`: the presence test is implied by the comparison, and
+                # alone it is a scan of the project's users (370 ms at 200 000 beside a 3 ms index probe).
+                compared = {p.field for p in parts if isinstance(p, Compare) and p.op not in ("pr", "ne")}
+                parts = tuple(p for p in parts if not (isinstance(p, Compare) and p.op == "pr" and p.field in compared))
+            if not parts:
                 return "TRUE" if isinstance(condition, AllOf) else "FALSE"
             joiner = " AND " if isinstance(condition, AllOf) else " OR "
-            return "(" + joiner.join(self.compile(part) for part in condition.parts) + ")"
+            return "(" + joiner.join(self.compile(part) for part in parts) + ")"
         return self.compare(condition)
 
     def compare(self, c: Compare) -> str:
@@ -928,12 +965,14 @@ class _Where:
             return (
                 f"({column} IS NOT NULL AND {column} <> '')" if field in _STANDARD_FIELDS else f"{column} IS NOT NULL"
             )
+        # `x = $1 AND x IS NOT NULL` is false, never NULL, for a user without the value (so `not (...)` holds for
+        # it), and an index on x still serves it (a COALESCE around it hid the externalId index: 108 ms at 200 000).
         if field in ("created_at", "updated_at"):
             operator = {"eq": "=", "ne": "<>", "gt": ">", "ge": ">=", "lt": "<", "le": "<="}[c.op]
-            return f"COALESCE({column} {operator} {self.param(c.value)}, FALSE)"
+            return f"({column} {operator} {self.param(c.value)} AND {column} IS NOT NULL)"
         if c.op == "ne":
-            return f"NOT COALESCE({self.text(column, c, negate=False)}, FALSE)"
-        return f"COALESCE({self.text(column, c, negate=False)}, FALSE)"
+            return f"NOT ({self.text(column, c, negate=False)} AND {column} IS NOT NULL)"
+        return f"({self.text(column, c, negate=False)} AND {column} IS NOT NULL)"
 
     def text(self, column: str, c: Compare, *, negate: bool) -> str:
         """A string comparison; `co`, `sw` and `ew` by position, not LIKE: a filter's `%` and `_` are plain text."""

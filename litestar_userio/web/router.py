@@ -24,7 +24,7 @@ from litestar_userio.web.jwks import JWKSController
 from litestar_userio.web.operations import HealthController, MetricsController
 from litestar_userio.web.password_migration import PasswordMigrationController
 from litestar_userio.web.providers import DOWNLOAD_STORAGE_KEY, provide_storage
-from litestar_userio.web.scim import ScimController, ScimTokensController
+from litestar_userio.web.scim import ScimBulkController, ScimController, ScimTokensController
 from litestar_userio.web.users import UsersController
 
 __all__ = ["build_router"]
@@ -59,7 +59,11 @@ def build_router(config: UserIOConfig) -> Router:
     if config.scim is not None:
         scim_body = config.scim.max_payload_size + 1
         routes.append(
-            Router("/" + config.scim.path.strip("/"), route_handlers=[ScimController], request_max_body_size=scim_body)
+            Router(
+                "/" + config.scim.path.strip("/"),
+                route_handlers=[ScimBulkController, ScimController],
+                request_max_body_size=scim_body,
+            )
         )
     if config.tokens.jwks_path is not None:
         routes.append(_at(config.tokens.jwks_path, JWKSController))

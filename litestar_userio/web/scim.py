@@ -1,4 +1,4 @@
-"""SCIM 2.0 at `ScimConfig.path` (DECISIONS 18, docs/scim.md), and its tokens under the admin API.
+"""SCIM 2.0 at `ScimConfig.path` (docs/scim.md), and its tokens under the admin API.
 
 Thin: the SCIM guard (a bearer token of the `Host`'s project), the body decoded, one `ScimService` call, the answer
 as `application/scim+json`. Every error is RFC 7644 3.12's error body with `status` a string and `scimType`.
@@ -16,35 +16,27 @@ from litestar.handlers import BaseRouteHandler
 from litestar.params import FromPath, QueryParameter
 
 from litestar_userio.errors import (
-    DuplicatedIdentity,
-    DuplicatedUserID,
-    Forbidden,
-    HookDisallowed,
-    Invalid,
     NotFound,
     ScimError,
     ScimNotImplemented,
     ScimTooLarge,
-    ServiceUnavailable,
     UnsupportedMediaType,
-    UserIOError,
 )
 from litestar_userio.openapi import ExportErrorBody, error_responses
 from litestar_userio.projects.service import ProjectRecord
 from litestar_userio.scim.discovery import resource_types, schemas, service_provider_config
-from litestar_userio.scim.resources import ERROR_SCHEMA, LIST_SCHEMA
+from litestar_userio.scim.failures import error_body, scim_failure
+from litestar_userio.scim.resources import LIST_SCHEMA
 from litestar_userio.scim.service import ListQuery, ScimService
-from litestar_userio.statuses import http_answer
 from litestar_userio.web.errors import export_error_handler
 from litestar_userio.web.providers import admin_dependencies, authenticate_admin, provide_scim_service, services_of
 
-__all__ = ["SCIM_MEDIA_TYPE", "ScimController", "ScimTokensController", "scim_error_handler"]
+__all__ = ["SCIM_MEDIA_TYPE", "ScimBulkController", "ScimController", "ScimTokensController", "scim_error_handler"]
 
 logger = logging.getLogger("litestar_userio.scim")
 
 SCIM_MEDIA_TYPE = "application/scim+json"
 _PROJECT = "userio_scim_project"
-_MAX_BODY = 1024 * 1024 + 1
 
 
 def _service(connection: ASGIConnection[Any, Any, Any, Any]) -> ScimService:
@@ -65,39 +57,16 @@ def provide_scim_project(request: Request[Any, Any, Any]) -> ProjectRecord:
     return project
 
 
-def _scim_type_and_status(exc: Exception) -> tuple[int, str | None, str]:
-    if isinstance(exc, ScimError):
-        return http_answer(exc)[0], exc.scim_type, exc.message
-    if isinstance(exc, DuplicatedIdentity | DuplicatedUserID):
-        return 409, "uniqueness", exc.message
-    if isinstance(exc, UnsupportedMediaType):
-        return 415, None, exc.message
-    if isinstance(exc, HookDisallowed | Forbidden):
-        return 403, None, exc.message
-    if isinstance(exc, Invalid):
-        detail = exc.message
-        causes = (exc.info or {}).get("causes") if isinstance(exc.info, dict) else None
-        if causes:
-            detail += ": " + "; ".join(str(c.get("location", "")) + " " + str(c.get("kind", "")) for c in causes[:5])
-        return 400, "invalidValue", detail
-    if isinstance(exc, NotFound):
-        return 404, None, exc.message
-    if isinstance(exc, ServiceUnavailable):
-        return 503, None, exc.message
-    if isinstance(exc, UserIOError):
-        return http_answer(exc)[0], None, exc.message
-    if isinstance(exc, HTTPException):
-        return exc.status_code, None, str(exc.detail)
-    logger.exception("SCIM request failed", exc_info=exc)
-    return 500, None, "internal error"
-
-
-def scim_error_handler(_: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
+def scim_error_handler(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
     """RFC 7644 3.12: `{"schemas": [Error], "status": "400", "scimType"?, "detail"}`."""
-    status, scim_type, detail = _scim_type_and_status(exc)
-    body: dict[str, Any] = {"schemas": [ERROR_SCHEMA], "status": str(status), "detail": detail}
-    if scim_type is not None:
-        body["scimType"] = scim_type
+    if isinstance(exc, HTTPException) and exc.status_code == 413:
+        limit = _service(request).config.max_payload_size
+        status, scim_type, detail = 413, None, f"the body is larger than maxPayloadSize ({limit} bytes)"
+    elif isinstance(exc, HTTPException):
+        status, scim_type, detail = exc.status_code, None, str(exc.detail)
+    else:
+        status, scim_type, detail = scim_failure(exc)
+    body = error_body(status, scim_type, detail)
     headers = {"WWW-Authenticate": 'Bearer realm="SCIM"'} if status == 401 else None
     return Response(body, status_code=status, media_type=SCIM_MEDIA_TYPE, headers=headers)
 
@@ -111,13 +80,14 @@ def _scim(body: Any, status: int = 200, location: str | None = None) -> Response
     return Response(msgspec.json.encode(body), status_code=status, media_type=SCIM_MEDIA_TYPE, headers=headers)
 
 
-async def _body(request: Request[Any, Any, Any], limit: int = _MAX_BODY) -> Any:
+async def _body(request: Request[Any, Any, Any], limit: int | None = None) -> Any:
     content_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
     if content_type not in (SCIM_MEDIA_TYPE, "application/json"):
         raise UnsupportedMediaType("the body must be application/scim+json")
     raw = await request.body()
+    limit = limit or _service(request).config.max_payload_size
     if len(raw) > limit:
-        raise ScimTooLarge(f"the body is larger than {limit} bytes (maxPayloadSize)")
+        raise ScimTooLarge(f"the body is larger than maxPayloadSize ({limit} bytes)")
     try:
         return msgspec.json.decode(raw)
     except (msgspec.DecodeError, RecursionError, UnicodeDecodeError):
@@ -433,6 +403,30 @@ class ScimController(Controller):
         scim: NamedDependency[ScimService],
     ) -> None:
         await scim.delete_group(project, group_id, request.headers.get("if-match"))
+
+
+class ScimBulkController(Controller):
+    """`/Bulk`: its body may be `maxPayloadSize` (the router's limit); each operation as its own request."""
+
+    path = "/Bulk"
+    tags = ["SCIM"]
+    guards = [authenticate_scim]
+    dependencies = {
+        "project": Provide(provide_scim_project, sync_to_thread=False),
+        "scim": Provide(provide_scim_service, sync_to_thread=False),
+    }
+    exception_handlers = {Exception: scim_error_handler}
+    include_in_schema = False
+
+    @post("/", status_code=200)
+    async def bulk(
+        self,
+        request: Request[Any, Any, Any],
+        project: NamedDependency[ProjectRecord],
+        scim: NamedDependency[ScimService],
+    ) -> Response[Any]:
+        limit = scim.config.max_payload_size
+        return _scim(await scim.bulk(project, await _body(request, limit), _base_url(request)))
 
 
 class ScimTokensController(Controller):

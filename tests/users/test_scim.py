@@ -1,4 +1,4 @@
-"""SCIM 2.0 (DECISIONS 18) over HTTP: tokens, Users, filters, PATCH as Okta and Entra send it, ETags, Groups."""
+"""SCIM 2.0 (docs/scim.md) over HTTP: tokens, Users, filters, PATCH as Okta and Entra send it, ETags, Groups."""
 
 from __future__ import annotations
 
@@ -200,6 +200,9 @@ async def test_filters_page_and_sort(scim):
     assert await names('filter=emails[type eq "work" and value co "grace"]') == ["grace@example.com"]
     assert await names('filter=not (userName co "a")') == []
     assert await names("sortBy=userName&sortOrder=descending&startIndex=2&count=1") == ["alan@example.com"]
+    assert sorted(await names('filter=externalId ne "00ugrace"')) == ["ada@example.com", "alan@example.com"]
+    assert await names('filter=nickName pr') == []
+    assert len(await names('filter=not (nickName eq "x")')) == 3  # no nickName: not equal to "x"
     assert await names('filter=userName co "%"') == []
     assert await names('filter=displayName co "_"') == []
 
@@ -271,3 +274,55 @@ async def test_every_scim_write_is_a_change_log_entry_with_origin_scim(project, 
     entries = await all_entries(project, 4)
     assert [e["type"] for e in entries] == ["user.created", "user.profile.updated", "user.disabled", "user.deleted"]
     assert {e["origin"]["kind"] for e in entries} == {"scim"}
+
+
+async def test_bulk_creates_with_bulk_id_references_and_reports_each_operation(scim):
+    body = {
+        "schemas": ["urn:ietf:params:scim:api:messages:2.0:BulkRequest"],
+        "Operations": [
+            {
+                "method": "POST",
+                "path": "/Groups",
+                "bulkId": "g",
+                "data": {"displayName": "Ops", "members": [{"value": "bulkId:u1"}]},
+            },
+            {"method": "POST", "path": "/Users", "bulkId": "u1", "data": okta_user("ada")},
+            {"method": "POST", "path": "/Users", "bulkId": "u2", "data": okta_user("ada")},
+            {
+                "method": "PATCH",
+                "path": "/Users/bulkId:u1",
+                "data": {"Operations": [{"op": "replace", "path": "nickName", "value": "A"}]},
+            },
+        ],
+    }
+    response = await scim("POST", "/Bulk", body)
+    assert response.status_code == 200, response.text
+    results = {r.get("bulkId", r["method"]): r for r in response.json()["Operations"]}
+    assert results["u1"]["status"] == "201" and results["g"]["status"] == "201"
+    assert results["u2"]["status"] == "409" and results["u2"]["response"]["scimType"] == "uniqueness"
+    assert results["PATCH"]["status"] == "200"
+    group = (await scim("GET", results["g"]["location"].split("/v2", 1)[1])).json()
+    user_id = results["u1"]["location"].rsplit("/", 1)[1]
+    assert [m["value"] for m in group["members"]] == [user_id]
+    assert (await scim("GET", f"/Users/{user_id}")).json()["nickName"] == "A"
+
+
+async def test_bulk_fail_on_errors_stops_after_that_many_failures(scim):
+    ops = [{"method": "POST", "path": "/Users", "bulkId": str(i), "data": {"userName": ""}} for i in range(3)]
+    ops.append({"method": "POST", "path": "/Users", "bulkId": "ok", "data": okta_user()})
+    response = await scim("POST", "/Bulk", {"failOnErrors": 2, "Operations": ops})
+    assert [r["status"] for r in response.json()["Operations"]] == ["400", "400"]
+    assert (await scim("GET", "/Users")).json()["totalResults"] == 0
+
+
+async def test_bulk_over_a_bound_is_413_naming_it_and_applies_nothing(env, project):
+    token = await new_token(project)
+    headers = {"Authorization": f"Bearer {token}", "Host": project.host, "Content-Type": "application/scim+json"}
+    ops = [{"method": "POST", "path": "/Users", "bulkId": str(i), "data": okta_user(f"u{i}")} for i in range(1001)]
+    too_many = await env.client.post(f"{SCIM}/Bulk", headers=headers, json={"Operations": ops})
+    assert too_many.status_code == 413 and "maxOperations" in too_many.json()["detail"]
+    padding = {"Operations": [], "padding": "x" * (1024 * 1024)}
+    too_big = await env.client.post(f"{SCIM}/Bulk", headers=headers, json=padding)
+    assert too_big.status_code == 413 and "maxPayloadSize" in too_big.json()["detail"]
+    listed = await env.client.get(f"{SCIM}/Users", headers=headers)
+    assert listed.json()["totalResults"] == 0
