@@ -204,6 +204,12 @@ def _with_connection(command: Callable[..., None]) -> Callable[..., None]:
     "Password hash parameters), as shown or as JSON.",
 )
 @click.option(
+    "--age-identity",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    metavar="KEYFILE",
+    help="With --from userio: the age identity (AGE-SECRET-KEY-1...) that decrypts a lossless export as it is read.",
+)
+@click.option(
     "--phone-region",
     metavar="REGION",
     help="Turn national and spaced phone numbers into E.164 for this region (e.g. GB) before sending.",
@@ -245,6 +251,7 @@ def import_command(
     dry_run: bool | None,
     source: str | None,
     firebase_hash_config: Path | None,
+    age_identity: Path | None,
     phone_region: str | None,
     report: Path | None,
     failed: Path | None,
@@ -291,6 +298,7 @@ def import_command(
         max_request_bytes=max_request_bytes,
         phone_region=phone_region,
         firebase_hash_config=firebase_hash_config,
+        age_identity=age_identity,
     )
     try:
         plan = plan_import(settings, connection=connection)
@@ -364,7 +372,20 @@ async def _import(plan: ImportPlan, connection: Connection, progress: ImportProg
 
 
 @click.command("export")
-@click.option("--format", "format_", type=click.Choice(["csv", "ndjson"]), required=True, help="File format.")
+@click.option(
+    "--format",
+    "format_",
+    type=click.Choice(["csv", "ndjson", "userio"]),
+    required=True,
+    help="File format; userio: the lossless export (every hash and secret), age-encrypted to --age-recipient.",
+)
+@click.option(
+    "--age-recipient",
+    "age_recipients",
+    multiple=True,
+    metavar="AGE1...",
+    help="With --format userio: an age X25519 public key to encrypt to (repeat for more; any one decrypts).",
+)
 @click.option(
     "--field",
     "fields",
@@ -387,21 +408,35 @@ async def _import(plan: ImportPlan, connection: Connection, progress: ImportProg
 @connection_options
 @_with_connection
 def export_command(
-    connection: Connection, quiet: bool, format_: str, fields: tuple[str, ...], escape_formulas: bool, output: Path
+    connection: Connection,
+    quiet: bool,
+    format_: str,
+    age_recipients: tuple[str, ...],
+    fields: tuple[str, ...],
+    escape_formulas: bool,
+    output: Path,
 ) -> None:
-    """Export the project's users to a CSV or ndjson file, verified against the server's SHA-256."""
+    """Export the project's users to a CSV, ndjson or lossless (userio) file, verified against the server's SHA-256."""
     from litestar_userio.transfer.exporter import STDOUT, ExportSettings, describe_export, parse_field, run_export
 
     if fields and format_ != "csv":
         _fail("--field applies to --format csv (an ndjson export has every attribute)")
     if escape_formulas and format_ != "csv":
         _fail("--escape-formulas applies to --format csv (ndjson values are JSON strings, never formulas)")
+    if format_ == "userio" and not age_recipients:
+        _fail("--format userio needs --age-recipient age1... (the lossless export is always encrypted)")
+    if age_recipients and format_ != "userio":
+        _fail("--age-recipient applies to --format userio")
     try:
         parsed = [parse_field(text) for text in fields]
     except ValueError as exc:
         _fail(str(exc))
     settings = ExportSettings(
-        format="csv" if format_ == "csv" else "ndjson", output=output, fields=parsed, escape_formulas=escape_formulas
+        format="csv" if format_ == "csv" else "userio" if format_ == "userio" else "ndjson",
+        output=output,
+        fields=parsed,
+        escape_formulas=escape_formulas,
+        age_recipients=list(age_recipients),
     )
 
     async def run() -> int:

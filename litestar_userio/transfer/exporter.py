@@ -17,7 +17,7 @@ import secrets
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
 from urllib.parse import urlsplit, urlunsplit
@@ -53,13 +53,16 @@ STDOUT: Final = "-"
 class ExportSettings:
     """What one `litestar userio export` run was asked to do."""
 
-    format: Literal["csv", "ndjson"]
+    format: Literal["csv", "ndjson", "userio"]
     output: Path
     """`-` for stdout."""
     fields: list[dict[str, str]]
     """`csv.fields` of the request (docs/reference.md#export-columns); empty: every supported pointer."""
     escape_formulas: bool = False
     """`csv.escape_formulas`: text cells a spreadsheet would run as a formula start with `'`."""
+    age_recipients: list[str] = field(default_factory=list)
+    """`format: "userio"`: the age X25519 public keys the lossless export is encrypted to
+    (docs/reference.md#export-lossless)."""
 
 
 @dataclass
@@ -189,6 +192,8 @@ async def run_export(
         csv["escape_formulas"] = True
     if csv:
         request["csv"] = csv
+    if settings.age_recipients:
+        request["encryption"] = {"age_recipients": settings.age_recipients}
     to_stdout = str(settings.output) == STDOUT
     if not to_stdout and settings.output.exists():
         raise TransferError(f"{settings.output} exists: pass another -o (an export never overwrites a file)")

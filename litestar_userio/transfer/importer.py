@@ -69,7 +69,7 @@ class Importer:
         self.progress = progress
         self.upsert = plan.upsert
         self.dry_run = plan.dry_run
-        self.source = source_for(plan.source, plan.header.get("firebase_hash_config"))
+        self.source = None if plan.age_identities else source_for(plan.source, plan.header.get("firebase_hash_config"))
         self.failed_path = plan.failed
         self.resume = plan.resume
         self.snapshot = Snapshot(total=plan.total)
@@ -235,7 +235,7 @@ class Importer:
         settings = self.settings
         phones = PhoneFixer(self.plan.phone_region) if self.plan.phone_region else None
         reader = self.plan.stdin or InputPass(
-            open_input(settings.path), self.source, lambda: self.upsert, phones=phones
+            open_input(settings.path, self.plan.age_identities), self.source, lambda: self.upsert, phones=phones
         )
         stream = reader.stream
         self.report = ReportWriter(settings.report, append=self.resume is not None)

@@ -66,6 +66,8 @@ class ImportSettings:
     """`--phone-region`: national and spaced numbers become E.164 for this region before sending."""
     firebase_hash_config: Path | None = None
     """`--firebase-hash-config`: the project's scrypt parameters, put into every converted Firebase password."""
+    age_identity: Path | None = None
+    """`--age-identity`: the age key file that decrypts a lossless export (`--from userio`) as it is read."""
 
 
 @dataclass
@@ -89,6 +91,8 @@ class ImportPlan:
     summary_path: Path = Path("report.failures.json")
     looks_like: str | None = None
     """Without `--from`: the source whose export the input looks like (`converters.guess_source`), for a hint."""
+    age_identities: list[Any] | None = None
+    """The identities that decrypt the input (a lossless export), from `--age-identity`; None: plain input."""
 
 
 def source_for(source: str | None, hash_config_path: str | None) -> Source | None:
@@ -175,7 +179,27 @@ def plan_import(settings: ImportSettings, *, connection: Connection) -> ImportPl
     hash_config_path = resolved("firebase_hash_config", given_config, None)
     if hash_config_path is not None and source != "firebase":
         raise TransferError("--firebase-hash-config goes with --from firebase")
-    converter = source_for(source, hash_config_path)
+    given_identity = str(settings.age_identity) if settings.age_identity is not None else None
+    identity_path = resolved("age_identity", given_identity, None)
+    age_identities = None
+    if identity_path is not None:
+        from litestar_userio.transfer.decryption import load_identities
+
+        if source != "userio":
+            raise TransferError("--age-identity goes with --from userio (a lossless export)")
+        if settings.path is None:
+            raise TransferError("an encrypted export is read from a file, not standard input")
+        age_identities = load_identities(Path(identity_path))
+    elif settings.path is not None:
+        from litestar_userio.transfer.decryption import is_age_file
+
+        if is_age_file(settings.path):
+            raise TransferError(
+                f"{settings.path} is an age-encrypted file (a lossless export):"
+                " import it with --from userio --age-identity KEYFILE"
+            )
+    # A lossless export holds import records already: they are sent as they are, not converted.
+    converter = None if age_identities is not None else source_for(source, hash_config_path)
     phone_region = resolved("phone_region", settings.phone_region, None)
     if phone_region is not None:
         phone_region = check_region(phone_region)
@@ -199,7 +223,7 @@ def plan_import(settings: ImportSettings, *, connection: Connection) -> ImportPl
             )
         looks_like = _looks_like(settings.path) if source is None else None
         try:
-            scanned = scan_input(settings.path, converter, phone_region)
+            scanned = scan_input(settings.path, converter, phone_region, age_identities)
         except InputError as exc:
             if looks_like is not None:
                 exc.message += f"; {from_hint(settings.path, looks_like)}"
@@ -254,6 +278,7 @@ def plan_import(settings: ImportSettings, *, connection: Connection) -> ImportPl
         "dry_run": dry_run,
         "phone_region": phone_region,
         "firebase_hash_config": hash_config_path,
+        "age_identity": str(Path(identity_path).resolve()) if identity_path is not None else None,
         "report": str(settings.report),
         "failed": str(failed.resolve()),
         "failures": str(summary_path.resolve()),
@@ -284,4 +309,5 @@ def plan_import(settings: ImportSettings, *, connection: Connection) -> ImportPl
         phone_region=phone_region,
         summary_path=summary_path,
         looks_like=looks_like,
+        age_identities=age_identities,
     )
