@@ -211,6 +211,12 @@ def _with_connection(command: Callable[..., None]) -> Callable[..., None]:
     " user id].",
 )
 @click.option(
+    "--age-identity",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    metavar="KEYFILE",
+    help="With --from userio: the age identity (AGE-SECRET-KEY-1...) that decrypts a lossless export as it is read.",
+)
+@click.option(
     "--phone-region",
     metavar="REGION",
     help="Turn national and spaced phone numbers into E.164 for this region (e.g. GB) before sending.",
@@ -253,6 +259,7 @@ def import_command(
     source: str | None,
     firebase_hash_config: Path | None,
     new_ids: bool | None,
+    age_identity: Path | None,
     phone_region: str | None,
     report: Path | None,
     failed: Path | None,
@@ -289,6 +296,7 @@ def import_command(
         phone_region=phone_region,
         firebase_hash_config=firebase_hash_config,
         new_ids=new_ids,
+        age_identity=age_identity,
     )
     if check_passwords is not None:
         from litestar_userio.transfer.password_checks import check_passwords as run_checks
@@ -374,7 +382,20 @@ async def _import(plan: ImportPlan, connection: Connection, progress: ImportProg
 
 
 @click.command("export")
-@click.option("--format", "format_", type=click.Choice(["csv", "ndjson"]), required=True, help="File format.")
+@click.option(
+    "--format",
+    "format_",
+    type=click.Choice(["csv", "ndjson", "userio"]),
+    required=True,
+    help="File format; userio: the lossless export (every hash and secret), age-encrypted to --age-recipient.",
+)
+@click.option(
+    "--age-recipient",
+    "age_recipients",
+    multiple=True,
+    metavar="AGE1...",
+    help="With --format userio: an age X25519 public key to encrypt to (repeat for more; any one decrypts).",
+)
 @click.option(
     "--field",
     "fields",
@@ -405,12 +426,13 @@ def export_command(
     connection: Connection,
     quiet: bool,
     format_: str,
+    age_recipients: tuple[str, ...],
     fields: tuple[str, ...],
     escape_formulas: bool,
     output: Path,
     since: str | None,
 ) -> None:
-    """Export the project's users to a CSV or ndjson file, verified against the server's SHA-256.
+    """Export the project's users to a CSV, ndjson or lossless (userio) file, verified against the server's SHA-256.
 
     The closing line names the file's watermark: pass it as --since to the next export for a delta.
     """
@@ -420,16 +442,21 @@ def export_command(
         _fail("--field applies to --format csv (an ndjson export has every attribute)")
     if escape_formulas and format_ != "csv":
         _fail("--escape-formulas applies to --format csv (ndjson values are JSON strings, never formulas)")
+    if format_ == "userio" and not age_recipients:
+        _fail("--format userio needs --age-recipient age1... (the lossless export is always encrypted)")
+    if age_recipients and format_ != "userio":
+        _fail("--age-recipient applies to --format userio")
     try:
         parsed = [parse_field(text) for text in fields]
     except ValueError as exc:
         _fail(str(exc))
     settings = ExportSettings(
-        format="csv" if format_ == "csv" else "ndjson",
+        format="csv" if format_ == "csv" else "userio" if format_ == "userio" else "ndjson",
         output=output,
         fields=parsed,
         escape_formulas=escape_formulas,
         since=since,
+        age_recipients=list(age_recipients),
     )
 
     async def run() -> int:

@@ -17,7 +17,7 @@ import secrets
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
 from urllib.parse import urlsplit, urlunsplit
@@ -53,7 +53,7 @@ STDOUT: Final = "-"
 class ExportSettings:
     """What one `litestar userio export` run was asked to do."""
 
-    format: Literal["csv", "ndjson"]
+    format: Literal["csv", "ndjson", "userio"]
     output: Path
     """`-` for stdout."""
     fields: list[dict[str, str]]
@@ -62,6 +62,9 @@ class ExportSettings:
     """`csv.escape_formulas`: text cells a spreadsheet would run as a formula start with `'`."""
     since: str | None = None
     """A watermark: only the users changed after it, and a tombstone per deleted one (docs/changes.md)."""
+    age_recipients: list[str] = field(default_factory=list)
+    """`format: "userio"`: the age X25519 public keys the lossless export is encrypted to
+    (docs/reference.md#export-lossless)."""
 
 
 @dataclass
@@ -195,6 +198,8 @@ async def run_export(
         request["csv"] = csv
     if settings.since is not None:
         request["since"] = settings.since
+    if settings.age_recipients:
+        request["encryption"] = {"age_recipients": settings.age_recipients}
     to_stdout = str(settings.output) == STDOUT
     if not to_stdout and settings.output.exists():
         raise TransferError(f"{settings.output} exists: pass another -o (an export never overwrites a file)")

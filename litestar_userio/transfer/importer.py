@@ -68,7 +68,11 @@ class Importer:
         self.progress = progress
         self.upsert = plan.upsert
         self.dry_run = plan.dry_run
-        self.source = source_for(plan.source, plan.header.get("firebase_hash_config"), bool(plan.header.get("new_ids")))
+        self.source = (
+            None
+            if plan.age_identities
+            else source_for(plan.source, plan.header.get("firebase_hash_config"), bool(plan.header.get("new_ids")))
+        )
         self.kept_ids = 0
         """Records of this run sent with the old system's id as `sub` (`--from`, without `--new-ids`)."""
         self.failed_path = plan.failed
@@ -238,7 +242,9 @@ class Importer:
         reader = self.plan.stdin
         if reader is None:
             assert settings.path is not None
-            reader = input_pass(settings.path, self.source, lambda: self.upsert, self.plan.phone_region)
+            reader = input_pass(
+                settings.path, self.source, lambda: self.upsert, self.plan.phone_region, self.plan.age_identities
+            )
         stream = reader.stream
         self.report = ReportWriter(settings.report, append=self.resume is not None)
         self._sender = Sender(

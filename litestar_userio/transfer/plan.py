@@ -69,6 +69,8 @@ class ImportSettings:
     """`--firebase-hash-config`: the project's scrypt parameters, put into every converted Firebase password."""
     new_ids: bool | None = None
     """`--new-ids`: converted users get new ids instead of keeping the old system's as `sub`."""
+    age_identity: Path | None = None
+    """`--age-identity`: the age key file that decrypts a lossless export (`--from userio`) as it is read."""
 
 
 @dataclass
@@ -92,6 +94,8 @@ class ImportPlan:
     summary_path: Path = Path("report.failures.json")
     looks_like: str | None = None
     """Without `--from`: the source whose export the input looks like (`converters.guess_source`), for a hint."""
+    age_identities: list[Any] | None = None
+    """The identities that decrypt the input (a lossless export), from `--age-identity`; None: plain input."""
 
 
 def source_for(source: str | None, hash_config_path: str | None, new_ids: bool = False) -> Source | None:
@@ -120,10 +124,16 @@ def source_for(source: str | None, hash_config_path: str | None, new_ids: bool =
         raise TransferError(f"{hash_config_path}: {exc}") from exc
 
 
-def input_pass(path: Path, source: Source | None, upsert: Callable[[], bool], phone_region: str | None) -> InputPass:
-    """The pass over a file that yields the records as the import sends them (converted, phones fixed)."""
+def input_pass(
+    path: Path,
+    source: Source | None,
+    upsert: Callable[[], bool],
+    phone_region: str | None,
+    age_identities: list[Any] | None = None,
+) -> InputPass:
+    """The pass over a file that yields the records as the import sends them (decrypted, converted, phones fixed)."""
     phones = PhoneFixer(phone_region) if phone_region else None
-    return InputPass(open_input(path), source, upsert, phones=phones)
+    return InputPass(open_input(path, age_identities), source, upsert, phones=phones)
 
 
 def _looks_like(path: Path) -> str | None:
@@ -193,7 +203,27 @@ def plan_import(settings: ImportSettings, *, connection: Connection) -> ImportPl
     given_config = str(settings.firebase_hash_config) if settings.firebase_hash_config is not None else None
     hash_config_path = resolved("firebase_hash_config", given_config, None)
     new_ids = bool(resolved("new_ids", True if settings.new_ids else None, False))
-    converter = source_for(source, hash_config_path, new_ids)
+    given_identity = str(settings.age_identity) if settings.age_identity is not None else None
+    identity_path = resolved("age_identity", given_identity, None)
+    age_identities = None
+    if identity_path is not None:
+        from litestar_userio.transfer.decryption import load_identities
+
+        if source != "userio":
+            raise TransferError("--age-identity goes with --from userio (a lossless export)")
+        if settings.path is None:
+            raise TransferError("an encrypted export is read from a file, not standard input")
+        age_identities = load_identities(Path(identity_path))
+    elif settings.path is not None:
+        from litestar_userio.transfer.decryption import is_age_file
+
+        if is_age_file(settings.path):
+            raise TransferError(
+                f"{settings.path} is an age-encrypted file (a lossless export):"
+                " import it with --from userio --age-identity KEYFILE"
+            )
+    # A lossless export holds import records already: they are sent as they are, not converted.
+    converter = None if age_identities is not None else source_for(source, hash_config_path, new_ids)
     phone_region = resolved("phone_region", settings.phone_region, None)
     if phone_region is not None:
         phone_region = check_region(phone_region)
@@ -217,7 +247,7 @@ def plan_import(settings: ImportSettings, *, connection: Connection) -> ImportPl
             )
         looks_like = _looks_like(settings.path) if source is None else None
         try:
-            scanned = scan_input(settings.path, converter, phone_region)
+            scanned = scan_input(settings.path, converter, phone_region, age_identities)
         except InputError as exc:
             if looks_like is not None:
                 exc.message += f"; {from_hint(settings.path, looks_like)}"
@@ -273,6 +303,7 @@ def plan_import(settings: ImportSettings, *, connection: Connection) -> ImportPl
         "phone_region": phone_region,
         "firebase_hash_config": hash_config_path,
         "new_ids": new_ids,
+        "age_identity": str(Path(identity_path).resolve()) if identity_path is not None else None,
         "report": str(settings.report),
         "failed": str(failed.resolve()),
         "failures": str(summary_path.resolve()),
@@ -303,4 +334,5 @@ def plan_import(settings: ImportSettings, *, connection: Connection) -> ImportPl
         phone_region=phone_region,
         summary_path=summary_path,
         looks_like=looks_like,
+        age_identities=age_identities,
     )

@@ -186,10 +186,14 @@ class InputPass:
         return Record(line, raw, _encoder.encode(record), _login_keys(record), warnings or None, kept_id)
 
 
-def open_input(path: Path | None) -> BinaryIO:
-    """The input file (None: standard input); a `TransferError` when it cannot be read."""
+def open_input(path: Path | None, age_identities: list[Any] | None = None) -> BinaryIO:
+    """The input file (None: standard input), decrypted as read with `age_identities`; `TransferError` if unreadable."""
     if path is None:
         return sys.stdin.buffer
+    if age_identities:
+        from litestar_userio.transfer.decryption import open_decrypted
+
+        return open_decrypted(path, age_identities)
     try:
         return path.open("rb")
     except OSError as exc:
@@ -206,9 +210,11 @@ class InputSummary:
     size: int
 
 
-def scan_input(path: Path, source: Source | None, phone_region: str | None = None) -> InputSummary:
+def scan_input(
+    path: Path, source: Source | None, phone_region: str | None = None, age_identities: list[Any] | None = None
+) -> InputSummary:
     """Check every record of a file (and convert it with `--from`) without sending anything; count them."""
-    stream = open_input(path)
+    stream = open_input(path, age_identities)
     with stream:
         size = os.fstat(stream.fileno()).st_size
         phones = PhoneFixer(phone_region) if phone_region else None
