@@ -1,4 +1,4 @@
-"""Opaque change-log cursors: versioned, bound to a project, checked (DECISIONS 16).
+"""Opaque change-log cursors: versioned, bound to a project, checked (docs/changes.md).
 
 A cursor is base64url (no padding) of: version (1 byte), the first 6 bytes of BLAKE2b of the project id, the
 position (`xact`, `seq`: 8 bytes each, big-endian) and a 4-byte BLAKE2b check of what precedes it. A cursor of
