@@ -26,6 +26,7 @@ import contextlib
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Protocol
 
 import msgspec
@@ -91,7 +92,18 @@ def entry_document(entry: ChangeEntry) -> bytes | None:
     return document
 
 
-_timestamp = msgspec.json.Encoder()
+_encode_timestamp = msgspec.json.Encoder().encode
+_timestamps: dict[datetime, str] = {}
+
+
+def _timestamp(value: datetime) -> str:
+    """RFC 3339, cached: the entries of one chunk or request share their time."""
+    text = _timestamps.get(value)
+    if text is None:
+        if len(_timestamps) > 4096:
+            _timestamps.clear()
+        text = _timestamps[value] = _encode_timestamp(value)[1:-1].decode()
+    return text
 
 
 class ChangeService:
@@ -161,7 +173,7 @@ class ChangeService:
             cursor=encode_cursor(project_id, entry.position),
             type=entry.type,
             user_id=entry.user_id,
-            occurred_at=_timestamp.encode(entry.occurred_at)[1:-1].decode(),
+            occurred_at=_timestamp(entry.occurred_at),
             origin=entry.origin.to_json(),
             user=None if document is None else msgspec.Raw(document),
         )
