@@ -32,7 +32,7 @@ from typing import Any, Protocol
 import msgspec
 
 from litestar_userio.changes.cursors import LATEST, decode_cursor, encode_cursor
-from litestar_userio.changes.entries import ChangeEntry, Position
+from litestar_userio.changes.entries import ChangeEntry, ChangeOrigin, Position
 from litestar_userio.changes.repository import ChangeRepository
 from litestar_userio.clock import Clock
 from litestar_userio.config import ChangeLogConfig
@@ -106,6 +106,19 @@ def _timestamp(value: datetime) -> str:
     return text
 
 
+_origins: dict[ChangeOrigin, dict[str, str]] = {}
+
+
+def _origin_json(origin: ChangeOrigin) -> dict[str, str]:
+    """The entry's `origin`, cached: a page's entries share a few (an import's one task)."""
+    found = _origins.get(origin)
+    if found is None:
+        if len(_origins) > 4096:
+            _origins.clear()
+        found = _origins[origin] = origin.to_json()
+    return found
+
+
 class ChangeService:
     """The feed (`page`), cursors and watermarks, retention (`purge`) and consumers (`register`, `wake`)."""
 
@@ -174,7 +187,7 @@ class ChangeService:
             type=entry.type,
             user_id=entry.user_id,
             occurred_at=_timestamp(entry.occurred_at),
-            origin=entry.origin.to_json(),
+            origin=_origin_json(entry.origin),
             user=None if document is None else msgspec.Raw(document),
         )
 
