@@ -32,7 +32,7 @@ __all__ = ["PasswordMigrator"]
 logger = logging.getLogger(__name__)
 
 _SIGN_IN = ChangeOrigin("sign_in")
-"""The origin of the changes a lazy migration makes (DECISIONS 16)."""
+"""The origin of the changes a lazy migration makes (docs/changes.md)."""
 
 
 Verify = Callable[[str, str, str], Awaitable[str | None]]

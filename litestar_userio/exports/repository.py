@@ -58,7 +58,7 @@ class ExportTaskRow:
     record_count: int | None
     expire_at: datetime | None
     watermark: str | None = None
-    """The change-log cursor of the snapshot the file holds (DECISIONS 16), once completed."""
+    """The change-log cursor of the snapshot the file holds (docs/changes.md), once completed."""
 
 
 @dataclass(frozen=True)

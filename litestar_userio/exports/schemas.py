@@ -57,7 +57,7 @@ class ExportRequest(Struct, forbid_unknown_fields=True, omit_defaults=True):
     encryption: EncryptionOptions | UnsetType = UNSET
     """`format: "userio"` only, and required there (docs/reference.md#export-lossless)."""
     since: str | UnsetType = UNSET
-    """Beyond the reference (DECISIONS 16): a watermark or change-log cursor; the file then holds only the users
+    """Beyond the reference (docs/changes.md): a watermark or change-log cursor; the file then holds only the users
     changed after it, and a tombstone for each one deleted (a delta export)."""
 
 

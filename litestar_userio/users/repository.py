@@ -671,7 +671,7 @@ class UserRepository:
     async def _log(
         self, tx: Tx, project_id: str, changes: list[UserChange], origin: ChangeOrigin, at: datetime
     ) -> None:
-        """The change log's one writer (DECISIONS 16): every write of a user ends here, in its transaction."""
+        """The change log's one writer (docs/changes.md): every write of a user ends here, in its transaction."""
         await self._changes.append(tx, project_id, changes, origin, at)
 
     async def export_pages(self, tx: Tx, project_id: str, page_size: int) -> AsyncIterator[list[Row]]:
