@@ -40,6 +40,7 @@ from litestar_userio.projects.service import ProjectRecord, ProjectService
 from litestar_userio.retry import Backoff, retrying
 from litestar_userio.users.formats import LOGIN_ID_ATTRIBUTES
 from litestar_userio.users.login_id_rules import LoginIDRules
+from litestar_userio.users.login_ids import login_key
 from litestar_userio.users.model import AuthenticatorState, UserState, is_disabled_at
 from litestar_userio.users.passwords import PasswordVerifier
 from litestar_userio.users.repository import UserRepository
@@ -367,6 +368,8 @@ class UserAdminService:
                         raise UserNotFound()  # deleted meanwhile, before this change took its lock
                     wanted = _login_ids(record, rules) if record is not None else {}
                     owners = await self.users.find_owners(tx, project.id, wanted) if wanted else {}
+                    unique_keys = {login_key(v) for values in wanted.values() for v in values}
+                    key_owners = await self.users.find_key_owners(tx, project.id, unique_keys)
                     keys = _keys(record, loaded.users.values())
                     role_ids = await self.users.key_ids(tx, project.id, "userio_role", keys[0])
                     group_ids = await self.users.key_ids(tx, project.id, "userio_group", keys[1])
@@ -384,6 +387,7 @@ class UserAdminService:
                         custom_schema=schema or None,
                         login_id_rules=rules,
                         taken_ids=await self.users.existing_ids(tx, [sub]) if sub else set(),
+                        key_owners=key_owners,
                     )
                     world.owners.update(owners)
                     changed_id = await apply(tx, world)

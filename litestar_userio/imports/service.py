@@ -64,6 +64,7 @@ from litestar_userio.runtime import paused_gc
 from litestar_userio.statuses import error_object
 from litestar_userio.users.custom_attributes import CustomAttributeSpec
 from litestar_userio.users.login_id_rules import LoginIDRules
+from litestar_userio.users.login_ids import login_key
 from litestar_userio.users.passwords import PasswordVerifier
 from litestar_userio.users.repository import UserRepository
 
@@ -423,6 +424,7 @@ class ImportService:
             parsed = [_parse(raw, schema, policy, identifier=task.identifier) for raw in records]
         applicable = [p.record for p in parsed if p.record is not None]  # a failed record touches no user
         owners: dict[LoginKey, str] = {}
+        key_owners: dict[str, str] = {}
         look_up = (
             not optimistic
             or task.dry_run
@@ -430,7 +432,9 @@ class ImportService:
             or await self._names_stored_users(tx, project_id, applicable, rules)
         )
         if look_up:
-            owners = await self.users.find_owners(tx, project_id, _wanted(applicable, rules))
+            wanted = _wanted(applicable, rules)
+            owners = await self.users.find_owners(tx, project_id, wanted)
+            key_owners = await self.users.find_key_owners(tx, project_id, _login_keys(wanted))
         loaded = await self.users.load(tx, owners.values())
         pairs = _oauth_pairs(applicable)
         oauth_owners = await self.users.find_oauth_owners(tx, project_id, pairs) if look_up and pairs else {}
@@ -457,6 +461,7 @@ class ImportService:
             login_id_rules=rules,
             oauth_owners=oauth_owners,
             taken_ids=taken_ids,
+            key_owners=key_owners,
         )
         with paused_gc():
             details = [world.apply(index, p) for index, p in zip(indices, parsed, strict=True)]
@@ -621,6 +626,11 @@ def _parse(
 def _wanted(records: list[UserRecord], rules: LoginIDRules) -> dict[str, set[str]]:
     """The records' normalized login ids by attribute, as `UserRepository.find_owners` takes them."""
     return _by_attribute(key for record in records for key in record_login_keys(record, rules))
+
+
+def _login_keys(wanted: dict[str, set[str]]) -> set[str]:
+    """The unique keys (`login_ids.login_key`) of normalized login ids, for `UserRepository.find_key_owners`."""
+    return {login_key(value) for values in wanted.values() for value in values}
 
 
 def _oauth_pairs(records: list[UserRecord]) -> set[tuple[str, str]]:
