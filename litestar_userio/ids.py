@@ -11,12 +11,17 @@ import re
 import secrets
 import time
 
-__all__ = ["USER_ID_PATTERN", "is_user_id", "new_id", "new_task_id"]
+__all__ = ["RESERVED_USER_IDS", "USER_ID_PATTERN", "is_user_id", "new_id", "new_task_id"]
 
-USER_ID_PATTERN = r"^(?!(?:import|export)\Z)[A-Za-z0-9][A-Za-z0-9._:|@-]{0,127}\Z"
+RESERVED_USER_IDS: tuple[str, ...] = ("changes", "export", "id", "import", "password-migration")
+"""The fixed path segments of the admin API under `/users/` (`/users/import`, `/users/export`,
+`/users/password-migration`, `/users/changes`, and `/users/id/{id}`, the form that reaches any id): `/users/{id}` with
+one of them as the id would be another endpoint, so no new user may have one. `tests/users/test_reserved_ids.py`
+holds this list equal to the routes' literal segments."""
+USER_ID_PATTERN = rf"^(?!(?:{'|'.join(RESERVED_USER_IDS)})\Z)[A-Za-z0-9][A-Za-z0-9._:|@-]{{0,127}}\Z"
 """An id a user may bring from the old system (docs/reference.md#import-user-ids): any UUID, or 1-128 of
-`A-Za-z0-9._:|@-` starting with a letter or digit; not `import` or `export`, which would read as the bulk endpoints'
-paths."""
+`A-Za-z0-9._:|@-` starting with a letter or digit; not one of `RESERVED_USER_IDS`, which read as the admin API's
+own paths."""
 _USER_ID = re.compile(USER_ID_PATTERN)
 
 

@@ -17,7 +17,7 @@ from litestar_userio.users.formats import (
     is_timezone,
     normalize_login_id,
 )
-from litestar_userio.users.login_ids import is_valid_e164
+from litestar_userio.users.login_ids import is_valid_e164, login_key
 
 ATOM = st.text(
     alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789!#$%&'*+/=?^_`{|}~-",
@@ -282,3 +282,19 @@ def test_numbers_of_country_codes_that_serve_several_regions_are_typed_as_phonen
 def test_validity_agrees_for_numbers_of_country_codes_that_serve_several_regions(country_code, rest):
     value = f"+{country_code}{rest}"
     assert is_valid_e164(value) == _parsed_is_e164(value)
+
+
+@pytest.mark.parametrize(
+    ("normalized", "key"),
+    [
+        ("ada@example.com", "ada@example.com"),
+        ("+14155550100", "+14155550100"),
+        ("+1(415)555-0100", "+14155550100"),  # a username phonenumbers reads as a number: the phone's key
+        ("x+14155550100", "+14155550100"),  # as the phone normalization of that typed text finds it
+        ("ada+tag@example.com", "ada+tag@example.com"),
+        ("user42", "user42"),
+        ("AdaL", "AdaL"),  # a case-sensitive project's username: the key folds nothing the project keeps
+    ],
+)
+def test_a_login_key_is_the_normalized_value_or_what_reads_as_a_number(normalized, key):
+    assert login_key(normalized) == key

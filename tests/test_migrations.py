@@ -5,14 +5,20 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 from piccolo.apps.migrations.tables import Migration
 
+from litestar_userio.accounts.service import UserService
 from litestar_userio.db.engine import Database
 from litestar_userio.db.migrate import migrate
 from litestar_userio.db.migrations import migration_ids
+from litestar_userio.errors import WriteConflict
+from tests.conftest import own_postgres_database
 
 pytestmark = pytest.mark.engine
 
@@ -90,3 +96,82 @@ async def test_a_database_whose_migration_table_lacks_ours_is_migrated(tmp_path)
     assert "No migrations need to be run" not in report
     assert {"userio_user", "userio_identity", "userio_import_task"} <= tables
     assert again == f"👍 {len(migration_ids())} migrations already complete\n🏁 No migrations need to be run\n"
+
+
+UNIQUE_KEY_MIGRATION = "2026-12-01T02:00:00:000000"
+
+
+@asynccontextmanager
+async def _fresh_database(engine: str, tmp_path: Path) -> AsyncIterator[Database]:
+    if engine == "sqlite":
+        db = Database(f"sqlite:///{tmp_path / 'clash.sqlite3'}")
+        await db.start()
+        try:
+            await migrate(db)
+            yield db
+        finally:
+            await db.close()
+        return
+    async with own_postgres_database("userio_clash") as url:
+        db = Database(url)
+        await db.start()
+        try:
+            yield db
+        finally:
+            await db.close()
+
+
+@pytest.mark.parametrize("engine", ["sqlite", "postgres"])
+async def test_the_login_key_migration_keeps_a_clash_it_finds_and_never_fails(tmp_path, engine):
+    """Two users holding one login id as email and username (imported before the rule) survive the migration:
+    the earlier keeps the key, the later none; sign-in picks the earlier; the index holds from then on."""
+    now = datetime.now(UTC)
+    async with _fresh_database(engine, tmp_path) as db:
+        async with db.transaction() as tx:  # back to the schema before the migration, with a clash in it
+            await tx.execute("DROP INDEX userio_identity_unique_key")
+            await tx.execute("ALTER TABLE userio_identity DROP COLUMN unique_key")
+            await tx.execute("DELETE FROM migration WHERE name = $1", UNIQUE_KEY_MIGRATION)
+            await tx.execute("INSERT INTO userio_project (id, created_at, settings) VALUES ('p1', $1, '{}')", now)
+            for user_id, created in (("first", now - timedelta(days=2)), ("second", now - timedelta(days=1))):
+                await tx.execute(
+                    "INSERT INTO userio_user (id, project_id, created_at, updated_at, is_disabled,"
+                    " standard_attributes, custom_attributes) VALUES ($1, 'p1', $2, $2, FALSE, '{}', '{}')",
+                    user_id,
+                    created,
+                )
+            for identity, user_id, key, value, created in (
+                ("i1", "first", "email", "ada@example.com", now - timedelta(days=2)),
+                ("i2", "second", "username", "ada@example.com", now - timedelta(days=1)),
+                ("i3", "second", "email", "bob@example.com", now - timedelta(days=1)),
+                ("i4", "second", "phone", "+14155550100", now - timedelta(days=1)),
+            ):
+                await tx.execute(
+                    "INSERT INTO userio_identity (id, project_id, user_id, login_id_key, login_id_type,"
+                    " original_value, normalized_value, created_at) VALUES ($1, 'p1', $2, $3, $3, $4, $4, $5)",
+                    identity,
+                    user_id,
+                    key,
+                    value,
+                    created,
+                )
+
+        report = await migrate(db)
+
+        async with db.reader() as tx:
+            keys = {r["id"]: r["unique_key"] for r in await tx.fetch("SELECT id, unique_key FROM userio_identity")}
+        assert "No migrations need to be run" not in report
+        assert keys == {"i1": "ada@example.com", "i2": None, "i3": "bob@example.com", "i4": "+14155550100"}
+        with pytest.raises(WriteConflict):
+            async with db.transaction() as tx:
+                await tx.execute(
+                    "INSERT INTO userio_identity (id, project_id, user_id, login_id_key, login_id_type,"
+                    " original_value, normalized_value, created_at, unique_key)"
+                    " VALUES ('i5', 'p1', 'second', 'username', 'username', 'bob', 'bob', $1, '+14155550100')",
+                    now,
+                )
+        users = UserService(db)
+        try:
+            found = await users.find_password("p1", "ada@example.com")
+        finally:
+            users.close()
+        assert found == ("first", None)

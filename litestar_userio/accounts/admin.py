@@ -336,6 +336,7 @@ class UserAdminService:
                         custom_schema=schema or None,
                         login_id_rules=rules,
                         taken_ids=claims.taken_ids,
+                        key_owners=claims.key_owners,
                     )
                     world.owners.update(claims.owners)
                     world.oauth_owners.update(claims.oauth_owners)
@@ -568,6 +569,7 @@ class UserAdminService:
                         custom_schema=schema or None,
                         login_id_rules=rules,
                         taken_ids=claims.taken_ids,
+                        key_owners=claims.key_owners,
                     )
                     world.owners.update(claims.owners)
                     world.oauth_owners.update(claims.oauth_owners)

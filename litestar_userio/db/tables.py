@@ -124,6 +124,9 @@ class Identity(Table, tablename="userio_identity"):
     original_value = Text()
     normalized_value = Text()
     created_at = Timestamptz()
+    unique_key = Text(null=True, default=None)
+    """`users.login_ids.login_key` of the normalized value: unique per project across kinds (one login id, one user);
+    NULL on a second login id of the same user with the same key."""
 
 
 class OAuthIdentity(Table, tablename="userio_oauth_identity"):

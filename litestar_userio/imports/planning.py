@@ -15,6 +15,7 @@ import msgspec
 
 from litestar_userio.users.formats import LOGIN_ID_ATTRIBUTES
 from litestar_userio.users.login_id_rules import CASE_INSENSITIVE, LoginIDRules
+from litestar_userio.users.login_ids import login_key
 
 __all__ = ["OAUTH_KEY", "LoginKey", "login_keys", "oauth_keys", "plan_chunks", "record_login_keys"]
 
@@ -87,7 +88,9 @@ def plan_chunks(keys: Sequence[Sequence[LoginKey]], owners: Mapping[LoginKey, st
     first_with: dict[object, int] = {}
     for index, record_keys in enumerate(keys):
         for key in record_keys:
-            for token in (key, ("user", owners[key]) if key in owners else None):
+            # A username spelled like another record's email names the same login key: the same chunk.
+            unique = ("unique", login_key(key[1])) if key[0] != OAUTH_KEY else None
+            for token in (key, ("user", owners[key]) if key in owners else None, unique):
                 if token is None:
                     continue
                 other = first_with.setdefault(token, index)

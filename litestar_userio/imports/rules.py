@@ -38,6 +38,7 @@ from litestar_userio.statuses import error_object
 from litestar_userio.users.custom_attributes import CustomAttributeSpec
 from litestar_userio.users.formats import LOGIN_ID_ATTRIBUTES
 from litestar_userio.users.login_id_rules import CASE_INSENSITIVE, LoginIDRules
+from litestar_userio.users.login_ids import login_key
 from litestar_userio.users.model import AuthenticatorState, LoginID, OAuthLink, UserState, disabled_state
 
 __all__ = ["ImportWorld", "check_disable_window", "utc_timestamp"]
@@ -62,6 +63,9 @@ class ImportWorld:
     taken_ids: set[str] = field(default_factory=set)
     """The records' `sub`s that some stored user, in any project, already has (docs/reference.md#import-user-ids)."""
     owners: dict[tuple[str, str], str] = field(default_factory=dict)
+    key_owners: dict[str, str] = field(default_factory=dict)
+    """Login key (`login_ids.login_key`) -> user id: the stored holders of the keys the chunk names, and the world's.
+    One login id names one user across kinds: a username spelled like another user's email is refused."""
     oauth_owners: dict[tuple[str, str], str] = field(default_factory=dict)
     """(provider alias, subject) -> user id: the stored owners of the pairs the chunk names, and the world's."""
     new_roles: set[str] = field(default_factory=set)
@@ -71,6 +75,8 @@ class ImportWorld:
         for user in self.users.values():
             for login_id in user.login_ids.values():
                 self.owners[(login_id.attribute, login_id.normalized)] = user.id
+                if login_id.unique_key is not None:
+                    self.key_owners[login_id.unique_key] = user.id
             for pair in user.oauth:
                 self.oauth_owners[pair] = user.id
 
@@ -130,6 +136,12 @@ class ImportWorld:
                 owner = self.owners.get((attribute, normalized))
                 if owner is not None and owner != user_id:
                     raise DuplicatedIdentity(f"{attribute} {value!r} is already used by another user")
+                holder = self.key_owners.get(login_key(normalized)) if owner is None else None
+                if holder is not None and holder != user_id:
+                    raise DuplicatedIdentity(
+                        f"{attribute} {value!r} is already used by another user as another kind of login id"
+                        " (one login id names one user)"
+                    )
                 wanted[attribute] = (value, normalized)
         return wanted
 
@@ -387,6 +399,8 @@ class ImportWorld:
             current.original = value
             return
         self._remove_login_id(user, attribute)
+        key = login_key(normalized)
+        held = any(other.unique_key == key for other in user.login_ids.values())  # its email is its username too
         user.login_ids[attribute] = LoginID(
             id=current.id if current else new_id(),
             attribute=attribute,
@@ -394,8 +408,11 @@ class ImportWorld:
             original=value,
             normalized=normalized,
             created_at=self.now,
+            unique_key=None if held else key,
         )
         self.owners[(attribute, normalized)] = user.id
+        if not held:
+            self.key_owners[key] = user.id
 
     def _link(self, user: UserState, links: list[OAuthIdentityInput]) -> None:
         for identity in links:
@@ -425,6 +442,13 @@ class ImportWorld:
         user.verified.discard(attribute)
         if current is not None:
             self.owners.pop((attribute, current.normalized), None)
+            if current.unique_key is not None:
+                # Another login id of the user with the same key takes it over, or the key is free.
+                heir = next((o for o in user.login_ids.values() if login_key(o.normalized) == current.unique_key), None)
+                if heir is not None:
+                    heir.unique_key = current.unique_key
+                else:
+                    self.key_owners.pop(current.unique_key, None)
 
     def _set_oob(self, user: UserState, type_: str, target: str | UnsetType | None) -> None:
         if target is UNSET:

@@ -470,6 +470,7 @@ class ImportService:
             login_id_rules=rules,
             oauth_owners=claims.oauth_owners,
             taken_ids=claims.taken_ids,
+            key_owners=claims.key_owners,
         )
         with paused_gc():
             details = [world.apply(index, p) for index, p in zip(indices, parsed, strict=True)]

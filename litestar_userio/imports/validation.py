@@ -27,7 +27,7 @@ from litestar_userio.errors import (
     UserIOError,
     ValidationFailed,
 )
-from litestar_userio.ids import USER_ID_PATTERN, is_user_id
+from litestar_userio.ids import RESERVED_USER_IDS, USER_ID_PATTERN, is_user_id
 from litestar_userio.imports.record_schema import KEY_PATTERN, format_error, is_rfc3339, record_validator
 from litestar_userio.imports.schemas import AddressInput, OAuthIdentityInput, PasswordInput, TOTPInput, UserRecord
 from litestar_userio.passwords.formats import (
@@ -189,7 +189,7 @@ def _format_causes(record: UserRecord, identifier: str | None) -> list[Cause]:
             ):
                 causes.append(cause)
     if isinstance(record.sub, str) and not is_user_id(record.sub):
-        causes.append(Cause("/sub", "pattern", {"pattern": USER_ID_PATTERN}))
+        causes.append(_sub_cause(record.sub))
     for field in ("roles", "groups"):
         for i, key in enumerate(getattr(record, field) or ()):
             if not _KEY.fullmatch(key):
@@ -365,3 +365,16 @@ def parse_record(
             if name not in custom_schema:
                 warnings.append(f"custom_attributes.{name} is not declared in the project, so it is ignored.")
     return ParsedRecord(echo, record, None, warnings)
+
+
+def _sub_cause(sub: str) -> Cause:
+    """Why `sub` is no user id: outside the grammar, or a word of the admin API's paths (`RESERVED_USER_IDS`)."""
+    if sub in RESERVED_USER_IDS:
+        return Cause(
+            "/sub",
+            "not",
+            {"reserved": list(RESERVED_USER_IDS)},
+            message=f"sub {sub!r} is a fixed path segment of the admin API (/users/{sub}), so it cannot be a user id:"
+            f" choose another (reserved: {', '.join(RESERVED_USER_IDS)})",
+        )
+    return Cause("/sub", "pattern", {"pattern": USER_ID_PATTERN})

@@ -82,6 +82,10 @@ class LoginID:
     original: str
     normalized: str
     created_at: datetime
+    unique_key: str | None = None
+    """`login_ids.login_key(normalized)`, unique per project across kinds; None where another login id of the same
+    user holds that key (a username equal to its email), or on a row that clashed before the rule (migration
+    2026-12-01T02)."""
 
 
 @dataclass

@@ -57,8 +57,8 @@ class LoadedUsers:
     """Users as loaded, plus what the write-back compares against."""
 
     users: dict[str, UserState]
-    identities: dict[str, tuple[str, str, str]] = field(default_factory=dict)
-    """Identity id -> (user id, original, normalized) as loaded."""
+    identities: dict[str, tuple[str, str, str, str | None]] = field(default_factory=dict)
+    """Identity id -> (user id, original, normalized, unique key) as loaded."""
     authenticators: dict[str, str] = field(default_factory=dict)
     """Authenticator id -> user id as loaded."""
     oauth: set[str] = field(default_factory=set)
@@ -242,7 +242,10 @@ class UserRepository:
             "SELECT i.user_id, a.password_hash FROM userio_identity i"
             " LEFT JOIN userio_authenticator a"
             " ON a.user_id = i.user_id AND a.kind = 'primary' AND a.type = 'password'"
-            f" WHERE i.project_id = $1 AND ({' OR '.join(clauses)}) LIMIT 1",
+            # One login id names one user (`unique_key`); where two users held one before that rule (migration
+            # 2026-12-01T02), the key's holder is the one signed in, never whichever row comes first.
+            f" WHERE i.project_id = $1 AND ({' OR '.join(clauses)})"
+            " ORDER BY CASE WHEN i.unique_key IS NULL THEN 1 ELSE 0 END, i.created_at, i.id LIMIT 1",
             *args,
         )
         return (row["user_id"], row["password_hash"]) if row is not None else None
@@ -315,6 +318,26 @@ class UserRepository:
             )
         return {(_ATTRIBUTE_OF_KEY[r["login_id_key"]], r["normalized_value"]): r["user_id"] for r in rows}
 
+    async def find_key_owners(self, tx: Tx, project_id: str, keys: Iterable[str]) -> dict[str, str]:
+        """Login key (`login_ids.login_key`) -> user id, for the keys some login id of the project holds; one query.
+
+        What refuses a username spelled like another user's email: the key is unique per project across kinds.
+        """
+        wanted = sorted(set(keys))
+        if not wanted:
+            return {}
+        rows = await tx.fetch(
+            "SELECT unique_key, user_id FROM userio_identity WHERE project_id = $1 AND "
+            + (
+                "unique_key = ANY($2::text[])"
+                if tx.dialect == "postgres"
+                else "unique_key IN (SELECT value FROM json_each($2))"
+            ),
+            project_id,
+            wanted if tx.dialect == "postgres" else tx.array(wanted),
+        )
+        return {r["unique_key"]: r["user_id"] for r in rows}
+
     async def find_oauth_owners(
         self, tx: Tx, project_id: str, pairs: Iterable[tuple[str, str]]
     ) -> dict[tuple[str, str], str]:
@@ -385,7 +408,7 @@ class UserRepository:
             )
         users = loaded.users
         for row in await tx.fetch(
-            "SELECT id, user_id, login_id_key, original_value, normalized_value, created_at"
+            "SELECT id, user_id, login_id_key, original_value, normalized_value, created_at, unique_key"
             f" FROM userio_identity WHERE {tx.any('user_id', 1)} ORDER BY created_at, id",
             array,
         ):
@@ -399,8 +422,14 @@ class UserRepository:
                     original=row["original_value"],
                     normalized=row["normalized_value"],
                     created_at=row["created_at"],
+                    unique_key=row["unique_key"],
                 )
-                loaded.identities[row["id"]] = (row["user_id"], row["original_value"], row["normalized_value"])
+                loaded.identities[row["id"]] = (
+                    row["user_id"],
+                    row["original_value"],
+                    row["normalized_value"],
+                    row["unique_key"],
+                )
         for user in users.values():
             user.verified &= set(user.login_ids)
         for row in await tx.fetch(
@@ -500,7 +529,7 @@ class UserRepository:
             i.id
             for u in old_users
             for i in u.login_ids.values()
-            if loaded.identities.get(i.id) == (u.id, i.original, i.normalized)
+            if loaded.identities.get(i.id) == (u.id, i.original, i.normalized, i.unique_key)
         }
         stale_identities = [
             i for i, (owner, *_) in loaded.identities.items() if owner in old_ids and i not in kept_identities
@@ -595,9 +624,10 @@ class UserRepository:
                 "original_value",
                 "normalized_value",
                 "created_at",
+                "unique_key",
             ),
             [
-                (i.id, project_id, u.id, i.key, i.key, i.original, i.normalized, i.created_at)
+                (i.id, project_id, u.id, i.key, i.key, i.original, i.normalized, i.created_at, i.unique_key)
                 for u in changed
                 for i in u.login_ids.values()
                 if i.id not in kept_identities

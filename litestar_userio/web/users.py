@@ -141,7 +141,7 @@ class UsersController(Controller):
         return {"result": {"items": items, "next_cursor": page.next_cursor}}
 
     @get(
-        "/{user_id:str}",
+        ["/{user_id:str}", "/id/{user_id:str}"],
         summary="One user, as the export writes it",
         responses=error_responses(ExportErrorBody, 403, 404, 503),
     )
@@ -154,7 +154,7 @@ class UsersController(Controller):
         return {"result": await user_admin.get(project.id, user_id)}
 
     @patch(
-        "/{user_id:str}",
+        ["/{user_id:str}", "/id/{user_id:str}"],
         summary="Update one user by the import's update rules, as an upsert import",
         responses=error_responses(ExportErrorBody, 400, 403, 404, 413, 415, 503),
     )
@@ -169,7 +169,7 @@ class UsersController(Controller):
         return _result(user, warnings)
 
     @put(
-        "/{user_id:str}/password",
+        ["/{user_id:str}/password", "/id/{user_id:str}/password"],
         status_code=204,
         summary="Set the user's password",
         responses=error_responses(ExportErrorBody, 400, 403, 404, 413, 415, 503),
@@ -185,7 +185,7 @@ class UsersController(Controller):
         await user_admin.set_password(project, user_id, password=data.password, password_hash=hash_object)
 
     @post(
-        "/{user_id:str}/disable",
+        ["/{user_id:str}/disable", "/id/{user_id:str}/disable"],
         status_code=200,
         summary="Disable the user, until enabled or inside a window; revokes its refresh tokens",
         responses=error_responses(ExportErrorBody, 400, 403, 404, 413, 415, 503),
@@ -207,7 +207,7 @@ class UsersController(Controller):
         return {"result": user}
 
     @post(
-        "/{user_id:str}/enable",
+        ["/{user_id:str}/enable", "/id/{user_id:str}/enable"],
         status_code=200,
         summary="Enable the user: clears a disable and a temporary disable window",
         responses=error_responses(ExportErrorBody, 403, 404, 503),
@@ -221,7 +221,7 @@ class UsersController(Controller):
         return {"result": await user_admin.enable(project, user_id)}
 
     @delete(
-        "/{user_id:str}",
+        ["/{user_id:str}", "/id/{user_id:str}"],
         status_code=204,
         summary="Delete the user with its identities, authenticators, roles, groups and refresh tokens",
         responses=error_responses(ExportErrorBody, 403, 404, 503),
