@@ -29,6 +29,7 @@ __all__ = [
     "Application",
     "Authenticator",
     "CustomAttribute",
+    "Deployment",
     "ExportTask",
     "Group",
     "Hook",
@@ -50,6 +51,14 @@ __all__ = [
     "UserGroup",
     "UserRole",
 ]
+
+
+class Deployment(Table, tablename="userio_deployment"):
+    """This deployment's id: one row, random, written once (`Database.deployment_id`); its jobs carry it."""
+
+    singleton = Varchar(length=8, primary_key=True)
+    """Always `this`: the primary key keeps the row one, however many processes start at once."""
+    id = Varchar(length=36)
 
 
 class Project(Table, tablename="userio_project"):
@@ -407,6 +416,7 @@ class RefreshToken(Table, tablename="userio_refresh_token"):
 
 
 TABLES: tuple[type[Table], ...] = (
+    Deployment,
     Project,
     ProjectDomain,
     AdminAPIKey,
