@@ -33,6 +33,7 @@ __all__ = [
     "HookDisallowed",
     "HookError",
     "HookInvalidResponse",
+    "HookResponseMalformed",
     "HookSecretNotFound",
     "HookSecretsDisabled",
     "HookTimeout",
@@ -433,6 +434,13 @@ class HookInvalidResponse(HookError):
 
     reason = "HookInvalidResponse"
     default_message = "a hook gave an invalid response"
+
+
+class HookResponseMalformed(HookInvalidResponse):
+    """The hook answered, but not in its event's response shape; the message names the member and what it was.
+
+    `is_allowed must be a boolean, got "yes"`. A client sees the reference's `HookInvalidResponse`.
+    """
 
 
 class HookTimeout(HookError):

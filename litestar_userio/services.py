@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 
 from litestar_userio.accounts.admin import UserAdminService
@@ -14,6 +15,7 @@ from litestar_userio.changes.service import ChangeService
 from litestar_userio.config import ScimConfig, UserIOConfig
 from litestar_userio.db.engine import Database
 from litestar_userio.db.migrate import migrate
+from litestar_userio.errors import ServiceUnavailable
 from litestar_userio.exports.service import ExportService
 from litestar_userio.hooks.service import HookService
 from litestar_userio.imports.service import ImportService
@@ -30,8 +32,21 @@ from litestar_userio.tokens.service import TokenService
 
 __all__ = ["Services"]
 
+logger = logging.getLogger("litestar_userio")
+
 _READY_TIMEOUT = 3.0
 """Seconds a readiness check may take; a probe's own timeout is usually a few seconds."""
+
+
+async def _deployment_id(db: Database) -> str | None:
+    """The deployment's id for its jobs; None (jobs untagged, as before) while its database lacks the migration."""
+    try:
+        return await db.deployment_id()
+    except ServiceUnavailable:
+        raise
+    except Exception as exc:  # not migrated yet (`migrate_on_startup` off): tagging waits for `migrate`
+        logger.warning("no deployment id (run `litestar userio migrate`): jobs go untagged meanwhile (%s)", exc)
+        return None
 
 
 class Services:
@@ -93,6 +108,7 @@ class Services:
             await migrate(db)
         if queue is None:
             queue = build_queue(config, plugin_jobs(), run_jobs=run_jobs)
+        queue.bind_deployment(await _deployment_id(db))
         await queue.start()
         clock = config.clock
         storage = build_storage(config.exports.storage, clock) if config.exports.storage is not None else None

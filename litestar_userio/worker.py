@@ -25,7 +25,7 @@ from litestar_userio.db.engine import Database
 from litestar_userio.errors import ServiceUnavailable, WriteConflict
 from litestar_userio.jobs import observe_queue, plugin_jobs
 from litestar_userio.observability import telemetry
-from litestar_userio.queue.arq import ArqQueue, redis_settings
+from litestar_userio.queue.arq import DEPLOYMENT_KWARG, ArqQueue, redis_settings
 from litestar_userio.queue.base import CONTEXT_KEY, JobFunction
 from litestar_userio.retry import Backoff
 from litestar_userio.services import Services
@@ -51,6 +51,37 @@ def _retry_when_unavailable(function: JobFunction) -> JobFunction:
             return await function(ctx, *args)
         except (ServiceUnavailable, WriteConflict) as exc:
             raise Retry(defer=Backoff(2.0, cap=30.0).wait(int(ctx.get("job_try", 1)))) from exc
+
+    return job
+
+
+def _own_jobs_only(name: str, function: JobFunction) -> JobFunction:
+    """Run a job of this deployment; put another deployment's job back for its owner, named in one log line.
+
+    Two deployments whose workers read one Redis queue (the same `queue_name` and Redis database) take each other's
+    jobs: a chunk job of the other deployment finds no chunk here and would count as done, its task left pending
+    until a sweep. Each job carries its deployment's id (`queue/arq.py`); an untagged one (enqueued before the
+    upgrade) runs here as before.
+    """
+
+    @functools.wraps(function)
+    async def job(ctx: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        owner = kwargs.pop(DEPLOYMENT_KWARG, None)
+        queue = ctx[CONTEXT_KEY].queue
+        ours = queue.deployment_id
+        if owner is None or ours is None or owner == ours:
+            return await function(ctx, *args)
+        if queue.first_sight(owner):
+            logger.error(
+                "queue %r on Redis is shared by two deployments: this one (deployment %s) and deployment %s, whose"
+                " jobs this worker takes; give each deployment its own QueueConfig.queue_name or Redis database"
+                " (their jobs are put back for their owner meanwhile)",
+                queue.queue_name,
+                ours,
+                owner,
+            )
+        await queue.put_back(name, args, owner)
+        return None
 
     return job
 
@@ -93,7 +124,7 @@ def build_worker(config: UserIOConfig, **overrides: Any) -> Worker:
     settings: dict[str, Any] = {
         "functions": [
             func(
-                cast("WorkerCoroutine", _retry_when_unavailable(f)),
+                cast("WorkerCoroutine", _own_jobs_only(name, _retry_when_unavailable(f))),
                 name=name,
                 timeout=timeout,
                 max_tries=config.queue.max_tries,

@@ -388,7 +388,7 @@ async def make_env(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[An
             exports["storage"] = LocalStorageConfig(directory=tmp_path_factory.mktemp("exports"))
         overrides["exports"] = ExportConfig(**exports)
         queue = QueueConfig(
-            redis_url=backend.redis_url, queue_name=f"userio:test:{uuid.uuid4().hex[:8]}", **queue_overrides
+            **{"redis_url": backend.redis_url, "queue_name": f"userio:test:{uuid.uuid4().hex[:8]}", **queue_overrides}
         )
         config = UserIOConfig(database_url=backend.database_url, queue=queue, clock=clock, **overrides)
         built = _APPS.take(config, route_handlers, listeners)

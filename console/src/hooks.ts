@@ -193,10 +193,15 @@ export async function hooksPage(main: HTMLElement, signal: AbortSignal): Promise
     saveResult.replaceChildren();
     for (const model of models) monaco.editor.setModelMarkers(model, "server", []);
     try {
-      const body = await put<{ result: { hooks: Hook[] } }>("/hooks", { ...(await extraTopLevel()), hooks: currentHooks() });
+      const body = await put<{ result: { hooks: Hook[] }; warnings?: string[] }>("/hooks", { ...(await extraTopLevel()), hooks: currentHooks() });
       hooks = body.result.hooks.length ? body.result.hooks : hooks;
       saveResult.append(h("p", { class: "ok" }, `Saved ${body.result.hooks.length} hook(s).`));
-      announce("Hooks saved.");
+      // Each hook ran once on a sample event: one answering in a wrong shape would fail every token.
+      const warnings = body.warnings ?? [];
+      if (warnings.length) {
+        saveResult.append(h("ul", { class: "warnings", id: "save-warnings" }, ...warnings.map((w) => h("li", {}, `Warning: ${w}`))));
+      }
+      announce(warnings.length ? `Hooks saved with ${warnings.length} warning(s).` : "Hooks saved.");
       void loadVersions(versionsCard, currentHooks, signal);
     } catch (error) {
       const info = error instanceof ApiError ? error.error?.info : undefined;

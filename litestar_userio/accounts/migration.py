@@ -70,9 +70,12 @@ class PasswordMigrator:
         if project is None:
             return None
         found = await lookup(project_id, login_id)
-        if found is not None and not is_waiting(found):
+        key = login_id.strip().lower()
+        if found is not None and not is_waiting(found) and not self.locks.busy(project_id, key):
             return None  # a known user whose password was wrong: nothing to migrate
-        async with self.locks.hold(project_id, login_id.strip().lower()):
+        # A user found while a run for its login id is under way may be the one that run just created, its password
+        # not stored yet: wait for that run, then check the password against what it stored.
+        async with self.locks.hold(project_id, key):
             found = await lookup(project_id, login_id)
             if found is not None and not is_waiting(found):
                 return await verify(project_id, login_id, password)  # done by the run this one waited for

@@ -16,6 +16,7 @@ import logging
 import re
 import sqlite3
 import threading
+import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from datetime import timedelta
@@ -437,6 +438,21 @@ class Database:
         if ended:
             logger.warning("ended %d database session(s) whose client went silent in the middle of a statement", ended)
         return ended
+
+    async def deployment_id(self) -> str:
+        """This deployment's id: random, stored once in its own database (`userio_deployment`).
+
+        The same for every process of the deployment, whichever starts first. Jobs carry it (`queue/arq.py`), so a
+        worker sharing a queue with another deployment leaves that one's jobs to it.
+        """
+        async with self.transaction() as tx:
+            await tx.execute(
+                "INSERT INTO userio_deployment (singleton, id) VALUES ('this', $1) ON CONFLICT (singleton) DO NOTHING",
+                str(uuid.uuid4()),
+            )
+            row = await tx.fetchrow("SELECT id FROM userio_deployment WHERE singleton = 'this'")
+        assert row is not None
+        return str(row["id"])
 
     @asynccontextmanager
     async def reader(self) -> AsyncIterator[Tx]:

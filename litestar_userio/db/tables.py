@@ -32,6 +32,7 @@ __all__ = [
     "ChangeConsumer",
     "ChangeHorizon",
     "CustomAttribute",
+    "Deployment",
     "ExportTask",
     "Group",
     "Hook",
@@ -54,6 +55,14 @@ __all__ = [
     "UserGroup",
     "UserRole",
 ]
+
+
+class Deployment(Table, tablename="userio_deployment"):
+    """This deployment's id: one row, random, written once (`Database.deployment_id`); its jobs carry it."""
+
+    singleton = Varchar(length=8, primary_key=True)
+    """Always `this`: the primary key keeps the row one, however many processes start at once."""
+    id = Varchar(length=36)
 
 
 class Project(Table, tablename="userio_project"):
@@ -472,6 +481,7 @@ class ChangeConsumer(Table, tablename="userio_change_consumer"):
 
 
 TABLES: tuple[type[Table], ...] = (
+    Deployment,
     Project,
     ProjectDomain,
     AdminAPIKey,

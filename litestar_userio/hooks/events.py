@@ -12,10 +12,10 @@ from typing import Any, Literal
 
 import msgspec
 
-from litestar_userio.errors import HookDisallowed, HookInvalidResponse, InvalidJWTMutations
+from litestar_userio.errors import HookDisallowed, HookResponseMalformed, InvalidJWTMutations
 from litestar_userio.users.model import UserState, is_disabled_at
 
-__all__ = ["EVENT_TYPES", "PAYLOAD_MEMBER", "EventContext", "apply_response", "build_event", "user_object"]
+__all__ = ["EVENT_TYPES", "PAYLOAD_MEMBER", "EventContext", "apply_response", "build_event", "shown", "user_object"]
 
 EventType = Literal["oidc.jwt.pre_create", "oidc.id_token.pre_create"]
 EVENT_TYPES: tuple[str, ...] = ("oidc.jwt.pre_create", "oidc.id_token.pre_create")
@@ -100,21 +100,41 @@ def build_event(
     }
 
 
+def shown(value: Any, limit: int = 60) -> str:
+    """A response member as its JSON, shortened: what a message about it shows (`got "yes"`)."""
+    try:
+        text = msgspec.json.encode(value).decode()
+    except (TypeError, msgspec.EncodeError):
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def allowing_response(response: Any, member: str) -> dict[str, Any]:
     """`response` when it allows (carrying at most `member` beside `is_allowed`), for every blocking event.
 
-    Raises `HookDisallowed` for `is_allowed: false` and `HookInvalidResponse` for anything malformed.
+    Raises `HookDisallowed` for `is_allowed: false` and `HookResponseMalformed` (a `HookInvalidResponse`) naming
+    the wrong member for anything malformed.
     """
-    if not isinstance(response, dict) or not isinstance(response.get("is_allowed"), bool):
-        raise HookInvalidResponse("the hook must return an object with a boolean is_allowed")
+    if not isinstance(response, dict):
+        raise HookResponseMalformed(f"the hook must return an object with a boolean is_allowed, got {shown(response)}")
+    if "is_allowed" not in response:
+        raise HookResponseMalformed("is_allowed is missing: the hook must return an object with a boolean is_allowed")
+    if not isinstance(response["is_allowed"], bool):
+        raise HookResponseMalformed(f"is_allowed must be a boolean, got {shown(response['is_allowed'])}")
     if response["is_allowed"] is False:
-        extra = set(response) - {"is_allowed", "title", "reason"}
-        title, reason = response.get("title"), response.get("reason")
-        if extra or not isinstance(title, str | None) or not isinstance(reason, str | None):
-            raise HookInvalidResponse("a refusal may only carry is_allowed, title and reason, all strings")
-        raise HookDisallowed(title, reason)
-    if set(response) - {"is_allowed", member}:
-        raise HookInvalidResponse(f"an allowing response may only carry is_allowed and {member}")
+        extra = sorted(set(response) - {"is_allowed", "title", "reason"})
+        if extra:
+            raise HookResponseMalformed(
+                f"a refusal may only carry is_allowed, title and reason, not {', '.join(extra)}"
+            )
+        for name in ("title", "reason"):
+            if not isinstance(response.get(name), str | None):
+                raise HookResponseMalformed(f"{name} must be a string, got {shown(response[name])}")
+        raise HookDisallowed(response.get("title"), response.get("reason"))
+    if extra := sorted(set(response) - {"is_allowed", member}):
+        raise HookResponseMalformed(
+            f"an allowing response may only carry is_allowed and {member}, not {', '.join(extra)}"
+        )
     return response
 
 
@@ -131,17 +151,17 @@ def apply_response(
         return current
     member = PAYLOAD_MEMBER[event_type]
     if not isinstance(mutations, dict) or set(mutations) - {member}:
-        raise HookInvalidResponse(f"mutations may only hold {member}")
+        raise HookResponseMalformed(f"mutations may only hold {member}, got {shown(mutations)}")
     if member not in mutations:
         return current
     token = mutations[member]
     if not isinstance(token, dict) or set(token) - {"payload"}:
-        raise HookInvalidResponse(f"mutations.{member} may only hold payload")
+        raise HookResponseMalformed(f"mutations.{member} may only hold payload, got {shown(token)}")
     if "payload" not in token:
         return current
     payload = token["payload"]
     if not isinstance(payload, dict):
-        raise HookInvalidResponse(f"mutations.{member}.payload must be an object")
+        raise HookResponseMalformed(f"mutations.{member}.payload must be an object, got {shown(payload)}")
     removed = sorted(k for k in protected if k not in payload)
     changed = sorted(k for k in protected if k in payload and payload[k] != protected[k])
     if removed or changed:

@@ -14,8 +14,8 @@ from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import Any, Final
 
-from litestar_userio.errors import HookInvalidResponse
-from litestar_userio.hooks.events import allowing_response, user_object
+from litestar_userio.errors import HookResponseMalformed
+from litestar_userio.hooks.events import allowing_response, shown, user_object
 from litestar_userio.users.model import UserState
 
 __all__ = ["MIGRATION_EVENT", "MigrationLocks", "build_migration_event", "login_id_type", "migration_response"]
@@ -66,9 +66,9 @@ def migration_response(response: Any) -> dict[str, Any] | None:
     if record is None:
         return None
     if not isinstance(record, dict):
-        raise HookInvalidResponse("user must be an import record (an object)")
+        raise HookResponseMalformed(f"user must be an import record (an object), got {shown(record)}")
     if "password" in record:
-        raise HookInvalidResponse("user must not carry a password: the signed-in password is stored")
+        raise HookResponseMalformed("user must not carry a password: the signed-in password is stored")
     return record
 
 
@@ -96,6 +96,10 @@ class MigrationLocks:
             if self._users[key] == 0:
                 del self._users[key]
                 del self._locks[key]
+
+    def busy(self, project_id: str, login_id: str) -> bool:
+        """Whether a run for (`project_id`, `login_id`) is under way here (or waited for)."""
+        return (project_id, login_id) in self._locks
 
     def __len__(self) -> int:
         return len(self._locks)

@@ -39,10 +39,12 @@ class HookList(Struct, forbid_unknown_fields=True):
     saved list."""
 
 
-class HookListResult(Struct):
-    """Envelope of the hook list."""
+class HookListResult(Struct, omit_defaults=True):
+    """Envelope of the hook list; a save's `warnings` beside it (docs/reference.md#hooks-compiling)."""
 
     result: HookList
+    warnings: list[str] | UnsetType = UNSET
+    """A save's: each hook that answered a sample event of its kind in a wrong shape (saved all the same)."""
 
 
 class HookTestRequest(Struct, forbid_unknown_fields=True):

@@ -16,7 +16,7 @@ import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Literal
 
 import msgspec
@@ -30,6 +30,7 @@ from litestar_userio.errors import (
     HookDisallowed,
     HookError,
     HookInvalidResponse,
+    HookResponseMalformed,
     HookSecretNotFound,
     HookSecretsDisabled,
     HookTimeout,
@@ -59,6 +60,9 @@ from litestar_userio.users.model import UserState
 __all__ = ["ChainResult", "HookPreview", "HookRun", "HookService", "HookSpec", "SavedHook"]
 
 logger = logging.getLogger(__name__)
+
+_SAMPLE_USER_ID = "00000000-0000-4000-8000-000000000000"
+"""The user of a save's trial run (`HookService.trial_warnings`): no stored user has it (ids are UUID v7)."""
 
 
 class HookSpec(msgspec.Struct, forbid_unknown_fields=True):
@@ -445,6 +449,57 @@ class HookService:
         """Whether `hooks` include a `user.password_migration` hook (sign-in asks it only then)."""
         return any(h.event == MIGRATION_EVENT for h in hooks)
 
+    async def trial_warnings(self, project_id: str, hooks: Sequence[SavedHook]) -> builtins.list[str]:
+        """Each hook run once, alone, on a sample event of its kind; a warning for each that answers in a wrong shape.
+
+        A save keeps a hook that compiles, but a hook answering `is_allowed: "yes"` would fail every token (the
+        reference's `HookInvalidResponse`), so the save says so: `hooks[0] (oidc.jwt.pre_create): is_allowed must
+        be a boolean, got "yes"`. The sample runs without network (`fetch` refused), on the test share, unlogged; a
+        hook that throws or times out on it gets no warning (the sample is not a real user), nor one that refuses.
+        """
+        warnings: builtins.list[str] = []
+        now = self.clock.now()
+        sample = UserState(id=_SAMPLE_USER_ID, created_at=now, updated_at=now, standard={"name": "Sample User"})
+        context = EventContext(client_id="sample-client", app_id=project_id, triggered_by="admin_api")
+        for index, hook in enumerate(hooks):
+            result = await self._trial(project_id, hook, sample, context, now)
+            if isinstance(result.error, HookResponseMalformed | InvalidJWTMutations):
+                warnings.append(
+                    f"hooks[{index}] ({hook.event}): {result.error.message} on a sample event; saved, but every"
+                    f" {hook.event} run answering so fails ({result.error.reason})"
+                )
+        return warnings
+
+    async def _trial(
+        self, project_id: str, hook: SavedHook, user: UserState, context: EventContext, now: datetime
+    ) -> ChainResult:
+        if hook.event == MIGRATION_EVENT:
+
+            def migration_event(index: int, current: dict[str, Any]) -> dict[str, Any]:
+                return build_migration_event("sample@example.com", "email", "sample-password", None, project_id, now)
+
+            def migration_answer(response: Any, current: dict[str, Any]) -> dict[str, Any]:
+                record = migration_response(response)
+                return current if record is None else {"user": record}
+
+            return await self._run(
+                hook.event, [hook], project_id, {}, migration_event, migration_answer, raise_errors=False, test=True,
+                fetch=False,
+            )  # fmt: skip
+        issued = int(now.timestamp())
+        claims = {"iss": "https://sample.invalid", "sub": user.id, "aud": ["sample-client"], "iat": issued,
+                  "exp": issued + int(timedelta(minutes=30).total_seconds()), "jti": _SAMPLE_USER_ID}  # fmt: skip
+
+        def event_of(index: int, current: dict[str, Any]) -> dict[str, Any]:
+            return build_event(hook.event, user, current, context, now)
+
+        def answer(response: Any, current: dict[str, Any]) -> dict[str, Any]:
+            return apply_response(hook.event, response, current, claims)
+
+        return await self._run(
+            hook.event, [hook], project_id, dict(claims), event_of, answer, raise_errors=False, test=True, fetch=False
+        )
+
     async def _run(
         self,
         event_type: str,
@@ -457,10 +512,12 @@ class HookService:
         raise_errors: bool = True,
         test: bool = False,
         masked: str | None = None,
+        fetch: bool = True,
     ) -> ChainResult:
         """The hooks of `event_type` in order: `event_of` builds each one's event, `answer` reads its response.
 
-        `masked`, a value beyond the project's secrets (a sign-in's password), is masked wherever a secret is.
+        `masked`, a value beyond the project's secrets (a sign-in's password), is masked wherever a secret is;
+        `fetch=False` (a save's trial run) refuses every `fetch`.
         """
         result = ChainResult(payload=payload)
         chain = [h for h in hooks if h.event == event_type]
@@ -486,7 +543,8 @@ class HookService:
                 if remaining <= 0:
                     raise HookTimeout("the hooks of this token ran out of their total time")
                 event = event_of(index, result.payload)
-                fetcher = FetchSession(self.fetch_client(), project.allowlist, self.fetch_limits, hidden.values())
+                allowlist = project.allowlist if fetch else []
+                fetcher = FetchSession(self.fetch_client(), allowlist, self.fetch_limits, hidden.values())
                 with telemetry.span(
                     "userio.hook.run", {"userio.project_id": project_id, "userio.hook.event": event_type}
                 ):
@@ -525,6 +583,8 @@ class HookService:
                     event_type, "refused" if refused else "error", run.duration_ms / 1000, queued_ms / 1000
                 )
                 run.error = msgspec.to_builtins(error_object(error))
+                if not refused:  # the run log's console says what went wrong (`is_allowed must be a boolean, ...`)
+                    run.console = [*run.console, {"level": "error", "message": masker.text(error.message)}]
                 if not test:
                     kind = None if refused else _error_kind(error, runtime_kind)
                     self._log(project_id, event_type, index, started_at, run, "refused" if refused else "error", kind)

@@ -7,7 +7,10 @@ again under a fresh job id. arq would also run the dead job again once its in-pr
 their writes and their done-mark together).
 
 Every key this deployment writes carries the queue name: job ids and leases (the sweeper's included), so
-deployments sharing a Redis never meet.
+deployments sharing a Redis never meet. Two that share the queue name too (a misconfiguration: staging beside
+production, two test runs) would take each other's jobs, so every job carries its deployment's id
+(`DEPLOYMENT_KWARG`, `Database.deployment_id`): a worker that takes another deployment's job logs it in one line
+naming both and puts the job back for its owner (`put_back`), instead of finding no work and dropping it.
 """
 
 from __future__ import annotations
@@ -26,7 +29,12 @@ from litestar_userio.config import QueueConfig
 from litestar_userio.queue.connections import redis_errors
 from litestar_userio.queue.leases import RedisLeaseStore
 
-__all__ = ["ArqQueue", "redis_settings"]
+__all__ = ["DEPLOYMENT_KWARG", "ArqQueue", "redis_settings"]
+
+DEPLOYMENT_KWARG = "userio_deployment"
+"""The keyword argument every job carries: the id of the deployment that enqueued it (the worker strips it)."""
+_PUT_BACK_DELAY = timedelta(milliseconds=250)
+"""A job put back for its owner waits this long, so the worker that put it back takes others first."""
 
 logger = logging.getLogger("litestar_userio.queue")
 
@@ -54,6 +62,20 @@ class ArqQueue:
         """How long arq's in-progress mark of a job lives (arq: the longest job timeout plus 10 s)."""
         self._pool: ArqRedis | None = None
         self._leases: RedisLeaseStore | None = None
+        self.deployment_id: str | None = None
+        """This deployment's id, carried by every job it enqueues (`bind_deployment`)."""
+        self._foreign: set[str] = set()
+
+    def first_sight(self, deployment_id: str) -> bool:
+        """Whether a job of that other deployment is seen here for the first time (the log names it once)."""
+        if deployment_id in self._foreign:
+            return False
+        self._foreign.add(deployment_id)
+        return True
+
+    def bind_deployment(self, deployment_id: str | None) -> None:
+        """Tag every job enqueued from now on with `deployment_id`."""
+        self.deployment_id = deployment_id
 
     async def start(self) -> None:
         """Open the Redis pool; with Redis down, start anyway (tasks are stored; enqueues fail until it is back)."""
@@ -95,9 +117,20 @@ class ArqQueue:
         """
         scoped = f"{self.queue_name}:{job_id}" if job_id is not None else None
         options: dict[str, Any] = {"_defer_until": _FRONT, "_expires": _JOB_EXPIRY} if first else {}
+        if self.deployment_id is not None:
+            options[DEPLOYMENT_KWARG] = self.deployment_id
         with redis_errors():
             job = await self.pool.enqueue_job(function, *args, _job_id=scoped, _queue_name=self.queue_name, **options)
         return job is not None
+
+    async def put_back(self, function: str, args: tuple[Any, ...], deployment_id: str) -> None:
+        """Queue again, under a fresh id and a little later, a job another deployment enqueued, with its id.
+
+        Its owner's workers take it: nothing of that deployment is lost or waits for a sweep.
+        """
+        options: dict[str, Any] = {DEPLOYMENT_KWARG: deployment_id, "_defer_by": _PUT_BACK_DELAY}
+        with redis_errors():
+            await self.pool.enqueue_job(function, *args, _queue_name=self.queue_name, **options)
 
     async def stalled_jobs(self, picked_before: timedelta) -> list[str]:
         """Jobs of this queue whose in-progress mark was set at least `picked_before` ago (it dies with its TTL).

@@ -58,6 +58,10 @@ class JobQueue(Protocol):
         """
         ...
 
+    def bind_deployment(self, deployment_id: str | None) -> None:
+        """The deployment's id (`Database.deployment_id`), which a shared queue's jobs carry (arq); None: untagged."""
+        ...
+
     async def start(self) -> None:
         """Connect (arq); nothing for the in-process runner."""
         ...

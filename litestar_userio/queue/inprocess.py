@@ -53,6 +53,9 @@ class InProcessQueue:
         self._running.set()
         self._served = False
 
+    def bind_deployment(self, deployment_id: str | None) -> None:
+        """Nothing: the runner's jobs never leave this process."""
+
     async def enqueue(self, function: str, *args: Any, job_id: str | None = None, first: bool = False) -> bool:
         """Schedule a job; False if a job with this id is queued or running (`first` changes nothing here).
 

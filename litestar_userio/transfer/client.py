@@ -8,6 +8,7 @@ code 2, and must never send the admin token anywhere but the API (a download URL
 from __future__ import annotations
 
 import ssl
+import sys
 import time
 from collections.abc import AsyncIterator, Callable, Generator
 from contextlib import asynccontextmanager
@@ -391,9 +392,17 @@ class AdminClient:
         return _json_object(response), response
 
     async def put_json(self, path: str, body: bytes, *, action: str) -> dict[str, Any]:
-        """PUT a JSON body (idempotent: retried like a GET)."""
+        """PUT a JSON body (idempotent: retried like a GET).
+
+        The answer's `warnings` (beside `result`: a hook that answered a sample event in a wrong shape) go to
+        standard error, one `warning: ...` line each, whichever command saved.
+        """
         response = await self._send("PUT", path, action=action, content=body, idempotent=True)
-        return _json_object(response) if response.content else {}
+        answer = _json_object(response) if response.content else {}
+        warnings = answer.get("warnings")
+        for warning in warnings if isinstance(warnings, list) else ():
+            sys.stderr.write(f"warning: {warning}\n")
+        return answer
 
     async def delete(self, path: str, *, action: str) -> None:
         """DELETE (idempotent)."""

@@ -122,6 +122,8 @@ class HooksController(Controller):
     @put(
         "/",
         summary="Replace the hooks (a new version); every hook must compile or nothing changes",
+        description="Each saved hook then runs once on a sample event of its kind (no network, nothing logged); one"
+        " that answers in a wrong shape is named in `warnings` beside `result`.",
         responses=error_responses(ExportErrorBody, 400, 403, 415, 503),
     )
     async def replace_hooks(
@@ -134,7 +136,8 @@ class HooksController(Controller):
         allowlist = None if data.fetch_allowlist is msgspec.UNSET else data.fetch_allowlist
         await hooks_service.replace(project.id, data.hooks, allowlist, _actor(request))
         hooks, saved_allowlist = await hooks_service.settings(project.id)
-        return HookListResult(HookList([h.spec() for h in hooks], saved_allowlist))
+        warnings = await hooks_service.trial_warnings(project.id, hooks)
+        return HookListResult(HookList([h.spec() for h in hooks], saved_allowlist), warnings or msgspec.UNSET)
 
     @delete(
         "/",

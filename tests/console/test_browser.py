@@ -541,6 +541,27 @@ async def test_a_new_hook_for_password_migration_starts_from_its_template_and_sa
     assert httpx.put(api, headers=headers, json=restored, verify=False).status_code == 200
 
 
+async def test_saving_a_hook_that_answers_in_a_wrong_shape_shows_the_servers_warning(session):
+    page = session["page"]
+    token = session["link"].split("#token=")[1]
+    api = session["app"].origin + "/_api/admin/hooks"
+    headers = {"Authorization": f"Bearer {token}"}
+    before = httpx.get(api, headers=headers, verify=False).json()["result"]
+    await page.goto(session["link"].split("#")[0] + "#/hooks")
+    await page.locator("#editor .monaco-editor").wait_for(timeout=EDITOR_TIMEOUT)
+
+    await set_editor_text(
+        page, 'export default async function (e: any): Promise<any> { return { is_allowed: "yes" }; }'
+    )
+    await page.locator("#save-hooks").click()
+    warning = page.locator("#save-warnings li")
+    await warning.first.wait_for()
+
+    assert await page.locator("#save-result .ok").count() == 1
+    assert 'is_allowed must be a boolean, got "yes"' in await warning.first.inner_text()
+    assert httpx.put(api, headers=headers, json=before, verify=False).status_code == 200
+
+
 async def test_finds_a_user_disables_enables_sets_a_password_and_deletes_with_a_confirmation(session):
     page = session["page"]
     await page.goto(session["link"].split("#")[0] + "#/users")

@@ -167,3 +167,66 @@ async def test_the_test_runner_warns_when_the_client_only_gets_opaque_tokens(wor
     assert "opaque-app" in warning
     assert "opaque access tokens" in warning
     assert "warnings" not in jwt_client.json()["result"]
+
+
+# -- a save runs each hook once on a sample event (issue 46) ----------------------------------------------------------
+
+
+def _hook(event: str, body: str) -> dict[str, str]:
+    return {"event": event, "source": f"export default async function (e: any): Promise<any> {{ {body} }}"}
+
+
+async def _save(world, *hooks: dict[str, str]):
+    response = await world.project.env.client.put(HOOKS, json={"hooks": list(hooks)}, headers=world.project.headers())
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+async def test_saving_a_hook_that_answers_in_a_wrong_shape_warns_naming_the_member(world):
+    body = await _save(
+        world,
+        {"event": "oidc.jwt.pre_create", "source": OK_HOOK},
+        _hook("oidc.jwt.pre_create", 'return { is_allowed: "yes" };'),
+        _hook("oidc.id_token.pre_create", "return { is_allowed: true, mutations: { id_token: { payload: {} } } };"),
+        _hook("user.password_migration", 'return { is_allowed: true, user: "ada" };'),
+    )
+
+    assert [h["event"] for h in body["result"]["hooks"]] == [
+        "oidc.jwt.pre_create",
+        "oidc.jwt.pre_create",
+        "oidc.id_token.pre_create",
+        "user.password_migration",
+    ]
+    warnings = body["warnings"]
+    assert len(warnings) == 3, warnings
+    assert warnings[0].startswith('hooks[1] (oidc.jwt.pre_create): is_allowed must be a boolean, got "yes"')
+    assert warnings[1].startswith("hooks[2] (oidc.id_token.pre_create): ") and "InvalidJWTMutations" in warnings[1]
+    assert warnings[2].startswith(
+        'hooks[3] (user.password_migration): user must be an import record (an object), got "ada"'
+    )
+
+
+async def test_a_hook_that_answers_rightly_refuses_or_throws_on_the_sample_saves_without_warnings(world):
+    body = await _save(
+        world,
+        {"event": "oidc.jwt.pre_create", "source": OK_HOOK},
+        _hook("oidc.jwt.pre_create", "return { is_allowed: false, title: 'no', reason: 'sample' };"),
+        _hook(
+            "oidc.jwt.pre_create",
+            "if (e.payload.user.custom_attributes.tier.x) { return 1; } return { is_allowed: true };",
+        ),
+        _hook("oidc.id_token.pre_create", "return { is_allowed: true };"),
+    )
+
+    assert "warnings" not in body, body
+
+
+async def test_a_wrong_answer_at_sign_in_is_named_in_the_run_log(world):
+    await _save(world, _hook("oidc.jwt.pre_create", 'return { is_allowed: "yes" };'))
+
+    response = await world.sign_in()
+    runs = (await world.project.get(f"{HOOKS}/runs")).json()["result"]["runs"]
+
+    assert response.status_code == 500 and response.json()["error"] == "server_error"
+    assert runs[0]["outcome"] == "error"
+    assert {"level": "error", "message": 'is_allowed must be a boolean, got "yes"'} in runs[0]["console"]
