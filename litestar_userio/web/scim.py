@@ -89,9 +89,12 @@ async def _body(request: Request[Any, Any, Any], limit: int | None = None) -> An
     if len(raw) > limit:
         raise ScimTooLarge(f"the body is larger than maxPayloadSize ({limit} bytes)")
     try:
-        return msgspec.json.decode(raw)
+        decoded = msgspec.json.decode(raw)
     except (msgspec.DecodeError, RecursionError, UnicodeDecodeError):
         raise ScimError("invalidSyntax", "the body is not JSON") from None
+    if b"\\u0000" in raw or b"\x00" in raw:  # JSON writes U+0000 escaped; PostgreSQL's text cannot hold it
+        raise ScimError("invalidValue", "U+0000 is not allowed in a value")
+    return decoded
 
 
 def _base_url(request: Request[Any, Any, Any]) -> str:

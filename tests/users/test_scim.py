@@ -335,3 +335,19 @@ async def test_attributes_and_excluded_attributes_name_attributes_and_sub_attrib
     listed = (await scim("GET", "/Users", params={"excludedAttributes": "emails,name.familyName"})).json()
     [item] = listed["Resources"]
     assert "emails" not in item and item["name"] == {"givenName": "Ada"} and item["userName"] == user["userName"]
+
+
+@pytest.mark.engine
+async def test_ten_thousand_clauses_in_a_search_body_and_nul_characters_are_400_never_5xx(scim):
+    clauses = " or ".join(['userName eq "a"'] * 10_000)
+    search = await scim("POST", "/Users/.search", {"filter": clauses})
+    assert search.status_code == 400 and search.json()["scimType"] == "invalidFilter"
+    nul = await scim("GET", "/Users", params={"filter": 'externalId eq "a\\u0000b"'})
+    assert nul.status_code == 400, nul.text
+    for body in (
+        okta_user(externalId="x\u0000"),
+        okta_user(userName="ada\u0000@example.com"),
+        okta_user(nickName="\u0000"),
+    ):
+        response = await scim("POST", "/Users", body)
+        assert response.status_code == 400, response.text
