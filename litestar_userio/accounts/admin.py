@@ -44,6 +44,7 @@ from litestar_userio.imports.schemas import PasswordInput, UserRecord
 from litestar_userio.imports.validation import ParsedRecord, parse_record
 from litestar_userio.projects.service import ProjectRecord, ProjectService
 from litestar_userio.retry import Backoff, retrying
+from litestar_userio.runtime import paused_gc
 from litestar_userio.tokens.repository import RefreshTokenRepository
 from litestar_userio.users.custom_attributes import CustomAttributeSpec
 from litestar_userio.users.exported import build_document, without_secrets
@@ -359,18 +360,19 @@ class UserAdminService:
                     )
                     world.owners.update(owners)
                     created: dict[int, tuple[str, list[str]]] = {}
-                    external_ids: list[tuple[str, str | None]] = []
-                    for index, record, identifier, warnings, external_id in prepared:
-                        world.identifier = identifier
-                        kept = list(warnings)
-                        try:
-                            user_id = world.insert_user(record, kept)
-                        except (Invalid, NotFound) as exc:  # the record's own failure: checked before any change
-                            outcomes[index] = exc
-                            continue
-                        created[index] = (user_id, kept)
-                        if not isinstance(external_id, _Keep):
-                            external_ids.append((user_id, external_id))
+                    external_ids: dict[str, str | None] = {}
+                    with paused_gc():  # a synchronous burst, as an import chunk's apply
+                        for index, record, identifier, warnings, external_id in prepared:
+                            world.identifier = identifier
+                            kept = list(warnings)
+                            try:
+                                user_id = world.insert_user(record, kept)
+                            except (Invalid, NotFound) as exc:  # the record's own failure, checked before any change
+                                outcomes[index] = exc
+                                continue
+                            created[index] = (user_id, kept)
+                            if not isinstance(external_id, _Keep):
+                                external_ids[user_id] = external_id
                     if world.new_roles:
                         role_ids |= await self.users.key_ids(
                             tx, project.id, "userio_role", world.new_roles, create_at=now
@@ -381,12 +383,20 @@ class UserAdminService:
                         )
                     loaded = LoadedUsers(users={})
                     written = await self.users.flush(
-                        tx, project.id, loaded, world.users.values(), role_ids, group_ids, origin=origin, at=now
+                        tx,
+                        project.id,
+                        loaded,
+                        world.users.values(),
+                        role_ids,
+                        group_ids,
+                        origin=origin,
+                        at=now,
+                        external_ids=external_ids,
                     )
-                    await self.users.set_external_ids(tx, project.id, external_ids)
                     rows = await self.users.user_rows_of(tx, project.id, [user_id for user_id, _ in created.values()])
-                for index, (user_id, kept) in created.items():
-                    outcomes[index] = (build_document(rows[user_id], project.id, now), kept)
+                with paused_gc():
+                    for index, (user_id, kept) in created.items():
+                        outcomes[index] = (build_document(rows[user_id], project.id, now), kept)
                 if written:
                     self.changes.wake(project.id)
                 return outcomes
