@@ -44,6 +44,8 @@ from litestar_userio.imports.schemas import PasswordInput, UserRecord
 from litestar_userio.imports.validation import ParsedRecord, parse_record, timestamp_causes
 from litestar_userio.projects.service import ProjectRecord, ProjectService
 from litestar_userio.retry import Backoff, retrying
+from litestar_userio.runtime import paused_gc
+from litestar_userio.users.custom_attributes import CustomAttributeSpec
 from litestar_userio.users.exported import build_document, without_secrets
 from litestar_userio.users.formats import LOGIN_ID_ATTRIBUTES, storable_text
 from litestar_userio.users.login_id_rules import LoginIDRules
@@ -274,39 +276,53 @@ class UserAdminService:
         """
         results: list[tuple[dict[str, Any], list[str]] | UserIOError | None] = [None] * len(users)
         prepared: list[tuple[int, UserRecord, str, list[str], str | _Keep | None]] = []
+        schema = await self.projects.custom_schema(project.id)
         for index, new in enumerate(users):
             try:
-                identifier = _identifier(new.record)
-                parsed = await self._parse(project, new.record, identifier)
-                assert parsed.record is not None
-                if new.password is not None:
-                    if parsed.record.password is not msgspec.UNSET:
-                        raise ValidationFailed(
-                            [Cause("", "oneOf", {"expected": ["password", "password_hash"]})],
-                            "give either password or password_hash",
-                        )
-                    algorithm = project.settings.password_algorithm
-                    parsed.record.password = PasswordInput(
-                        type=algorithm, password_hash=await self.passwords.hash(project.id, new.password, algorithm)
-                    )
-                prepared.append((index, parsed.record, identifier or "email", list(parsed.warnings), new.external_id))
+                record, identifier, warnings = await self._prepare_new(project, new, schema)
             except UserIOError as exc:
                 results[index] = exc
+                continue
+            prepared.append((index, record, identifier, warnings, new.external_id))
         if prepared:
-            for index, outcome in (await self._insert_many(project, prepared, origin)).items():
+            for index, outcome in (await self._insert_many(project, prepared, origin, schema)).items():
                 results[index] = outcome
         return [r if r is not None else UserIOError() for r in results]
+
+    async def _prepare_new(
+        self, project: ProjectRecord, new: NewUser, schema: dict[str, CustomAttributeSpec]
+    ) -> tuple[UserRecord, str, list[str]]:
+        """One new user's record as it will be inserted, its identifier and warnings; its own failure raised.
+
+        The per-user step of every creation (`create` is `create_many` of one): the import's validation, and the
+        plain password hashed with the project's algorithm. A blocking `user.pre_create` hook belongs here, so that
+        a Bulk's creations pass it one by one as single ones do.
+        """
+        identifier = _identifier(new.record)
+        parsed = await self._parse(project, new.record, identifier, schema)
+        assert parsed.record is not None
+        if new.password is not None:
+            if parsed.record.password is not msgspec.UNSET:
+                raise ValidationFailed(
+                    [Cause("", "oneOf", {"expected": ["password", "password_hash"]})],
+                    "give either password or password_hash",
+                )
+            algorithm = project.settings.password_algorithm
+            parsed.record.password = PasswordInput(
+                type=algorithm, password_hash=await self.passwords.hash(project.id, new.password, algorithm)
+            )
+        return parsed.record, identifier or "email", list(parsed.warnings)
 
     async def _insert_many(
         self,
         project: ProjectRecord,
         prepared: list[tuple[int, UserRecord, str, list[str], str | _Keep | None]],
         origin: ChangeOrigin,
+        schema: dict[str, CustomAttributeSpec],
     ) -> dict[int, tuple[dict[str, Any], list[str]] | UserIOError]:
         """The prepared records inserted in one transaction (`_change` for many new users)."""
         settings = project.settings
         rules = settings.login_id_rules()
-        schema = await self.projects.custom_schema(project.id)
         records = [record for _, record, *_ in prepared]
         retries = retrying(attempts=_CONFLICT_RETRIES + 1, on=WriteConflict, backoff=Backoff(0.01, jitter=(1.0, 5.0)))
         async for attempt in retries:
@@ -341,18 +357,19 @@ class UserAdminService:
                     world.owners.update(claims.owners)
                     world.oauth_owners.update(claims.oauth_owners)
                     created: dict[int, tuple[str, list[str]]] = {}
-                    external_ids: list[tuple[str, str | None]] = []
-                    for index, record, identifier, warnings, external_id in prepared:
-                        world.identifier = identifier
-                        kept = list(warnings)
-                        try:
-                            user_id = world.insert_user(record, kept)
-                        except (Invalid, NotFound) as exc:  # the record's own failure: checked before any change
-                            outcomes[index] = exc
-                            continue
-                        created[index] = (user_id, kept)
-                        if not isinstance(external_id, _Keep):
-                            external_ids.append((user_id, external_id))
+                    external_ids: dict[str, str | None] = {}
+                    with paused_gc():  # a synchronous burst, as an import chunk's apply
+                        for index, record, identifier, warnings, external_id in prepared:
+                            world.identifier = identifier
+                            kept = list(warnings)
+                            try:
+                                user_id = world.insert_user(record, kept)
+                            except (Invalid, NotFound) as exc:  # the record's own failure, checked before any change
+                                outcomes[index] = exc
+                                continue
+                            created[index] = (user_id, kept)
+                            if not isinstance(external_id, _Keep):
+                                external_ids[user_id] = external_id
                     if world.new_roles:
                         role_ids |= await self.users.key_ids(
                             tx, project.id, "userio_role", world.new_roles, create_at=now
@@ -363,12 +380,20 @@ class UserAdminService:
                         )
                     loaded = LoadedUsers(users={})
                     written = await self.users.flush(
-                        tx, project.id, loaded, world.users.values(), role_ids, group_ids, origin=origin, at=now
+                        tx,
+                        project.id,
+                        loaded,
+                        world.users.values(),
+                        role_ids,
+                        group_ids,
+                        origin=origin,
+                        at=now,
+                        external_ids=external_ids,
                     )
-                    await self.users.set_external_ids(tx, project.id, external_ids)
                     rows = await self.users.user_rows_of(tx, project.id, [user_id for user_id, _ in created.values()])
-                for index, (user_id, kept) in created.items():
-                    outcomes[index] = (build_document(rows[user_id], project.id, now), kept)
+                with paused_gc():
+                    for index, (user_id, kept) in created.items():
+                        outcomes[index] = (build_document(rows[user_id], project.id, now), kept)
                 if written:
                     self.changes.wake(project.id)
                 return outcomes
@@ -599,9 +624,19 @@ class UserAdminService:
             raise UserNotFound()
         return build_document(row, project_id, self.clock.now())
 
-    async def _parse(self, project: ProjectRecord, record: bytes, identifier: str | None) -> ParsedRecord:
-        """The import's validation of one record (the project's password formats and bounds); its error raised."""
-        schema = await self.projects.custom_schema(project.id)
+    async def _parse(
+        self,
+        project: ProjectRecord,
+        record: bytes,
+        identifier: str | None,
+        schema: dict[str, CustomAttributeSpec] | None = None,
+    ) -> ParsedRecord:
+        """The import's validation of one record (the project's password formats and bounds); its error raised.
+
+        `schema`: the project's custom attributes when the caller read them already (a batch reads them once).
+        """
+        if schema is None:
+            schema = await self.projects.custom_schema(project.id)
         policy = project.settings.hash_policy(self.imports.hash_bounds, self.imports.max_bcrypt_cost)
         special_use = project.settings.allow_special_use_email_domains
         parsed = parse_record(record, schema or None, policy, identifier=identifier, special_use_emails=special_use)

@@ -143,6 +143,8 @@ def parse_filter(
         raise _invalid(f"the filter is not valid: {exc}") from None
     if tree is None:
         raise _invalid("the filter is not valid")
+    if "\x00" in text or "\\u0000" in text:
+        raise _invalid("the filter holds U+0000, which no stored value holds")
     return _Translator(attributes, schema, normalize).filter(tree, None)
 
 
@@ -261,7 +263,9 @@ def _decode(raw: str) -> str:
     if "\\" not in raw:
         return raw
     try:
-        decoded = json.loads(f'"{raw}"')
+        decoded = str(json.loads(f'"{raw}"'))
     except ValueError:
         raise _invalid("the filter's string is not a valid JSON string") from None
-    return str(decoded)
+    if "\x00" in decoded:
+        raise _invalid("the filter holds U+0000, which no stored value holds")
+    return decoded

@@ -509,8 +509,11 @@ class UserRepository:
         *,
         origin: ChangeOrigin,
         at: datetime,
+        external_ids: Mapping[str, str | None] | None = None,
     ) -> int:
         """Write every change of `users` (new or loaded) back and append each to the change log; how many changed.
+
+        `external_ids`: the provisioning IdP's id of new users (SCIM `externalId`), by user id.
 
         Deletes first, so a login id can move. A loaded user whose state is as loaded is left alone (no write, no
         entry).
@@ -559,40 +562,41 @@ class UserRepository:
         await tx.delete_in("userio_user_role", "user_id", role_users)
         await tx.delete_in("userio_user_group", "user_id", group_users)
 
-        await tx.insert_many(
-            "userio_user",
-            (
-                "id",
-                "project_id",
-                "created_at",
-                "updated_at",
-                "last_login_at",
-                "is_disabled",
-                "standard_attributes",
-                "custom_attributes",
-                "account_valid_from",
-                "account_valid_until",
-                "temporarily_disabled_from",
-                "temporarily_disabled_until",
-            ),
-            [
-                (
-                    u.id,
-                    project_id,
-                    u.created_at,
-                    u.updated_at,
-                    None,
-                    u.disabled,
-                    dump(u.standard_attributes()),
-                    dump(u.custom),
-                    u.account_valid_from,
-                    u.account_valid_until,
-                    u.temporarily_disabled_from,
-                    u.temporarily_disabled_until,
-                )
-                for u in new_users
-            ],
+        columns: tuple[str, ...] = (
+            "id",
+            "project_id",
+            "created_at",
+            "updated_at",
+            "last_login_at",
+            "is_disabled",
+            "standard_attributes",
+            "custom_attributes",
+            "account_valid_from",
+            "account_valid_until",
+            "temporarily_disabled_from",
+            "temporarily_disabled_until",
         )
+        rows: list[tuple[Any, ...]] = [
+            (
+                u.id,
+                project_id,
+                u.created_at,
+                u.updated_at,
+                None,
+                u.disabled,
+                dump(u.standard_attributes()),
+                dump(u.custom),
+                u.account_valid_from,
+                u.account_valid_until,
+                u.temporarily_disabled_from,
+                u.temporarily_disabled_until,
+            )
+            for u in new_users
+        ]
+        if external_ids:  # SCIM's creations; an import's COPY stays as it is
+            columns += ("external_id",)
+            rows = [(*row, external_ids.get(row[0])) for row in rows]
+        await tx.insert_many("userio_user", columns, rows)
         await tx.executemany(
             "UPDATE userio_user SET updated_at = $2, is_disabled = $3, standard_attributes = $4,"
             " custom_attributes = $5, account_valid_from = $6, account_valid_until = $7,"
@@ -843,13 +847,6 @@ class UserRepository:
         row = await tx.fetchrow(f"SELECT COUNT(*) AS n FROM userio_user u WHERE u.project_id = $1 AND {clause}", *args)
         return int(row["n"]) if row is not None else 0
 
-    async def set_external_ids(self, tx: Tx, project_id: str, pairs: list[tuple[str, str | None]]) -> None:
-        """Each (user id, external id) of a batch of users (SCIM Bulk), one statement for all."""
-        await tx.executemany(
-            "UPDATE userio_user SET external_id = $3 WHERE id = $1 AND project_id = $2",
-            [(user_id, project_id, external_id) for user_id, external_id in pairs],
-        )
-
     async def user_rows_of(self, tx: Tx, project_id: str, user_ids: list[str]) -> dict[str, Row]:
         """Users of the project by id, as rows of `user_rows_query`, in one query."""
         if not user_ids:
@@ -973,18 +970,20 @@ class _Where:
 
     def compare(self, c: Compare) -> str:
         field = c.field
+        # `u.id IN (...)`, not a correlated EXISTS: SQLite then runs the subquery once (an index probe for `eq`) and
+        # looks the users up by id, where EXISTS probed the identities once per user of the project (2.9 s at 200 000).
         if field in _LOGIN_ID_FIELDS:
             key = self.param(_LOGIN_ID_FIELDS[field])
             inner = "" if c.op == "pr" else " AND " + self.text("i.normalized_value", c, negate=False)
-            exists = (
-                f"EXISTS (SELECT 1 FROM userio_identity i WHERE i.project_id = $1 AND i.user_id = u.id"
+            found = (
+                f"u.id IN (SELECT i.user_id FROM userio_identity i WHERE i.project_id = $1"
                 f" AND i.login_id_key = {key}{inner})"
             )
-            return f"NOT {exists}" if c.op == "ne" else exists
+            return f"NOT ({found})" if c.op == "ne" else found
         if field == "group_id":
-            inner = "" if c.op == "pr" else f" AND m.group_id = {self.param(c.value)}"
-            exists = f"EXISTS (SELECT 1 FROM userio_user_group m WHERE m.user_id = u.id{inner})"
-            return f"NOT {exists}" if c.op == "ne" else exists
+            inner = "" if c.op == "pr" else f" WHERE m.group_id = {self.param(c.value)}"
+            found = f"u.id IN (SELECT m.user_id FROM userio_user_group m{inner})"
+            return f"NOT ({found})" if c.op == "ne" else found
         if field == "disabled":
             if c.op == "pr":
                 return "TRUE"

@@ -89,9 +89,12 @@ async def _body(request: Request[Any, Any, Any], limit: int | None = None) -> An
     if len(raw) > limit:
         raise ScimTooLarge(f"the body is larger than maxPayloadSize ({limit} bytes)")
     try:
-        return msgspec.json.decode(raw)
+        decoded = msgspec.json.decode(raw)
     except (msgspec.DecodeError, RecursionError, UnicodeDecodeError):
         raise ScimError("invalidSyntax", "the body is not JSON") from None
+    if b"\\u0000" in raw or b"\x00" in raw:  # JSON writes U+0000 escaped; PostgreSQL's text cannot hold it
+        raise ScimError("invalidValue", "U+0000 is not allowed in a value")
+    return decoded
 
 
 def _base_url(request: Request[Any, Any, Any]) -> str:
@@ -120,15 +123,61 @@ def _list(total: int, items: list[dict[str, Any]], start: int) -> Response[Any]:
     )
 
 
+def _names(text: str) -> dict[str, set[str] | None]:
+    """`attributes`/`excludedAttributes`: top-level name -> its named sub-attributes (None: the whole attribute)."""
+    names: dict[str, set[str] | None] = {}
+    for raw in text.split(","):
+        name = raw.strip()
+        if name.lower().startswith("urn:"):
+            name = name.rsplit(":", 1)[-1]
+        top, _, sub = name.lower().partition(".")
+        if not top:
+            continue
+        if not sub or names.get(top, set()) is None:
+            names[top] = None
+        else:
+            subs = names.setdefault(top, set())
+            assert subs is not None
+            subs.add(sub)
+    return names
+
+
+def _keep_subs(value: Any, subs: set[str], *, keep: bool) -> Any:
+    def one(item: Any) -> Any:
+        if not isinstance(item, dict):
+            return item
+        return {k: v for k, v in item.items() if (k.lower() in subs) == keep}
+
+    return [one(item) for item in value] if isinstance(value, list) else one(value)
+
+
 def _project_attributes(resource: dict[str, Any], attributes: str | None, excluded: str | None) -> dict[str, Any]:
-    """RFC 7644 3.4.2.5: `attributes` keeps those (with `id`, `schemas`, `meta` always), `excludedAttributes` drops."""
+    """RFC 7644 3.4.2.5: `attributes` keeps those, `excludedAttributes` drops them (`name.givenName`: a sub-attribute).
+
+    `id`, `schemas` and `meta` are always returned.
+    """
     if attributes:
-        wanted = {a.strip().split(".")[0].split(":")[-1].lower() for a in attributes.split(",")}
-        wanted |= {"id", "schemas", "meta"}
-        return {k: v for k, v in resource.items() if k.lower() in wanted}
+        wanted = _names(attributes)
+        kept: dict[str, Any] = {}
+        for key, value in resource.items():
+            low = key.lower()
+            if low in ("id", "schemas", "meta"):
+                kept[key] = value
+            elif low in wanted:
+                subs = wanted[low]
+                kept[key] = value if subs is None else _keep_subs(value, subs, keep=True)
+        return kept
     if excluded:
-        dropped = {a.strip().split(".")[0].split(":")[-1].lower() for a in excluded.split(",")} - {"id", "schemas"}
-        return {k: v for k, v in resource.items() if k.lower() not in dropped}
+        dropped = _names(excluded)
+        out: dict[str, Any] = {}
+        for key, value in resource.items():
+            low = key.lower()
+            subs = dropped.get(low, set())
+            if low in ("id", "schemas") or low not in dropped:
+                out[key] = value
+            elif subs is not None:
+                out[key] = _keep_subs(value, subs, keep=False)
+        return out
     return resource
 
 

@@ -201,7 +201,7 @@ async def test_filters_page_and_sort(scim):
     assert await names('filter=not (userName co "a")') == []
     assert await names("sortBy=userName&sortOrder=descending&startIndex=2&count=1") == ["alan@example.com"]
     assert sorted(await names('filter=externalId ne "00ugrace"')) == ["ada@example.com", "alan@example.com"]
-    assert await names('filter=nickName pr') == []
+    assert await names("filter=nickName pr") == []
     assert len(await names('filter=not (nickName eq "x")')) == 3  # no nickName: not equal to "x"
     assert await names('filter=userName co "%"') == []
     assert await names('filter=displayName co "_"') == []
@@ -326,3 +326,28 @@ async def test_bulk_over_a_bound_is_413_naming_it_and_applies_nothing(env, proje
     assert too_big.status_code == 413 and "maxPayloadSize" in too_big.json()["detail"]
     listed = await env.client.get(f"{SCIM}/Users", headers=headers)
     assert listed.json()["totalResults"] == 0
+
+
+async def test_attributes_and_excluded_attributes_name_attributes_and_sub_attributes(scim):
+    user = (await scim("POST", "/Users", okta_user())).json()
+    only = (await scim("GET", f"/Users/{user['id']}", params={"attributes": "userName,name.givenName"})).json()
+    assert set(only) == {"schemas", "id", "meta", "userName", "name"} and only["name"] == {"givenName": "Ada"}
+    listed = (await scim("GET", "/Users", params={"excludedAttributes": "emails,name.familyName"})).json()
+    [item] = listed["Resources"]
+    assert "emails" not in item and item["name"] == {"givenName": "Ada"} and item["userName"] == user["userName"]
+
+
+@pytest.mark.engine
+async def test_ten_thousand_clauses_in_a_search_body_and_nul_characters_are_400_never_5xx(scim):
+    clauses = " or ".join(['userName eq "a"'] * 10_000)
+    search = await scim("POST", "/Users/.search", {"filter": clauses})
+    assert search.status_code == 400 and search.json()["scimType"] == "invalidFilter"
+    nul = await scim("GET", "/Users", params={"filter": 'externalId eq "a\\u0000b"'})
+    assert nul.status_code == 400, nul.text
+    for body in (
+        okta_user(externalId="x\u0000"),
+        okta_user(userName="ada\u0000@example.com"),
+        okta_user(nickName="\u0000"),
+    ):
+        response = await scim("POST", "/Users", body)
+        assert response.status_code == 400, response.text
