@@ -42,7 +42,7 @@ def records_of(ciphertext: bytes, identity: x25519.Identity) -> list[dict[str, A
     return [msgspec.json.decode(line) for line in decrypt(ciphertext, [identity]).splitlines()]
 
 
-def population(now_text: str) -> tuple[list[dict[str, Any]], dict[str, str]]:
+def population() -> tuple[list[dict[str, Any]], dict[str, str]]:
     """A mixed population (every hash format we take, TOTP, identities, windows) and each login's password."""
     records: list[dict[str, Any]] = []
     passwords: dict[str, str] = {}
@@ -154,7 +154,7 @@ async def test_a_lossless_export_moves_every_user_to_another_project_losing_noth
     firebase = FirebaseHashConfig(**FIREBASE_CONFIG)
     source = await env.make_project(msgspec.structs.replace(ALLOWED, firebase_scrypt=firebase))
     target = await env.make_project(ALLOWED)  # no Firebase config: the records carry it
-    records, passwords = population(env.clock.now().isoformat())
+    records, passwords = population()
     imported = await run_import(source, records)
     assert [d["outcome"] for d in imported["details"]] == ["inserted"] * len(records), imported["details"]
     users = env.services.users
