@@ -289,3 +289,18 @@ async def test_an_import_record_carries_a_temporary_disable_window(project):
         "2030-01-02T00:00:00Z",
     )
     assert user["disabled"] is False
+
+
+async def test_an_accepted_lossless_export_fails_if_the_setting_is_turned_off_before_it_runs(env):
+    project = await env.make_project(ALLOWED)
+    await run_import(project, [{"email": "a@example.com", "password": _bcrypt()}])
+    env.hold_jobs()
+    response = await initiate(project, lossless(x25519.Identity.generate()))
+    assert response.status_code == 202, response.text
+
+    await env.services.projects.update_settings(project.id, allow_secret_export=False)
+    await env.drain()
+    result = (await project.get(response.headers["location"])).json()["result"]
+
+    assert result["status"] == "completed" and "download_url" not in result
+    assert (result["error"]["name"], result["error"]["reason"]) == ("Forbidden", "SecretExportDisabled")
