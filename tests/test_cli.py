@@ -364,6 +364,18 @@ async def test_project_configure_sets_typed_values_and_refuses_the_rest_in_one_l
     assert json.loads(reset.stdout) == {"email_case_sensitive": True}
 
 
+async def test_project_configure_allows_the_lossless_export(cli_env, tmp_path):
+    """DECISIONS 20: `project configure --set allow_secret_export=true` turns the lossless export on, `false` off."""
+    pid = project_id(tmp_path)
+    userio(cli_env, "project", "create", "--id", pid, "--domain", f"{pid}.example.test")
+
+    on = userio(cli_env, "project", "configure", "--project", pid, "--set", "allow_secret_export=true")
+    off = userio(cli_env, "project", "configure", "--project", pid, "--set", "allow_secret_export=false")
+
+    assert json.loads(on.stdout) == {"allow_secret_export": True}
+    assert json.loads(off.stdout) == {}
+
+
 @pytest.mark.engine
 async def test_a_null_stored_by_the_old_configure_reads_as_the_default(cli_env, tmp_path):
     """`configure --set NAME` once stored null for a true/false setting, and the project could not be read."""

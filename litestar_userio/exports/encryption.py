@@ -10,6 +10,7 @@ slice of plaintext and about 64 KiB inside age are held at a time, and none of i
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import queue
 import threading
@@ -153,4 +154,5 @@ class AgeStream:
         """Stop the encrypting thread without storing anything more (the caller aborts the file)."""
         if not self._done.done():
             self._plaintext.slices.put((None, Future()))
-        await asyncio.wrap_future(self._done)
+        with contextlib.suppress(Exception):  # the thread's own error, if any, is not the one being reported
+            await asyncio.wrap_future(self._done)

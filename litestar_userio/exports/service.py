@@ -279,6 +279,8 @@ class ExportService:
         Each slice of records is handed to age as soon as it is encoded; only ciphertext reaches the storage.
         """
         assert request.encryption is not msgspec.UNSET
+        if not project.settings.allow_secret_export:  # turned off since the export was accepted
+            raise SecretExportDisabled()
         recipients = parse_recipients(request.encryption.age_recipients)
         writer = await storage.open_writer(key, content_type=lossless.CONTENT_TYPE, filename=filename)
         age = AgeStream(recipients, writer.write)

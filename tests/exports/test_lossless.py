@@ -42,7 +42,7 @@ def records_of(ciphertext: bytes, identity: x25519.Identity) -> list[dict[str, A
     return [msgspec.json.decode(line) for line in decrypt(ciphertext, [identity]).splitlines()]
 
 
-def population(now_text: str) -> tuple[list[dict[str, Any]], dict[str, str]]:
+def population() -> tuple[list[dict[str, Any]], dict[str, str]]:
     """A mixed population (every hash format we take, TOTP, identities, windows) and each login's password."""
     records: list[dict[str, Any]] = []
     passwords: dict[str, str] = {}
@@ -154,7 +154,7 @@ async def test_a_lossless_export_moves_every_user_to_another_project_losing_noth
     firebase = FirebaseHashConfig(**FIREBASE_CONFIG)
     source = await env.make_project(msgspec.structs.replace(ALLOWED, firebase_scrypt=firebase))
     target = await env.make_project(ALLOWED)  # no Firebase config: the records carry it
-    records, passwords = population(env.clock.now().isoformat())
+    records, passwords = population()
     imported = await run_import(source, records)
     assert [d["outcome"] for d in imported["details"]] == ["inserted"] * len(records), imported["details"]
     users = env.services.users
@@ -289,3 +289,18 @@ async def test_an_import_record_carries_a_temporary_disable_window(project):
         "2030-01-02T00:00:00Z",
     )
     assert user["disabled"] is False
+
+
+async def test_an_accepted_lossless_export_fails_if_the_setting_is_turned_off_before_it_runs(env):
+    project = await env.make_project(ALLOWED)
+    await run_import(project, [{"email": "a@example.com", "password": _bcrypt()}])
+    env.hold_jobs()
+    response = await initiate(project, lossless(x25519.Identity.generate()))
+    assert response.status_code == 202, response.text
+
+    await env.services.projects.update_settings(project.id, allow_secret_export=False)
+    await env.drain()
+    result = (await project.get(response.headers["location"])).json()["result"]
+
+    assert result["status"] == "completed" and "download_url" not in result
+    assert (result["error"]["name"], result["error"]["reason"]) == ("Forbidden", "SecretExportDisabled")
