@@ -11,6 +11,7 @@ from datetime import timedelta
 import jwt
 import pytest
 
+from litestar_userio.config import PasswordConfig
 from tests.tokens.conftest import HOOKS
 
 SECRET = "sk_live_9f8e7d6c5b4a"
@@ -187,7 +188,11 @@ async def test_run_log_is_sampled_when_runs_are_many_and_shows_the_rate(backend,
     from tests.helpers import HASH_2B, import_one
     from tests.tokens.conftest import TokenWorld
 
-    env = await make_env(backend, route_handlers=[token], hooks={"run_log_per_second": 2})
+    # Ada's cost-4 hash stays the project's cost: at the default 10 (a re-hash at the first sign-in) a busy machine
+    # signed in fewer than the rate's 2 a second, and no window was ever sampled.
+    env = await make_env(
+        backend, route_handlers=[token], hooks={"run_log_per_second": 2}, passwords=PasswordConfig(bcrypt_cost=4)
+    )
     project = await env.make_project()
     detail = await import_one(
         project, {"email": "ada@example.com", "password": {"type": "bcrypt", "password_hash": HASH_2B}}
