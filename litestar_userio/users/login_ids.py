@@ -94,13 +94,15 @@ def login_key(normalized: str) -> str:
     E.164 form, as the phone normalization makes it: so sign-in and `GET /users?login_id=`, which try the typed
     value as each kind, find one user. Where the kinds' normalizations differ beyond that (a username's case
     folding maps `ß` to `ss` where an email's local part keeps it; a project with case-sensitive usernames and
-    case-insensitive emails) the keys differ too (SECURITY.md). Costs ~0.2 us for a value with no `+` before a
-    digit (phonenumbers is not asked).
+    case-insensitive emails) the keys differ too (SECURITY.md). A value without `+` costs one substring test; an
+    E.164 number ~8 us on a busy machine; phonenumbers parses only text with a `+` before its first digit.
     """
+    if "+" not in normalized:  # normalized values are NFKC already: a full-width plus is `+` here
+        return normalized
     if _is_own_e164(normalized):
         return normalized
     for char in normalized:
-        if char == "+" or char == "\uff0b":
+        if char == "+":
             parsed = parse_phone(unicodedata.normalize("NFKC", normalized))
             if parsed is not None:
                 return parsed[0]

@@ -45,3 +45,18 @@ KEY = st.tuples(st.sampled_from(["email", "phone_number"]), st.sampled_from(["a"
 def test_records_that_fit_in_one_chunk_are_one_chunk_in_index_order(keys, owners, spare):
     """The premise of `ImportService._plan`, which then neither reads login ids nor looks them up."""
     assert plan_chunks(keys, owners, len(keys) + spare) == [list(range(len(keys)))]
+
+
+def test_a_username_spelled_like_another_records_email_or_phone_shares_its_chunk():
+    """One login id names one user across kinds: such records interact, so they run in one chunk, in index order."""
+    keys = [
+        [("email", "x@example.com")],
+        [("preferred_username", "bob")],
+        [("preferred_username", "x@example.com")],
+        [("phone_number", "+14155550100")],
+        [("preferred_username", "+1(415)555-0100")],
+    ]
+
+    chunks = plan_chunks(keys, {}, 1)
+
+    assert sorted(chunks) == [[0, 2], [1], [3, 4]]
