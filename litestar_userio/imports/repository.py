@@ -322,6 +322,30 @@ class ImportRepository:
         rows = await tx.run(c.select(c.id, c.task, c.seq, c.enqueued_at).where(c.status == "pending"))
         return [ChunkRef(row["id"], row["task_id"], row["seq"], row["enqueued_at"]) for row in rows]
 
+    async def waiting_since(self, tx: Tx, task_id: str) -> datetime | None:
+        """When the task's oldest chunk still waiting for a worker (pending, not claimed) was enqueued; None: none."""
+        c = ImportChunk
+        row = await tx.first(
+            c.select(c.enqueued_at)
+            .where((c.task == task_id) & (c.status == "pending") & c.enqueued_at.is_not_null())
+            .order_by(c.enqueued_at)
+            .limit(1)
+        )
+        return None if row is None else row["enqueued_at"]
+
+    async def stalled_tasks(self, tx: Tx, enqueued_before: datetime) -> dict[str, int]:
+        """Project id -> how many of its tasks have a chunk waiting for a worker since before `enqueued_before`."""
+        c = ImportChunk
+        rows = await tx.run(
+            c.select(c.task, c.task.project.as_alias("project_id")).where(
+                (c.status == "pending") & c.enqueued_at.is_not_null() & (c.enqueued_at < enqueued_before)
+            )
+        )
+        tasks: dict[str, set[str]] = {}
+        for row in rows:
+            tasks.setdefault(str(row["project_id"]), set()).add(str(row["task_id"]))
+        return {project: len(ids) for project, ids in tasks.items()}
+
     async def mark_enqueued(self, tx: Tx, chunk_ids: Sequence[int], now: datetime) -> list[tuple[str, int, int]]:
         """Stamp those of the chunks still pending as enqueued `now`; their (task id, seq, runs so far)."""
         c = ImportChunk

@@ -238,6 +238,10 @@ class ImportTaskStatus(Struct, omit_defaults=True, kw_only=True):
     summary: ImportSummary | UnsetType = UNSET
     details: Raw | list[ImportDetail] | UnsetType = UNSET
     progress: ImportProgress | UnsetType = UNSET
+    stalled_since: datetime | UnsetType = UNSET
+    """While pending, once a chunk has waited for a worker longer than a lease (`QueueConfig.lease_ttl`): when it
+    was enqueued. No worker of this deployment has taken it: workers down, or busy with a backlog, or the queue
+    shared with another deployment (docs/operations.md#stalled-tasks)."""
 
 
 class ImportTaskItem(Struct, omit_defaults=True):

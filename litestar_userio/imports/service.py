@@ -253,12 +253,15 @@ class ImportService:
             if task is None or (task.expire_at is not None and task.expire_at <= self.clock.now()):
                 raise TaskNotFound()
             if task.status != "completed":
+                waiting = await self.repository.waiting_since(tx, task_id)
+                stalled = waiting is not None and waiting < self.clock.now() - self.queue_config.lease_ttl
                 return msgspec.json.encode(
                     ImportTaskStatus(
                         id=task.id,
                         created_at=task.created_at,
                         status="pending",
                         progress=ImportProgress(total=task.total, processed=task.processed),
+                        stalled_since=waiting if stalled and waiting is not None else msgspec.UNSET,
                     )
                 )
             details = await self.repository.details(tx, task_id)
@@ -556,12 +559,18 @@ class ImportService:
         return requeued
 
     async def observe_queue(self) -> None:
-        """Report the chunks waiting for a worker and running, and the oldest wait (metrics only)."""
+        """Report the chunks waiting and running, the oldest wait, and the stalled tasks per project (metrics only).
+
+        A task is stalled while one of its chunks has waited for a worker longer than a lease (`lease_ttl`).
+        """
         if telemetry.metrics is None:
             return
+        now = self.clock.now()
         async with self.db.reader() as tx:
             pending = await self.repository.pending_chunks(tx)
-        telemetry.queue_state("import_chunk", [chunk.enqueued_at for chunk in pending], self.clock.now())
+            stalled = await self.repository.stalled_tasks(tx, now - self.queue_config.lease_ttl)
+        telemetry.queue_state("import_chunk", [chunk.enqueued_at for chunk in pending], now)
+        telemetry.stalled_tasks("import", stalled)
 
     async def purge_expired(self) -> int:
         """Delete tasks 24 hours (`result_ttl`) after completion; returns how many."""

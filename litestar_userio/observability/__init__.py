@@ -106,6 +106,11 @@ class Telemetry:
         oldest = max((now - min(waiting)).total_seconds(), 0.0) if waiting else 0.0
         self.metrics.queue_state(kind, {"pending": len(waiting), "running": len(enqueued_at) - len(waiting)}, oldest)
 
+    def stalled_tasks(self, kind: str, by_project: Mapping[str, int]) -> None:
+        """How many tasks of each project wait for a worker longer than their lease (`userio_tasks_stalled`)."""
+        if self.metrics is not None:
+            self.metrics.stalled_tasks(kind, by_project)
+
     def requeued(self, kind: str, count: int) -> None:
         """The sweeper enqueued `count` chunks or exports again (their worker died, or the queue lost them)."""
         if self.metrics is not None and count:

@@ -85,6 +85,12 @@ class Metrics:
                 ["kind"],
                 registry=r,
             )
+            i["stalled"] = Gauge(
+                "userio_tasks_stalled",
+                "Import tasks (kind) with a chunk waiting for a worker longer than its lease (lease_ttl), by project",
+                ["kind", "project"],
+                registry=r,
+            )
             i["takeover"] = Histogram(
                 "userio_lease_takeover_seconds",
                 "Time from a dead worker's last lease renewal to another worker taking its work",
@@ -158,6 +164,13 @@ class Metrics:
         for state, count in counts.items():
             self._child("queue", kind, state).set(count)
         self._child("age", kind).set(oldest_pending_seconds)
+
+    def stalled_tasks(self, kind: str, by_project: Mapping[str, int]) -> None:
+        """Set the stalled-task gauge of `kind`: a project that has none now reads 0 (not its last count)."""
+        for key in [k for k in self._children if k[:2] == ("stalled", kind) and k[2] not in by_project]:
+            self._children[key].set(0)
+        for project, count in by_project.items():
+            self._child("stalled", kind, project).set(count)
 
     def requeued(self, kind: str, count: int) -> None:
         """Count work enqueued again."""

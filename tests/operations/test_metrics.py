@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
+
 import argon2
 import httpx
 import pytest
@@ -158,3 +160,34 @@ async def test_password_checks_are_labelled_by_the_stored_hash_type(observed):
     assert delta(before, after, "userio_password_checks_total", format="argon2", outcome="mismatch") == 1
     assert delta(before, after, "userio_password_checks_total", format="argon2", outcome="match") == 1
     assert delta(before, after, "userio_password_checks_total", format="bcrypt", outcome="match") == 1
+
+
+@pytest.mark.engine
+async def test_a_task_waiting_longer_than_a_lease_shows_stalled_since_and_in_the_gauge(observed):
+    world = await observed()
+    world.env.hold_jobs()
+    key = ("userio_tasks_stalled", (("kind", "import"), ("project", world.project.id)))
+    response = await world.project.post(
+        IMPORT, {"identifier": "email", "records": [{"email": "a@example.com"}, {"email": "b@example.com"}]}
+    )
+    location = response.headers["location"]
+    fresh = (await world.project.get(location)).json()
+    await observe_queue({"userio": world.env.services})
+    waiting = await scrape(world.env)
+
+    world.env.clock.advance(world.env.config.queue.lease_ttl + timedelta(seconds=1))
+    stalled = (await world.project.get(location)).json()
+    await observe_queue({"userio": world.env.services})
+    during = await scrape(world.env)
+    await world.env.drain()
+    done = (await world.project.get(location)).json()
+    await observe_queue({"userio": world.env.services})
+    after = await scrape(world.env)
+
+    assert fresh["status"] == "pending" and "stalled_since" not in fresh
+    assert waiting.get(key, 0.0) == 0
+    assert stalled["status"] == "pending"
+    assert datetime.fromisoformat(stalled["stalled_since"]) <= datetime.fromisoformat(stalled["created_at"])
+    assert during[key] == 1
+    assert done["status"] == "completed" and "stalled_since" not in done
+    assert after[key] == 0

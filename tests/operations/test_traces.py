@@ -91,12 +91,13 @@ async def test_hook_runs_have_spans_and_no_attribute_carries_a_secret(observed, 
     signed_in = await world.sign_in()
 
     spans = exporter.get_finished_spans()
-    runs = [s for s in spans if s.name == "userio.hook.run"]
+    token_trace = request_span(spans, "POST", "/oauth2/token").context.trace_id
+    # The save ran the hook once on a sample event too, in the PUT's own trace.
+    runs = [s for s in spans if s.name == "userio.hook.run" and s.context.trace_id == token_trace]
     assert signed_in.status_code == 200, signed_in.text
     assert [(s.attributes["userio.hook.event"], s.attributes["userio.project_id"]) for s in runs] == [
         ("oidc.jwt.pre_create", world.project.id)
     ]
-    assert runs[0].context.trace_id == request_span(spans, "POST", "/oauth2/token").context.trace_id
     access_token = signed_in.json()["access_token"]
     attributes = " ".join(str(v) for s in spans for v in (s.attributes or {}).values())
     for forbidden in ("ada@example.com", PASSWORD, HASH_2B, access_token, world.project.token()):
