@@ -11,29 +11,60 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any, cast
 
-from litestar_userio.changes.model import ChangeEntry, ChangeKind, ChangeOrigin, Position, UserChange
+from litestar_userio.changes.entries import ChangeEntry, ChangeKind, ChangeOrigin, Position, UserChange
 from litestar_userio.db.engine import Row, Tx
+from litestar_userio.db.tables import Project
 
 __all__ = ["ChangeRepository"]
 
 _COLUMNS = ("project_id", "user_id", "kind", "occurred_at", "origin_kind", "task_id", "document")
-_ENTRY = "seq, xact, project_id, user_id, kind, occurred_at, origin_kind, task_id, document"
+_BATCH_COLUMNS = ("project_id", "user_id", "kind", "occurred_at", "origin_kind", "task_id", "batch", "batch_index")
+_ENTRY = "seq, xact, project_id, user_id, kind, occurred_at, origin_kind, task_id, document, batch, batch_index"
+_BATCHED = 32
+"""Appends of at least this many entries keep their documents in one `userio_change_documents` row: 2 000 rows of
+1 KB each are not compressed (a row is compressed only over 2 KB), one row of 2 MB is (lz4, about 4:1 on the
+bench's users). Measured on bench/import.py: the entries' WAL 1 184 -> WAL_AFTER bytes per user."""
 _START = Position(0, 0)
 
 
-def _settled(tx: Tx) -> str:
-    """The condition that an entry's transaction is settled.
+_SETTLED = (
+    "SELECT LEAST(pg_snapshot_xmax(pg_current_snapshot())::text::bigint,"
+    " (SELECT min(backend_xid::text::bigint) FROM pg_stat_activity WHERE datname = current_database()),"
+    " (SELECT min(transaction::text::bigint) FROM pg_prepared_xacts WHERE database = current_database())) AS bound"
+)
+"""PostgreSQL: below this transaction id, every transaction that can write our entries has settled.
 
-    PostgreSQL: every transaction older than the snapshot's xmin committed or rolled back, so no entry can appear
-    before a visible one later. SQLite's writers are serialized: every committed entry is settled.
+Those of this database that held an id when it ran are still running (`pg_stat_activity.backend_xid`, shown to
+every role; prepared ones in `pg_prepared_xacts`), and none drawn since (`xmax`) is older; every other one below
+ended. So a later statement (a new
+snapshot: READ COMMITTED) sees every entry below it that will ever exist, and the visible prefix of the order only
+grows at its end. Bounded by this database's transactions, not the whole cluster's (`pg_snapshot_xmin`): another
+database's long transaction does not hold the feed back (docs/changes.md#order)."""
+
+_IN_SNAPSHOT = " AND xact < pg_snapshot_xmin(pg_current_snapshot())::text::bigint"
+"""PostgreSQL, inside one snapshot (REPEATABLE READ, the export's): entries of transactions below its xmin, all
+settled and all visible in it."""
+
+
+async def _settled(tx: Tx, param: int) -> tuple[str, tuple[int, ...]]:
+    """The condition (as `$param`) and argument that keep a query to settled entries.
+
+    Nothing on SQLite, whose writers are serialized: every committed entry is settled.
     """
-    if tx.dialect == "postgres":
-        return " AND xact < pg_snapshot_xmin(pg_current_snapshot())::text::bigint"
-    return ""
+    if tx.dialect != "postgres":
+        return "", ()
+    row = await tx.fetchrow(_SETTLED)
+    assert row is not None
+    return f" AND xact < ${param}", (int(row["bound"]),)
 
 
-def _entry(row: Row) -> ChangeEntry:
+def _entry(row: Row, batches: dict[int, list[bytes]]) -> ChangeEntry:
     document = row["document"]
+    if document is None and row["batch"] is not None:
+        lines = batches.get(int(row["batch"]))
+        document = None if lines is None else lines[int(row["batch_index"])]
+    elif document is not None:
+        document = document.encode()
     return ChangeEntry(
         seq=int(row["seq"]),
         xact=int(row["xact"]),
@@ -42,8 +73,17 @@ def _entry(row: Row) -> ChangeEntry:
         kind=cast("ChangeKind", row["kind"]),
         occurred_at=row["occurred_at"],
         origin=ChangeOrigin(row["origin_kind"], row["task_id"]),
-        document=None if document is None else document.encode(),
+        document=document,
     )
+
+
+async def _batches(tx: Tx, rows: Sequence[Row]) -> dict[int, list[bytes]]:
+    """The documents of the bulk appends `rows` refer to, by batch id, as lines."""
+    ids = sorted({int(row["batch"]) for row in rows if row["document"] is None and row["batch"] is not None})
+    if not ids:
+        return {}
+    found = await tx.fetch(f"SELECT id, documents FROM userio_change_documents WHERE {tx.any('id', 1)}", tx.array(ids))
+    return {int(row["id"]): row["documents"].encode().split(b"\n") for row in found}
 
 
 class ChangeRepository:
@@ -60,30 +100,81 @@ class ChangeRepository:
         if not changes:
             return
         kind, task_id = origin.kind, origin.task_id
+        if len(changes) < _BATCHED:
+            await tx.insert_many(
+                "userio_change",
+                _COLUMNS,
+                [(project_id, c.user_id, c.kind, at, kind, task_id, c.document.decode()) for c in changes],
+            )
+            return
+        row = await tx.fetchrow(
+            "INSERT INTO userio_change_documents (project_id, documents) VALUES ($1, $2) RETURNING id",
+            project_id,
+            b"\n".join(c.document for c in changes).decode(),
+        )
+        assert row is not None
+        batch = int(row["id"])
         await tx.insert_many(
             "userio_change",
-            _COLUMNS,
-            [(project_id, c.user_id, c.kind, at, kind, task_id, c.document.decode()) for c in changes],
+            _BATCH_COLUMNS,
+            [(project_id, c.user_id, c.kind, at, kind, task_id, batch, i) for i, c in enumerate(changes)],
         )
 
     async def page(self, tx: Tx, project_id: str, after: Position, limit: int) -> list[ChangeEntry]:
         """Up to `limit` settled entries after `after`, in order."""
+        entries, _ = await self.page_without_imports(tx, project_id, after, limit, with_imports=True)
+        return entries
+
+    async def page_without_imports(
+        self, tx: Tx, project_id: str, after: Position, limit: int, *, with_imports: bool = False
+    ) -> tuple[list[ChangeEntry], Position]:
+        """Up to `limit` settled entries after `after`, in order, and the position read up to.
+
+        An import's entries are passed over unless `with_imports`. The position is the last entry's on a full page,
+        else the newest settled entry's (imports included). A consumer that skips imports passes 100 000 imported
+        users' entries without reading them (bench/import.py).
+        """
+        settled, bound = await _settled(tx, 6)
         rows = await tx.fetch(
-            f"SELECT {_ENTRY} FROM userio_change WHERE project_id = $1 AND (xact, seq) > ($2, $3){_settled(tx)}"
-            " ORDER BY xact, seq LIMIT $4",
+            f"SELECT {_ENTRY} FROM userio_change WHERE project_id = $1 AND (xact, seq) > ($2, $3){settled}"
+            " AND ($5 OR origin_kind <> 'import') ORDER BY xact, seq LIMIT $4",
             project_id,
             after.xact,
             after.seq,
             limit,
+            with_imports,
+            *bound,
         )
-        return [_entry(row) for row in rows]
-
-    async def newest(self, tx: Tx, project_id: str) -> Position | None:
-        """The position of the newest settled entry; None when the project's log is empty."""
+        batches = await _batches(tx, rows)
+        entries = [_entry(row, batches) for row in rows]
+        if len(entries) == limit or with_imports:
+            return entries, entries[-1].position if entries else after
+        # Under the same bound: every entry below it was visible to the query above and is to this one.
         row = await tx.fetchrow(
-            f"SELECT xact, seq FROM userio_change WHERE project_id = $1{_settled(tx)} ORDER BY xact DESC, seq DESC"
-            " LIMIT 1",
+            f"SELECT xact, seq FROM userio_change WHERE project_id = $1 AND (xact, seq) > ($2, $3)"
+            f"{settled.replace('$6', '$4')} ORDER BY xact DESC, seq DESC LIMIT 1",
             project_id,
+            after.xact,
+            after.seq,
+            *bound,
+        )
+        return entries, after if row is None else Position(int(row["xact"]), int(row["seq"]))
+
+    async def newest(self, tx: Tx, project_id: str, *, in_snapshot: bool = False) -> Position | None:
+        """The position of the newest settled entry; None when the project's log is empty.
+
+        `in_snapshot`: of the entries settled in `tx`'s own snapshot (an export's REPEATABLE READ), so that every
+        entry up to it is visible there.
+        """
+        bound: tuple[int, ...] = ()
+        if in_snapshot:
+            settled = _IN_SNAPSHOT if tx.dialect == "postgres" else ""
+        else:
+            settled, bound = await _settled(tx, 2)
+        row = await tx.fetchrow(
+            f"SELECT xact, seq FROM userio_change WHERE project_id = $1{settled} ORDER BY xact DESC, seq DESC LIMIT 1",
+            project_id,
+            *bound,
         )
         return None if row is None else Position(int(row["xact"]), int(row["seq"]))
 
@@ -102,41 +193,56 @@ class ChangeRepository:
         )
         return {row["user_id"] for row in rows}
 
-    async def purge(self, tx: Tx, before: datetime, limit: int) -> int:
-        """Delete up to `limit` entries that occurred before `before`; how many.
+    async def purge(self, tx: Tx, project_id: str, before: datetime, limit: int) -> int:
+        """Delete the oldest run of the project's entries that occurred before `before`, at most `limit`; how many.
 
-        Every entry of their projects up to the newest of them goes too, and each project's horizon rises to it.
+        Walks the order from its oldest end (its one index), so a project with nothing to purge costs one probe;
+        the horizon rises to the newest entry purged: a cursor before it has missed entries (410).
         """
+        oldest = await tx.fetchrow(
+            "SELECT occurred_at FROM userio_change WHERE project_id = $1 ORDER BY xact, seq LIMIT 1", project_id
+        )
+        if oldest is None or oldest["occurred_at"] >= before:
+            return 0  # one probe of the index for a project with nothing to purge, every sweep
         rows = await tx.fetch(
-            "DELETE FROM userio_change WHERE seq IN"
-            " (SELECT seq FROM userio_change WHERE occurred_at < $1 ORDER BY occurred_at LIMIT $2)"
-            " RETURNING project_id, xact, seq",
-            before,
+            "SELECT xact, seq, occurred_at FROM userio_change WHERE project_id = $1 ORDER BY xact, seq LIMIT $2",
+            project_id,
             limit,
         )
-        newest: dict[str, Position] = {}
+        purged = 0
         for row in rows:
-            position = Position(int(row["xact"]), int(row["seq"]))
-            if position > newest.get(row["project_id"], _START):
-                newest[row["project_id"]] = position
-        for project_id, position in newest.items():
-            # Entries are purged by age, the horizon by position: what lies before it goes too, so a cursor at or
-            # after the horizon never misses a kept entry and one before it is told it expired.
-            await tx.execute(
-                "DELETE FROM userio_change WHERE project_id = $1 AND (xact, seq) <= ($2, $3)",
-                project_id,
-                position.xact,
-                position.seq,
-            )
-            await tx.execute(
-                "INSERT INTO userio_change_horizon (project_id, xact, seq) VALUES ($1, $2, $3)"
-                " ON CONFLICT (project_id) DO UPDATE SET xact = excluded.xact, seq = excluded.seq"
-                " WHERE (userio_change_horizon.xact, userio_change_horizon.seq) < (excluded.xact, excluded.seq)",
-                project_id,
-                position.xact,
-                position.seq,
-            )
-        return len(rows)
+            if row["occurred_at"] >= before:
+                break
+            purged += 1
+        if not purged:
+            return 0
+        newest = Position(int(rows[purged - 1]["xact"]), int(rows[purged - 1]["seq"]))
+        await tx.execute(
+            "DELETE FROM userio_change WHERE project_id = $1 AND (xact, seq) <= ($2, $3)",
+            project_id,
+            newest.xact,
+            newest.seq,
+        )
+        # A bulk append's documents go once no entry of the project needs them: every batch older than the oldest
+        # still referenced (batch ids grow with time; a later one left over goes at a later purge).
+        await tx.execute(
+            "DELETE FROM userio_change_documents WHERE project_id = $1 AND id < COALESCE("
+            "(SELECT min(batch) FROM userio_change WHERE project_id = $1), 9223372036854775807)",
+            project_id,
+        )
+        await tx.execute(
+            "INSERT INTO userio_change_horizon (project_id, xact, seq) VALUES ($1, $2, $3)"
+            " ON CONFLICT (project_id) DO UPDATE SET xact = excluded.xact, seq = excluded.seq"
+            " WHERE (userio_change_horizon.xact, userio_change_horizon.seq) < (excluded.xact, excluded.seq)",
+            project_id,
+            newest.xact,
+            newest.seq,
+        )
+        return purged
+
+    async def project_ids(self, tx: Tx) -> list[str]:
+        """Every project's id (the purge goes through them)."""
+        return [row["id"] for row in await tx.run(Project.select(Project.id))]
 
     # Consumers (docs/changes.md#consumers).
 
@@ -173,13 +279,15 @@ class ChangeRepository:
 
     async def projects_behind(self, tx: Tx, name: str) -> list[str]:
         """The projects with a settled entry after the consumer's position (or with entries and no position yet)."""
+        settled, bound = await _settled(tx, 2)
         rows = await tx.fetch(
             "SELECT p.id FROM userio_project p"
             " LEFT JOIN userio_change_consumer c ON c.project_id = p.id AND c.name = $1"
             " WHERE EXISTS (SELECT 1 FROM userio_change e WHERE e.project_id = p.id"
-            " AND (c.project_id IS NULL OR (e.xact, e.seq) > (c.xact, c.seq))"
-            f"{_settled(tx).replace('xact', 'e.xact', 1)})",
+            " AND (e.xact, e.seq) > (COALESCE(c.xact, -1), COALESCE(c.seq, -1))"
+            f"{settled.replace('xact', 'e.xact', 1)})",
             name,
+            *bound,
         )
         return [row["id"] for row in rows]
 

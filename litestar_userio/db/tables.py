@@ -30,6 +30,7 @@ __all__ = [
     "Authenticator",
     "Change",
     "ChangeConsumer",
+    "ChangeDocuments",
     "ChangeHorizon",
     "CustomAttribute",
     "ExportTask",
@@ -285,7 +286,7 @@ class ExportTask(Table, tablename="userio_export_task"):
     record_count = Integer(null=True, default=None)
     expire_at = Timestamptz(null=True, default=None, index=True)
     watermark = Text(null=True, default=None)
-    """The change-log cursor of the snapshot the file holds (DECISIONS 16), once completed."""
+    """The change-log cursor of the snapshot the file holds (docs/changes.md), once completed."""
 
 
 class RateLimitEvent(Table, tablename="userio_rate_limit_event"):
@@ -447,7 +448,18 @@ class Change(Table, tablename="userio_change"):
     origin_kind = Varchar(length=16)
     task_id = Varchar(length=64, null=True, default=None)
     document = Text(null=True, default=None)
-    """The user as exported after the change, without secrets (JSON); the last state for `deleted`."""
+    """The user as exported after the change, without secrets (JSON); the last state for `deleted`. None when
+    the entry's document is line `batch_index` of `ChangeDocuments` row `batch` (a bulk append)."""
+    batch = BigInt(null=True, default=None)
+    batch_index = Integer(null=True, default=None)
+
+
+class ChangeDocuments(Table, tablename="userio_change_documents"):
+    """The documents of one bulk append (an import chunk), as ndjson: compressed by TOAST as one value."""
+
+    id = BigInt(primary_key=True)
+    project_id = Varchar(length=64)
+    documents = Text()
 
 
 class ChangeHorizon(Table, tablename="userio_change_horizon"):
@@ -495,6 +507,7 @@ TABLES: tuple[type[Table], ...] = (
     RefreshToken,
     ScimToken,
     Change,
+    ChangeDocuments,
     ChangeHorizon,
     ChangeConsumer,
 )
