@@ -17,7 +17,7 @@ from typing import Any
 import msgspec
 
 from litestar_userio.accounts.admin import NewUser, UserAdminService
-from litestar_userio.changes.model import ChangeOrigin
+from litestar_userio.changes.entries import ChangeOrigin
 from litestar_userio.clock import Clock
 from litestar_userio.config import AuthConfig, ScimConfig
 from litestar_userio.db.engine import Database
