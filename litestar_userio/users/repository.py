@@ -827,7 +827,7 @@ class UserRepository:
         ids = [
             row["id"]
             for row in await tx.fetch(
-                f"SELECT u.id FROM userio_user u WHERE u.project_id = $1 AND {clause}"
+                f"SELECT u.id FROM userio_user u{_index_hint(tx, condition)} WHERE u.project_id = $1 AND {clause}"
                 f" ORDER BY {order} LIMIT {limit_p} OFFSET {offset_p}",
                 *args,
             )
@@ -1024,6 +1024,17 @@ class _Where:
             "ew": f"right({column}, length({p})) = {p}" if postgres else f"substr({column}, -length({p})) = {p}",
         }[op]
         return f"NOT ({sql})" if negate else sql
+
+
+def _index_hint(tx: Tx, condition: Condition) -> str:
+    """On SQLite, an `externalId eq` every match must satisfy takes its own index.
+
+    Without statistics SQLite walked the (project, id) index for `ORDER BY u.id` and tested each user's
+    `external_id` (1.1 s at 200 000 users).
+    """
+    parts = condition.parts if isinstance(condition, AllOf) else (condition,)
+    pinned = any(isinstance(p, Compare) and p.field == "external_id" and p.op == "eq" for p in parts)
+    return " INDEXED BY userio_user_external_id" if pinned and tx.dialect == "sqlite" else ""
 
 
 def _like_prefix(value: str) -> str:
