@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         TokenConfig,
         TracingConfig,
         UserIOConfig,
+        WebhookConfig,
     )
     from litestar_userio.errors import (
         DatabaseUnavailable,
@@ -67,6 +68,7 @@ if TYPE_CHECKING:
     from litestar_userio.tokens.repository import ApplicationRecord
     from litestar_userio.tokens.service import AccessToken, TokenResponse, TokenService
     from litestar_userio.users.model import UserState
+    from litestar_userio.webhooks.service import WebhookService
 
 __all__ = [
     "AccessToken",
@@ -121,6 +123,8 @@ __all__ = [
     "UserService",
     "UserState",
     "UserTemporarilyDisabled",
+    "WebhookConfig",
+    "WebhookService",
     "include_object",
 ]
 
@@ -143,6 +147,7 @@ _MODULES = {
             "TokenConfig",
             "TracingConfig",
             "UserIOConfig",
+            "WebhookConfig",
         ],
         "litestar_userio.plugin": ["UserIOPlugin"],
         "litestar_userio.services": ["Services"],
@@ -161,6 +166,7 @@ _MODULES = {
         "litestar_userio.exports.service": ["ExportService"],
         "litestar_userio.hooks.service": ["HookService"],
         "litestar_userio.hooks.events": ["EventContext"],
+        "litestar_userio.webhooks.service": ["WebhookService"],
         "litestar_userio.errors": [
             "DatabaseUnavailable",
             "HookDisallowed",

@@ -26,6 +26,7 @@ __all__ = [
     "TokenConfig",
     "TracingConfig",
     "UserIOConfig",
+    "WebhookConfig",
 ]
 
 
@@ -333,6 +334,39 @@ class TracingConfig:
     """A span per HTTP request through Litestar's OpenTelemetry middleware (the host may add it itself instead)."""
 
 
+def _default_retry_delays() -> tuple[timedelta, ...]:
+    return tuple(timedelta(seconds=s) for s in (10, 60, 600, 3600, 6 * 3600, 24 * 3600))
+
+
+@dataclass
+class WebhookConfig:
+    """Webhooks: signed deliveries of committed change-log entries (docs/webhooks.md)."""
+
+    retry_delays: tuple[timedelta, ...] = field(default_factory=_default_retry_delays)
+    """Wait before each retry of a failed attempt (10 s, 1 min, 10 min, 1 h, 6 h, 24 h); after the last the delivery
+    is `failed`. The example app reads `USERIO_WEBHOOK_RETRY_DELAYS` (comma-separated seconds)."""
+    allowed_private_origins: tuple[str, ...] = ()
+    """Origins (`http://127.0.0.1:8123`) a webhook may name although they are loopback or private, or plain `http`:
+    the only way to reach one (the hooks' fetch address rules). The example app reads
+    `USERIO_WEBHOOK_PRIVATE_ORIGINS`."""
+    timeout: timedelta = timedelta(seconds=5)
+    """One attempt in all (connect, send, the answer's first 64 KiB); past it the attempt failed."""
+    max_response_bytes: int = 64 * 1024
+    """At most this much of an answer is read (it is kept only as the delivery's error text)."""
+    max_webhooks: int = 20
+    """Webhooks per project."""
+    batch_size: int = 500
+    """Deliveries one job claims at once (each user's oldest pending one per webhook)."""
+    concurrency: int = 64
+    """Attempts one job makes at once."""
+    retention: timedelta = timedelta(days=30)
+    """Finished deliveries (succeeded or failed) are purged this long after they finished."""
+
+    def __post_init__(self) -> None:
+        if self.timeout <= timedelta(0) or self.concurrency < 1 or self.batch_size < 1:
+            raise ValueError("WebhookConfig.timeout, concurrency and batch_size must be positive")
+
+
 @dataclass
 class DependencyKeys:
     """The names under which the plugin provides its services to the host's handlers (Litestar DI).
@@ -353,6 +387,8 @@ class DependencyKeys:
     """`UserService`: `verify_password`, `check_sign_in`."""
     user_admin: str = "userio_user_admin"
     """`UserAdminService`: create, read, search, update, set password, disable, enable, delete one user."""
+    webhooks: str = "userio_webhooks"
+    """`WebhookService`: the project's webhooks and their deliveries."""
     tokens: str = "userio_tokens"
     """`TokenService`: issuing tokens (hooks run there), signing keys, applications, refresh tokens."""
     admin: str = "userio_admin"
@@ -381,6 +417,8 @@ class UserIOConfig:
     imports: ImportConfig = field(default_factory=ImportConfig)
     exports: ExportConfig = field(default_factory=ExportConfig)
     hooks: HookConfig = field(default_factory=HookConfig)
+    webhooks: WebhookConfig = field(default_factory=WebhookConfig)
+    """Webhook deliveries (retries, private origins, timeout)."""
     tokens: TokenConfig = field(default_factory=TokenConfig)
     auth: AuthConfig = field(default_factory=AuthConfig)
     passwords: PasswordConfig = field(default_factory=PasswordConfig)

@@ -24,6 +24,7 @@ from litestar_userio.storage import Storage, build_storage
 from litestar_userio.tokens.applications import ApplicationService
 from litestar_userio.tokens.keys import SigningKeyStore
 from litestar_userio.tokens.service import TokenService
+from litestar_userio.webhooks.service import WebhookService
 
 __all__ = ["Services"]
 
@@ -52,6 +53,7 @@ class Services:
         hooks: HookService,
         tokens: TokenService,
         user_admin: UserAdminService,
+        webhooks: WebhookService,
     ) -> None:
         self.config = config
         self.db = db
@@ -65,6 +67,7 @@ class Services:
         self.hooks = hooks
         self.tokens = tokens
         self.user_admin = user_admin
+        self.webhooks = webhooks
 
     @classmethod
     async def start(cls, config: UserIOConfig, *, queue: JobQueue | None = None, run_jobs: bool = True) -> Services:
@@ -122,6 +125,14 @@ class Services:
             hooks=hooks,
             tokens=tokens,
             user_admin=UserAdminService(db, projects, users.passwords, clock, imports=config.imports),
+            webhooks=WebhookService(
+                db,
+                queue,
+                config.webhooks,
+                clock,
+                secrets_key=config.hooks.secrets_key,
+                ca_file=config.hooks.fetch_ca_file,
+            ),
         )
         users.migrator = PasswordMigrator(hooks, services.user_admin)
         telemetry.watch("pending_checks", services.users.passwords.pending)
@@ -150,6 +161,7 @@ class Services:
     async def close(self) -> None:
         """Stop the queue and the hook workers, close the storage and the database."""
         await self.queue.close()
+        await self.webhooks.close()
         await self.hooks.close()
         self.users.close()
         if self.storage is not None:

@@ -25,42 +25,58 @@ def _project(**options: Any) -> tuple[type, dict[str, Any]]:
 
 # (class name, table name, {column: (column class, options that differ from the class's defaults)})
 TABLES: list[tuple[str, str, dict[str, tuple[type, dict[str, Any]]]]] = [
-    ("HookSettings", "userio_hook_settings", {
-        "id": (Serial, {"primary_key": True}),
-        "project": _project(unique=True),
-        "fetch_allowlist": (Text, {"default": "[]"}),
-        "version": (Integer, {"default": 0}),
-        "updated_at": (Timestamptz, {}),
-    }),
-    ("HookVersion", "userio_hook_version", {
-        "id": (Serial, {"primary_key": True}),
-        "project": _project(),
-        "version": (Integer, {}),
-        "created_at": (Timestamptz, {}),
-        "actor_kid": (Varchar, {"length": 255, "null": True}),
-        "actor_sub": (Varchar, {"length": 255, "null": True}),
-        "body": (Text, {}),
-    }),
-    ("HookSecret", "userio_hook_secret", {
-        "id": (Serial, {"primary_key": True}),
-        "project": _project(),
-        "name": (Varchar, {"length": 128}),
-        "ciphertext": (Text, {}),
-        "updated_at": (Timestamptz, {}),
-    }),
-    ("HookRunRecord", "userio_hook_run", {
-        "id": (Serial, {"primary_key": True}),
-        "project": _project(),
-        "event": (Varchar, {"length": 64}),
-        "hook_index": (Integer, {}),
-        "started_at": (Timestamptz, {}),
-        "duration_ms": (DoublePrecision, {}),
-        "outcome": (Varchar, {"length": 16}),
-        "error_kind": (Varchar, {"length": 32, "null": True}),
-        "console": (Text, {"default": "[]"}),
-        "claims_added": (Text, {"default": "[]"}),
-        "sampled_rate": (DoublePrecision, {"default": 1.0}),
-    }),
+    (
+        "HookSettings",
+        "userio_hook_settings",
+        {
+            "id": (Serial, {"primary_key": True}),
+            "project": _project(unique=True),
+            "fetch_allowlist": (Text, {"default": "[]"}),
+            "version": (Integer, {"default": 0}),
+            "updated_at": (Timestamptz, {}),
+        },
+    ),
+    (
+        "HookVersion",
+        "userio_hook_version",
+        {
+            "id": (Serial, {"primary_key": True}),
+            "project": _project(),
+            "version": (Integer, {}),
+            "created_at": (Timestamptz, {}),
+            "actor_kid": (Varchar, {"length": 255, "null": True}),
+            "actor_sub": (Varchar, {"length": 255, "null": True}),
+            "body": (Text, {}),
+        },
+    ),
+    (
+        "HookSecret",
+        "userio_hook_secret",
+        {
+            "id": (Serial, {"primary_key": True}),
+            "project": _project(),
+            "name": (Varchar, {"length": 128}),
+            "ciphertext": (Text, {}),
+            "updated_at": (Timestamptz, {}),
+        },
+    ),
+    (
+        "HookRunRecord",
+        "userio_hook_run",
+        {
+            "id": (Serial, {"primary_key": True}),
+            "project": _project(),
+            "event": (Varchar, {"length": 64}),
+            "hook_index": (Integer, {}),
+            "started_at": (Timestamptz, {}),
+            "duration_ms": (DoublePrecision, {}),
+            "outcome": (Varchar, {"length": 16}),
+            "error_kind": (Varchar, {"length": 32, "null": True}),
+            "console": (Text, {"default": "[]"}),
+            "claims_added": (Text, {"default": "[]"}),
+            "sampled_rate": (DoublePrecision, {"default": 1.0}),
+        },
+    ),
 ]
 
 INDEXES = [

@@ -31,6 +31,7 @@ from litestar_userio.imports.service import ImportService
 from litestar_userio.projects.service import ProjectRecord, ProjectService
 from litestar_userio.storage import Storage
 from litestar_userio.tokens.service import TokenService
+from litestar_userio.webhooks.service import WebhookService
 
 __all__ = [
     "DOWNLOAD_STORAGE_KEY",
@@ -50,6 +51,7 @@ __all__ = [
     "provide_token_service",
     "provide_user_admin_service",
     "provide_user_service",
+    "provide_webhook_service",
     "services_of",
 ]
 
@@ -74,6 +76,7 @@ class Services(Protocol):
     users: UserService
     user_admin: UserAdminService
     tokens: TokenService
+    webhooks: WebhookService
     admin: AdminAuthenticator
     storage: Storage | None
 
@@ -117,6 +120,7 @@ _SERVICES: dict[str, tuple[Any, str]] = {
         "The single-user lifecycle: create, read, search, update, set password, disable, enable, delete.",
     ),
     "tokens": (TokenService, "Token issuance, signing keys, applications and refresh tokens."),
+    "webhooks": (WebhookService, "The project's webhooks and their deliveries."),
     "admin": (AdminAuthenticator, "Admin API authentication."),
     "storage": (Storage | None, "The export storage; None when exports are disabled."),
 }
@@ -135,6 +139,7 @@ provide_project_service: Callable[[State], ProjectService] = PROVIDERS["projects
 provide_user_service: Callable[[State], UserService] = PROVIDERS["users"]
 provide_user_admin_service: Callable[[State], UserAdminService] = PROVIDERS["user_admin"]
 provide_token_service: Callable[[State], TokenService] = PROVIDERS["tokens"]
+provide_webhook_service: Callable[[State], WebhookService] = PROVIDERS["webhooks"]
 provide_admin_service: Callable[[State], AdminAuthenticator] = PROVIDERS["admin"]
 provide_storage: Callable[[State], Storage | None] = PROVIDERS["storage"]
 

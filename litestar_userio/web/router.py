@@ -24,6 +24,7 @@ from litestar_userio.web.operations import HealthController, MetricsController
 from litestar_userio.web.password_migration import PasswordMigrationController
 from litestar_userio.web.providers import DOWNLOAD_STORAGE_KEY, provide_storage
 from litestar_userio.web.users import UsersController
+from litestar_userio.web.webhooks import WebhooksController
 
 __all__ = ["build_router"]
 
@@ -43,6 +44,7 @@ def build_router(config: UserIOConfig) -> Router:
         DirectoryController,
         UsersController,
         PasswordMigrationController,
+        WebhooksController,
     ]
     routes: list[ControllerRouterHandler] = [
         Router(config.path_prefix, route_handlers=admin_api, security=ADMIN_SECURITY)
