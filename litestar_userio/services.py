@@ -124,7 +124,7 @@ class Services:
             admin=AdminAuthenticator(config.auth, projects, clock),
             hooks=hooks,
             tokens=tokens,
-            user_admin=UserAdminService(db, projects, users.passwords, clock, imports=config.imports),
+            user_admin=UserAdminService(db, projects, users.passwords, clock, imports=config.imports, hooks=hooks),
             webhooks=WebhookService(
                 db,
                 queue,

@@ -32,6 +32,9 @@ from litestar_userio.errors import (
     WriteConflict,
 )
 from litestar_userio.exports.document import build_document
+from litestar_userio.hooks.events import user_object
+from litestar_userio.hooks.service import HookService
+from litestar_userio.hooks.user_events import PRE_CREATE, PRE_UPDATE
 from litestar_userio.ids import new_id
 from litestar_userio.imports.rules import ImportWorld, utc_timestamp
 from litestar_userio.imports.schemas import PasswordInput, UserRecord
@@ -89,8 +92,11 @@ class UserAdminService:
         clock: Clock,
         *,
         imports: ImportConfig,
+        hooks: HookService | None = None,
     ) -> None:
         self.db = db
+        self.hooks = hooks
+        """Runs the blocking `user.pre_create` and `user.profile.pre_update` hooks (None: a host without hooks)."""
         self.projects = projects
         self.passwords = passwords
         self.clock = clock
@@ -174,50 +180,84 @@ class UserAdminService:
 
     # Changes.
 
-    async def create(self, project: ProjectRecord, record: bytes) -> tuple[dict[str, Any], list[str]]:
+    async def create(
+        self, project: ProjectRecord, record: bytes, *, triggered_by: str = "admin_api"
+    ) -> tuple[dict[str, Any], list[str]]:
         """Create one user from an import record (JSON); the user as exported and the import's warnings.
 
         The identifier is the first present of `email`, `phone_number`, `preferred_username`
         (docs/reference.md#users-admin-api); a record fails as it would in an import (`ValidationFailed`,
-        `InvariantViolated`, `DuplicatedUserID`, ...).
+        `InvariantViolated`, `DuplicatedUserID`, ...). The project's `user.pre_create` hooks see the user as it would
+        be first (`triggered_by`: their event's context): a refusal is `WebHookDisallowed` and nothing is written;
+        their mutations go through the same validation as the record.
         """
         identifier = _identifier(record)
         parsed = await self._parse(project, record, identifier)
+
+        def applying(parsed: ParsedRecord, warnings: list[str]) -> Callable[[Tx, ImportWorld], Awaitable[str]]:
+            async def apply(tx: Tx, world: ImportWorld) -> str:
+                assert parsed.record is not None
+                return world.insert_user(parsed.record, warnings)
+
+            return apply
+
+        if await self._has_hooks(project.id, PRE_CREATE):
+            changes = await self._pre_hooks(
+                project, PRE_CREATE, parsed, None, applying(parsed, []), identifier or "email", triggered_by
+            )
+            if changes:
+                parsed = await self._parse(project, _merged(record, changes), identifier)
         warnings = list(parsed.warnings)
-
-        async def apply(tx: Tx, world: ImportWorld) -> str:
-            assert parsed.record is not None
-            return world.insert_user(parsed.record, warnings)
-
+        apply = applying(parsed, warnings)
         document = await self._change(project, parsed.record, None, apply, identifier=identifier or "email")
         self._emit("userio.user.created", document)
         return document, warnings
 
-    async def update(self, project: ProjectRecord, user_id: str, record: bytes) -> tuple[dict[str, Any], list[str]]:
+    async def update(
+        self,
+        project: ProjectRecord,
+        user_id: str,
+        record: bytes,
+        *,
+        triggered_by: str = "admin_api",
+        pre_update: bool = True,
+    ) -> tuple[dict[str, Any], list[str]]:
         """Apply the update rules exactly as an upsert import, to one user; as exported, with warnings.
 
         See docs/reference.md#import-updates.
 
-        `sub` is refused (ids never change); the last login id of a user cannot go.
+        `sub` is refused (ids never change); the last login id of a user cannot go. The project's
+        `user.profile.pre_update` hooks see the user as it would be first (unless `pre_update` is false: a lazy
+        migration completing a waiting user); a refusal is `WebHookDisallowed` and nothing is written; their
+        mutations go through the same validation as the record.
         """
         decoded = _json_object(record)
         if "sub" in decoded:
             raise ValidationFailed([Cause("", "additionalProperties", {"actual": ["sub"]})], "sub cannot be updated")
         parsed = await self._parse(project, record, None)
+
+        def applying(parsed: ParsedRecord, warnings: list[str]) -> Callable[[Tx, ImportWorld], Awaitable[str]]:
+            async def apply(tx: Tx, world: ImportWorld) -> str:
+                assert parsed.record is not None
+                user = world.users[user_id]
+                world.update_user(user, parsed.record, warnings)
+                if not user.login_ids:
+                    raise ValidationFailed(
+                        [Cause("", "general", {"message": "a user keeps at least one login id"})],
+                        "this change would remove the user's last login id",
+                    )
+                return user_id
+
+            return apply
+
+        if pre_update and await self._has_hooks(project.id, PRE_UPDATE):
+            changes = await self._pre_hooks(
+                project, PRE_UPDATE, parsed, user_id, applying(parsed, []), "", triggered_by
+            )
+            if changes:
+                parsed = await self._parse(project, _merged(record, changes), None)
         warnings = list(parsed.warnings)
-
-        async def apply(tx: Tx, world: ImportWorld) -> str:
-            assert parsed.record is not None
-            user = world.users[user_id]
-            world.update_user(user, parsed.record, warnings)
-            if not user.login_ids:
-                raise ValidationFailed(
-                    [Cause("", "general", {"message": "a user keeps at least one login id"})],
-                    "this change would remove the user's last login id",
-                )
-            return user_id
-
-        document = await self._change(project, parsed.record, user_id, apply)
+        document = await self._change(project, parsed.record, user_id, applying(parsed, warnings))
         self._emit("userio.user.updated", document)
         return document, warnings
 
@@ -348,8 +388,11 @@ class UserAdminService:
         apply: Callable[[Tx, ImportWorld], Awaitable[str]],
         *,
         identifier: str = "",
+        dry: bool = False,
     ) -> dict[str, Any]:
         """Run `apply` on the world of one user (locked) in a transaction, write it back, return it as exported.
+
+        `dry`: nothing is written; the answer is the user as it would be, as the hooks see a user.
 
         The user's row is locked (PostgreSQL) or the database's one writer held (SQLite) from the read to the
         write, so two concurrent changes of one user apply one after the other and neither is lost; a unique
@@ -389,6 +432,8 @@ class UserAdminService:
                     )
                     world.owners.update(owners)
                     changed_id = await apply(tx, world)
+                    if dry:
+                        raise _WouldBe(user_object(world.users[changed_id], now))
                     if world.new_roles:
                         role_ids |= await self.users.key_ids(
                             tx, project.id, "userio_role", world.new_roles, create_at=now
@@ -400,6 +445,30 @@ class UserAdminService:
                     await self.users.flush(tx, project.id, loaded, world.users.values(), role_ids, group_ids)
                     return await self._document(tx, project.id, changed_id)
         raise AssertionError("unreachable: retrying re-raises the last conflict")  # pragma: no cover
+
+    async def _has_hooks(self, project_id: str, event_type: str) -> bool:
+        return self.hooks is not None and await self.hooks.has_hooks(project_id, event_type)
+
+    async def _pre_hooks(
+        self,
+        project: ProjectRecord,
+        event_type: str,
+        parsed: ParsedRecord,
+        user_id: str | None,
+        apply: Callable[[Tx, ImportWorld], Awaitable[str]],
+        identifier: str,
+        triggered_by: str,
+    ) -> dict[str, Any]:
+        """The blocking user hooks on the user as the change would leave it (worked out, not written).
+
+        Their changes come back as record members. Raises their refusal (`WebHookDisallowed`) or failure.
+        """
+        assert self.hooks is not None
+        try:
+            await self._change(project, parsed.record, user_id, apply, identifier=identifier, dry=True)
+        except _WouldBe as would_be:
+            return await self.hooks.run_user_hooks(project.id, event_type, would_be.user, triggered_by)
+        raise AssertionError("unreachable: a dry change raises _WouldBe")  # pragma: no cover
 
     async def _document(self, tx: Tx, project_id: str, user_id: str) -> dict[str, Any]:
         row: Row | None = await self.users.user_row(tx, project_id, user_id)
@@ -428,6 +497,19 @@ class UserAdminService:
             self.emit(event_id, without_secrets(document))
         except Exception:
             logger.exception("could not emit %s", event_id)
+
+
+class _WouldBe(Exception):
+    """The user a dry change would leave (its transaction rolled back), as the hooks see a user."""
+
+    def __init__(self, user: dict[str, Any]) -> None:
+        super().__init__("dry run")
+        self.user = user
+
+
+def _merged(record: bytes, changes: dict[str, Any]) -> bytes:
+    """The record with the hooks' changes over it (an import record: the request's own validation checks it)."""
+    return msgspec.json.encode({**_json_object(record), **changes})
 
 
 def without_secrets(document: dict[str, Any]) -> dict[str, Any]:

@@ -92,7 +92,7 @@ class PasswordMigrator:
             try:
                 if waiting is None:
                     document.setdefault(kind, login_id)
-                    user, _ = await self.user_admin.create(project, msgspec.json.encode(document))
+                    user, _ = await self.user_admin.create(project, msgspec.json.encode(document), triggered_by="user")
                     user_id = str(user["sub"])
                 else:
                     user_id = waiting.id
@@ -120,4 +120,6 @@ class PasswordMigrator:
                 "the hook's record names another user: a waiting user's sub never changes",
             )
         if document:
-            await self.user_admin.update(project, user_id, msgspec.json.encode(document))
+            await self.user_admin.update(
+                project, user_id, msgspec.json.encode(document), triggered_by="user", pre_update=False
+            )
