@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Literal
 
 from litestar_userio import (
+    ChangeLogConfig,
     ConsoleConfig,
     ExportConfig,
     HookConfig,
@@ -173,6 +174,9 @@ def userio_config() -> UserIOConfig:
         queue=queue,
         imports=ImportConfig(chunk_size=_count("USERIO_CHUNK_SIZE", ImportConfig.chunk_size)),
         exports=ExportConfig(storage=storage, page_size=_count("USERIO_EXPORT_PAGE_SIZE", 2000)),
+        changes=ChangeLogConfig(
+            retention=_seconds("USERIO_CHANGE_RETENTION", ChangeLogConfig.retention.total_seconds())
+        ),
         hooks=HookConfig(secrets_key=hook_secrets_key(state)),
         webhooks=_webhooks(),
         migrate_on_startup=True,

@@ -17,8 +17,11 @@ if TYPE_CHECKING:
     from litestar_userio.accounts.admin import UserAdminService, UserPage
     from litestar_userio.accounts.service import UserService
     from litestar_userio.alembic import include_object
+    from litestar_userio.changes.model import ChangeEntry, ChangeOrigin
+    from litestar_userio.changes.service import ChangeConsumer, ChangePage, ChangeService
     from litestar_userio.config import (
         AuthConfig,
+        ChangeLogConfig,
         ConsoleConfig,
         DependencyKeys,
         ExportConfig,
@@ -36,10 +39,12 @@ if TYPE_CHECKING:
         WebhookConfig,
     )
     from litestar_userio.errors import (
+        ChangeCursorExpired,
         DatabaseUnavailable,
         HookDisallowed,
         HookError,
         InvalidCredentials,
+        InvalidCursor,
         InvalidRequest,
         NotFound,
         PasswordExpired,
@@ -75,6 +80,13 @@ __all__ = [
     "ApplicationRecord",
     "ApplicationService",
     "AuthConfig",
+    "ChangeConsumer",
+    "ChangeCursorExpired",
+    "ChangeEntry",
+    "ChangeLogConfig",
+    "ChangeOrigin",
+    "ChangePage",
+    "ChangeService",
     "ConsoleConfig",
     "DatabaseUnavailable",
     "DependencyKeys",
@@ -88,6 +100,7 @@ __all__ = [
     "ImportConfig",
     "ImportService",
     "InvalidCredentials",
+    "InvalidCursor",
     "InvalidRequest",
     "LocalStorageConfig",
     "MetricsConfig",
@@ -133,6 +146,7 @@ _MODULES = {
     for module, names in {
         "litestar_userio.config": [
             "AuthConfig",
+            "ChangeLogConfig",
             "ConsoleConfig",
             "DependencyKeys",
             "ExportConfig",
@@ -167,11 +181,15 @@ _MODULES = {
         "litestar_userio.hooks.service": ["HookService"],
         "litestar_userio.hooks.events": ["EventContext"],
         "litestar_userio.webhooks.service": ["WebhookService"],
+        "litestar_userio.changes.model": ["ChangeEntry", "ChangeOrigin"],
+        "litestar_userio.changes.service": ["ChangeConsumer", "ChangePage", "ChangeService"],
         "litestar_userio.errors": [
+            "ChangeCursorExpired",
             "DatabaseUnavailable",
             "HookDisallowed",
             "HookError",
             "InvalidCredentials",
+            "InvalidCursor",
             "InvalidRequest",
             "NotFound",
             "PasswordExpired",

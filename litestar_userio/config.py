@@ -11,6 +11,7 @@ from litestar_userio.clock import Clock, SystemClock
 
 __all__ = [
     "AuthConfig",
+    "ChangeLogConfig",
     "ConsoleConfig",
     "DependencyKeys",
     "ExportConfig",
@@ -397,11 +398,26 @@ class DependencyKeys:
     """`AdminAuthenticator`: the project of an admin API request."""
     storage: str = "userio_storage"
     """`Storage | None`: the export storage (None when exports are disabled)."""
+    changes: str = "userio_changes"
+    """`ChangeService`: the change log's feed, cursors and consumers (docs/changes.md)."""
 
     def __post_init__(self) -> None:
         keys = list(vars(self).values())
         if len(set(keys)) != len(keys):
             raise ValueError(f"DependencyKeys must be distinct, got {keys}")
+
+
+@dataclass
+class ChangeLogConfig:
+    """The change log (docs/changes.md): every committed change of a user, kept for a while, followed by consumers."""
+
+    retention: timedelta = timedelta(days=30)
+    """Entries older than this are purged by the sweeper; a cursor before the purged ones answers 410."""
+    poll_interval: timedelta = timedelta(seconds=1)
+    """How often a process with consumers (the Litestar events in a web process) looks for entries committed
+    elsewhere (an arq worker, the CLI, another web process); its own commits wake them at once."""
+    consumer_page: int = 500
+    """Entries a consumer handles per transaction (its cursor and its own writes commit together)."""
 
 
 @dataclass
@@ -424,6 +440,7 @@ class UserIOConfig:
     tokens: TokenConfig = field(default_factory=TokenConfig)
     auth: AuthConfig = field(default_factory=AuthConfig)
     passwords: PasswordConfig = field(default_factory=PasswordConfig)
+    changes: ChangeLogConfig = field(default_factory=ChangeLogConfig)
     path_prefix: str = "/_api/admin"
     """Where the admin endpoints are mounted (docs/reference.md#endpoints)."""
     migrate_on_startup: bool = False

@@ -18,6 +18,7 @@ __all__ = [
     "AdminAuthFailed",
     "BodyTooLarge",
     "Cause",
+    "ChangeCursorExpired",
     "DatabaseUnavailable",
     "DuplicateKeyFound",
     "DuplicatedIdentity",
@@ -25,6 +26,7 @@ __all__ = [
     "ErrorObject",
     "ExtraNotInstalled",
     "Forbidden",
+    "Gone",
     "GroupUnknownKeys",
     "HTTPSRequired",
     "HookCompileFailed",
@@ -42,6 +44,7 @@ __all__ = [
     "InvalidAccountStatusTransition",
     "InvalidBcryptHash",
     "InvalidCredentials",
+    "InvalidCursor",
     "InvalidJWTMutations",
     "InvalidPasswordHash",
     "InvalidRequest",
@@ -615,3 +618,28 @@ class HookVersionNotFound(NotFound):
 
     reason = "HookVersionNotFound"
     default_message = "no such hook version"
+
+
+class InvalidCursor(Invalid):
+    """A change-log cursor (or export `since`) that is not one of this project's (DECISIONS 16)."""
+
+    reason = "InvalidCursor"
+    default_message = "invalid cursor: pass back a cursor or watermark this project's change log gave"
+
+
+class Gone(UserIOError):
+    """What was asked for existed once and is gone for good."""
+
+    name = "Gone"
+    reason = "Gone"
+    default_message = "gone"
+
+
+class ChangeCursorExpired(Gone):
+    """The cursor is older than the oldest kept entry: entries after it were purged; take a new snapshot."""
+
+    reason = "ChangeCursorExpired"
+    default_message = (
+        "this cursor is older than the change log's retention: entries after it were purged;"
+        " take a full export and follow from its watermark"
+    )

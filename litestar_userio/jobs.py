@@ -53,7 +53,10 @@ async def deliver_webhooks(ctx: dict[str, Any], project_id: str) -> None:
 
 
 async def sweep(ctx: dict[str, Any]) -> None:
-    """Periodic housekeeping: free what silent workers hold, enqueue work nobody is doing, purge expired results."""
+    """Periodic housekeeping: free what silent workers hold, enqueue work nobody is doing, purge expired results.
+
+    Also purges change-log entries past their retention and advances this process's change-log consumers.
+    """
     services = ctx[CONTEXT_KEY]
     await services.db.end_silent_sessions()
     await services.imports.requeue_stale()
@@ -62,6 +65,8 @@ async def sweep(ctx: dict[str, Any]) -> None:
     await services.exports.purge_expired()
     await services.webhooks.wake_due()
     await services.webhooks.purge_expired()
+    await services.changes.purge()
+    await services.changes.catch_up()
     await observe_queue(ctx)
 
 

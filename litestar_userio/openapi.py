@@ -62,6 +62,7 @@ _ERROR_DESCRIPTIONS = {
     403: "Forbidden: HTTPS required, unknown Host, or a missing or invalid Admin API JWT",
     404: "Not found (unknown, foreign or expired task)",
     409: "The Idempotency-Key was used for a different request",
+    410: "Gone: the change-log cursor is older than the retention (take a new snapshot)",
     413: "Request body over the limit",
     415: "Content-Type is not application/json",
     429: "Too many requests (Retry-After)",

@@ -9,6 +9,8 @@ from litestar_userio.accounts.admin import UserAdminService
 from litestar_userio.accounts.migration import PasswordMigrator
 from litestar_userio.accounts.service import UserService
 from litestar_userio.auth.admin import AdminAuthenticator
+from litestar_userio.changes.events import EventsConsumer
+from litestar_userio.changes.service import ChangeService
 from litestar_userio.config import UserIOConfig
 from litestar_userio.db.engine import Database
 from litestar_userio.db.migrate import migrate
@@ -24,6 +26,7 @@ from litestar_userio.storage import Storage, build_storage
 from litestar_userio.tokens.applications import ApplicationService
 from litestar_userio.tokens.keys import SigningKeyStore
 from litestar_userio.tokens.service import TokenService
+from litestar_userio.webhooks.consumer import WebhookConsumer
 from litestar_userio.webhooks.service import WebhookService
 
 __all__ = ["Services"]
@@ -54,6 +57,7 @@ class Services:
         tokens: TokenService,
         user_admin: UserAdminService,
         webhooks: WebhookService,
+        changes: ChangeService,
     ) -> None:
         self.config = config
         self.db = db
@@ -68,6 +72,7 @@ class Services:
         self.tokens = tokens
         self.user_admin = user_admin
         self.webhooks = webhooks
+        self.changes = changes
 
     @classmethod
     async def start(cls, config: UserIOConfig, *, queue: JobQueue | None = None, run_jobs: bool = True) -> Services:
@@ -92,6 +97,7 @@ class Services:
         clock = config.clock
         storage = build_storage(config.exports.storage, clock) if config.exports.storage is not None else None
         projects = ProjectService(db, clock)
+        changes = ChangeService(db, config.changes, clock)
         applications = ApplicationService(db, clock)
         users = UserService(
             db,
@@ -119,12 +125,16 @@ class Services:
                 config.queue,
                 clock,
                 passwords=users.passwords,
+                changes=changes,
             ),
             exports=ExportService(db, queue, projects, storage, config.exports, config.queue, clock),
             admin=AdminAuthenticator(config.auth, projects, clock),
             hooks=hooks,
             tokens=tokens,
-            user_admin=UserAdminService(db, projects, users.passwords, clock, imports=config.imports, hooks=hooks),
+            user_admin=UserAdminService(
+                db, projects, users.passwords, clock, imports=config.imports, changes=changes, hooks=hooks
+            ),
+            changes=changes,
             webhooks=WebhookService(
                 db,
                 queue,
@@ -137,12 +147,17 @@ class Services:
         users.migrator = PasswordMigrator(hooks, services.user_admin)
         telemetry.watch("pending_checks", services.users.passwords.pending)
         if run_jobs:
+            # Every process that runs jobs follows the log for the webhooks (and their non-blocking hooks).
+            changes.register(WebhookConsumer(services.webhooks, hooks))
             await queue.serve({CONTEXT_KEY: services})
         return services
 
     def bind_events(self, emit: Callable[..., None]) -> None:
-        """Emit the plugin's events (`events.EVENTS`) through `emit`: the app's, in a web process."""
-        self.user_admin.emit = emit
+        """Emit the plugin's events (`events.EVENTS`) through `emit`: the app's, in a web process.
+
+        The users' events follow the change log (`changes/events.py`): this process becomes one of its consumers.
+        """
+        self.changes.register(EventsConsumer(emit))
         self.imports.emit = emit
 
     async def ready(self, *, hooks: bool = True) -> bool:
@@ -160,6 +175,7 @@ class Services:
 
     async def close(self) -> None:
         """Stop the queue and the hook workers, close the storage and the database."""
+        await self.changes.close()
         await self.queue.close()
         await self.webhooks.close()
         await self.hooks.close()

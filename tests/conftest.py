@@ -223,6 +223,9 @@ class Env:
                     tx.array(ids),
                 )
                 await tx.execute(f"DELETE FROM userio_export_task WHERE status = 'pending' AND {mine}", tx.array(ids))
+                # Their change log too: another test's app (its events consumer polls every project) would emit
+                # this test's changes into its own listeners.
+                await tx.execute(f"DELETE FROM userio_change WHERE {mine}", tx.array(ids))
 
     async def make_project(self, settings: ProjectSettings | None = None, roles: tuple[str, ...] = ()) -> Project:
         project_id = f"p{uuid.uuid4().hex[:12]}"

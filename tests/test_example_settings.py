@@ -40,6 +40,7 @@ def test_numbers_are_read_from_the_environment(env: pytest.MonkeyPatch):
     env.setenv("USERIO_CHUNK_SIZE", "250")
     env.setenv("USERIO_EXPORT_PAGE_SIZE", "500")
     env.setenv("USERIO_SILENT_TRANSACTION_TIMEOUT", "0")
+    env.setenv("USERIO_CHANGE_RETENTION", "3600")
 
     config = userio_config()
 
@@ -48,6 +49,7 @@ def test_numbers_are_read_from_the_environment(env: pytest.MonkeyPatch):
     assert config.imports.chunk_size == 250
     assert config.exports.page_size == 500
     assert config.db_silent_transaction_timeout is None
+    assert config.changes.retention == timedelta(hours=1)
 
 
 @pytest.mark.parametrize(

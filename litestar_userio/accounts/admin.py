@@ -4,8 +4,10 @@ See docs/reference.md#users-admin-api.
 
 The host's handlers take `UserAdminService` by DI and the admin REST endpoints call it too. A create is one import
 record and an update is an upsert (docs/reference.md#import-updates), both applied by the import's own rules
-(`imports/rules.py`), so a user changed here and one changed by an import obey the same rules. Each change emits a
-Litestar event whose argument is the user as the export writes it (never a secret), after its transaction committed.
+(`imports/rules.py`), so a user changed here and one changed by an import obey the same rules. Each change is
+written back by `UserRepository.flush` (or `delete_user`), which appends its change-log entry in the same
+transaction; every write method takes `origin` (default `admin_api`; SCIM passes `ChangeOrigin("scim")`, sign-in
+`ChangeOrigin("sign_in")`). The Litestar events are emitted from the committed entries (`changes/events.py`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from typing import Any
 
 import msgspec
 
+from litestar_userio.changes.model import ADMIN_API, ChangeKind, ChangeOrigin
+from litestar_userio.changes.service import ChangeService
 from litestar_userio.clock import Clock
 from litestar_userio.config import ImportConfig
 from litestar_userio.db.engine import Database, Row, Tx
@@ -31,10 +35,9 @@ from litestar_userio.errors import (
     ValidationFailed,
     WriteConflict,
 )
-from litestar_userio.exports.document import build_document
 from litestar_userio.hooks.events import user_object
 from litestar_userio.hooks.service import HookService
-from litestar_userio.hooks.user_events import PRE_CREATE, PRE_UPDATE
+from litestar_userio.hooks.user_events import PRE_CREATE, PRE_UPDATE, TRIGGERED_BY
 from litestar_userio.ids import new_id
 from litestar_userio.imports.rules import ImportWorld, utc_timestamp
 from litestar_userio.imports.schemas import PasswordInput, UserRecord
@@ -42,13 +45,14 @@ from litestar_userio.imports.validation import ParsedRecord, parse_record
 from litestar_userio.projects.service import ProjectRecord, ProjectService
 from litestar_userio.retry import Backoff, retrying
 from litestar_userio.tokens.repository import RefreshTokenRepository
+from litestar_userio.users.exported import build_document, without_secrets
 from litestar_userio.users.formats import LOGIN_ID_ATTRIBUTES
 from litestar_userio.users.login_id_rules import LoginIDRules
 from litestar_userio.users.model import AuthenticatorState, UserState, is_disabled_at
 from litestar_userio.users.passwords import PasswordVerifier
 from litestar_userio.users.repository import UserRepository
 
-__all__ = ["USER_EVENTS", "UserAdminService", "UserPage", "without_secrets"]
+__all__ = ["USER_EVENTS", "ChangeOrigin", "UserAdminService", "UserPage", "without_secrets"]
 
 logger = logging.getLogger("litestar_userio.users")
 
@@ -60,17 +64,11 @@ USER_EVENTS = (
     "userio.user.enabled",
     "userio.user.deleted",
 )
-"""The events a change of one user emits; the argument is the user as exported."""
+"""The events a change of one user emits (from its change-log entry); the argument is the user as exported."""
 
 _CONFLICT_RETRIES = 5
 _SCAN_BATCH = 200
 """Users read per query while a `disabled` filter (computed, not a column) fills a page."""
-
-Emit = Callable[..., None]
-
-
-def _no_events(event_id: str, *args: Any) -> None:
-    """Until the plugin binds the app's emitter (`bind_events`), changes emit nothing."""
 
 
 @dataclass
@@ -92,11 +90,14 @@ class UserAdminService:
         clock: Clock,
         *,
         imports: ImportConfig,
+        changes: ChangeService,
         hooks: HookService | None = None,
     ) -> None:
         self.db = db
         self.hooks = hooks
         """Runs the blocking `user.pre_create` and `user.profile.pre_update` hooks (None: a host without hooks)."""
+        self.changes = changes
+        """Woken after each change committed: its consumers (the Litestar events among them) follow the log."""
         self.projects = projects
         self.passwords = passwords
         self.clock = clock
@@ -104,8 +105,6 @@ class UserAdminService:
         """The import's password bounds: a record here passes the checks it would pass in an import."""
         self.users = UserRepository()
         self.refresh_tokens = RefreshTokenRepository()
-        self.emit: Emit = _no_events
-        """Litestar's `app.emit` once the plugin bound it: each change emits its `USER_EVENTS` member."""
 
     # Reads.
 
@@ -181,15 +180,15 @@ class UserAdminService:
     # Changes.
 
     async def create(
-        self, project: ProjectRecord, record: bytes, *, triggered_by: str = "admin_api"
+        self, project: ProjectRecord, record: bytes, *, origin: ChangeOrigin = ADMIN_API
     ) -> tuple[dict[str, Any], list[str]]:
         """Create one user from an import record (JSON); the user as exported and the import's warnings.
 
         The identifier is the first present of `email`, `phone_number`, `preferred_username`
         (docs/reference.md#users-admin-api); a record fails as it would in an import (`ValidationFailed`,
         `InvariantViolated`, `DuplicatedUserID`, ...). The project's `user.pre_create` hooks see the user as it would
-        be first (`triggered_by`: their event's context): a refusal is `WebHookDisallowed` and nothing is written;
-        their mutations go through the same validation as the record.
+        be first: a refusal is `WebHookDisallowed` and nothing is written; their mutations go through the same
+        validation as the record (docs/hooks.md#user-hooks).
         """
         identifier = _identifier(record)
         parsed = await self._parse(project, record, identifier)
@@ -203,14 +202,14 @@ class UserAdminService:
 
         if await self._has_hooks(project.id, PRE_CREATE):
             changes = await self._pre_hooks(
-                project, PRE_CREATE, parsed, None, applying(parsed, []), identifier or "email", triggered_by
+                project, PRE_CREATE, parsed, None, applying(parsed, []), identifier or "email", origin
             )
             if changes:
                 parsed = await self._parse(project, _merged(record, changes), identifier)
         warnings = list(parsed.warnings)
-        apply = applying(parsed, warnings)
-        document = await self._change(project, parsed.record, None, apply, identifier=identifier or "email")
-        self._emit("userio.user.created", document)
+        document = await self._change(
+            project, parsed.record, None, applying(parsed, warnings), origin=origin, identifier=identifier or "email"
+        )
         return document, warnings
 
     async def update(
@@ -219,17 +218,17 @@ class UserAdminService:
         user_id: str,
         record: bytes,
         *,
-        triggered_by: str = "admin_api",
+        origin: ChangeOrigin = ADMIN_API,
         pre_update: bool = True,
     ) -> tuple[dict[str, Any], list[str]]:
         """Apply the update rules exactly as an upsert import, to one user; as exported, with warnings.
 
         See docs/reference.md#import-updates.
 
-        `sub` is refused (ids never change); the last login id of a user cannot go. The project's
-        `user.profile.pre_update` hooks see the user as it would be first (unless `pre_update` is false: a lazy
-        migration completing a waiting user); a refusal is `WebHookDisallowed` and nothing is written; their
-        mutations go through the same validation as the record.
+        `sub` is refused (ids never change); the last login id of a user cannot go. A record that changes nothing
+        writes nothing (and logs nothing). The project's `user.profile.pre_update` hooks see the user as it would be
+        first (unless `pre_update` is false: a lazy migration completing a waiting user); a refusal is
+        `WebHookDisallowed` and nothing is written; their mutations go through the same validation as the record.
         """
         decoded = _json_object(record)
         if "sub" in decoded:
@@ -251,18 +250,21 @@ class UserAdminService:
             return apply
 
         if pre_update and await self._has_hooks(project.id, PRE_UPDATE):
-            changes = await self._pre_hooks(
-                project, PRE_UPDATE, parsed, user_id, applying(parsed, []), "", triggered_by
-            )
+            changes = await self._pre_hooks(project, PRE_UPDATE, parsed, user_id, applying(parsed, []), "", origin)
             if changes:
                 parsed = await self._parse(project, _merged(record, changes), None)
         warnings = list(parsed.warnings)
-        document = await self._change(project, parsed.record, user_id, applying(parsed, warnings))
-        self._emit("userio.user.updated", document)
+        document = await self._change(project, parsed.record, user_id, applying(parsed, warnings), origin=origin)
         return document, warnings
 
     async def set_password(
-        self, project: ProjectRecord, user_id: str, *, password: str | None = None, password_hash: Any = None
+        self,
+        project: ProjectRecord,
+        user_id: str,
+        *,
+        password: str | None = None,
+        password_hash: Any = None,
+        origin: ChangeOrigin = ADMIN_API,
     ) -> None:
         """Replace the primary password: `password` hashed here, or `password_hash` an import password object.
 
@@ -298,11 +300,10 @@ class UserAdminService:
                     expire_after=expire_after,
                 )
             )
-            user.updated_at, user.changed = world.now, True
+            _touch(user, world.now, "password_changed")
             return user_id
 
-        document = await self._change(project, None, user_id, apply)
-        self._emit("userio.user.password_changed", document)
+        await self._change(project, None, user_id, apply, origin=origin)
 
     async def disable(
         self,
@@ -312,6 +313,7 @@ class UserAdminService:
         reason: str | None = None,
         temporarily_disabled_from: datetime | None = None,
         temporarily_disabled_until: datetime | None = None,
+        origin: ChangeOrigin = ADMIN_API,
     ) -> dict[str, Any]:
         """Disable until enabled, or only inside a window (both bounds, from < until, inside the valid period).
 
@@ -345,34 +347,30 @@ class UserAdminService:
                 user.disabled = True
             user.temporarily_disabled_from, user.temporarily_disabled_until = window
             user.disable_reason = reason
-            user.updated_at, user.changed = world.now, True
+            _touch(user, world.now, "disabled")
             await self.refresh_tokens.revoke_user(tx, user_id, world.now)
             return user_id
 
-        document = await self._change(project, None, user_id, apply)
-        self._emit("userio.user.disabled", document)
-        return document
+        return await self._change(project, None, user_id, apply, origin=origin)
 
-    async def enable(self, project: ProjectRecord, user_id: str) -> dict[str, Any]:
+    async def enable(self, project: ProjectRecord, user_id: str, *, origin: ChangeOrigin = ADMIN_API) -> dict[str, Any]:
         """Clear a disable and a temporary disable window (the account valid period stays)."""
 
         async def apply(tx: Tx, world: ImportWorld) -> str:
             user = world.users[user_id]
             user.disabled = False
             user.temporarily_disabled_from = user.temporarily_disabled_until = user.disable_reason = None
-            user.updated_at, user.changed = world.now, True
+            _touch(user, world.now, "enabled")
             return user_id
 
-        document = await self._change(project, None, user_id, apply)
-        self._emit("userio.user.enabled", document)
-        return document
+        return await self._change(project, None, user_id, apply, origin=origin)
 
-    async def delete(self, project: ProjectRecord, user_id: str) -> None:
+    async def delete(self, project: ProjectRecord, user_id: str, *, origin: ChangeOrigin = ADMIN_API) -> None:
         """Delete the user and every identity, authenticator, role, group and refresh token of it (erasure)."""
         async with self.db.transaction() as tx:
             document = await self._document(tx, project.id, user_id)
-            await self.users.delete_user(tx, project.id, user_id)
-        self._emit("userio.user.deleted", document)
+            await self.users.delete_user(tx, project.id, user_id, last=document, origin=origin, at=self.clock.now())
+        self.changes.wake(project.id)
 
     def is_disabled(self, user: UserState) -> bool:
         """Whether `user` is disabled now (docs/reference.md#users-disabled-state, `users.model.is_disabled_at`)."""
@@ -387,12 +385,13 @@ class UserAdminService:
         user_id: str | None,
         apply: Callable[[Tx, ImportWorld], Awaitable[str]],
         *,
+        origin: ChangeOrigin,
         identifier: str = "",
         dry: bool = False,
     ) -> dict[str, Any]:
         """Run `apply` on the world of one user (locked) in a transaction, write it back, return it as exported.
 
-        `dry`: nothing is written; the answer is the user as it would be, as the hooks see a user.
+        `dry`: nothing is written; `_WouldBe` carries the user as it would be, as the hooks see a user.
 
         The user's row is locked (PostgreSQL) or the database's one writer held (SQLite) from the read to the
         write, so two concurrent changes of one user apply one after the other and neither is lost; a unique
@@ -442,8 +441,13 @@ class UserAdminService:
                         group_ids |= await self.users.key_ids(
                             tx, project.id, "userio_group", world.new_groups, create_at=now
                         )
-                    await self.users.flush(tx, project.id, loaded, world.users.values(), role_ids, group_ids)
-                    return await self._document(tx, project.id, changed_id)
+                    written = await self.users.flush(
+                        tx, project.id, loaded, world.users.values(), role_ids, group_ids, origin=origin, at=now
+                    )
+                    document = await self._document(tx, project.id, changed_id)
+                if written:
+                    self.changes.wake(project.id)
+                return document
         raise AssertionError("unreachable: retrying re-raises the last conflict")  # pragma: no cover
 
     async def _has_hooks(self, project_id: str, event_type: str) -> bool:
@@ -457,7 +461,7 @@ class UserAdminService:
         user_id: str | None,
         apply: Callable[[Tx, ImportWorld], Awaitable[str]],
         identifier: str,
-        triggered_by: str,
+        origin: ChangeOrigin,
     ) -> dict[str, Any]:
         """The blocking user hooks on the user as the change would leave it (worked out, not written).
 
@@ -465,8 +469,9 @@ class UserAdminService:
         """
         assert self.hooks is not None
         try:
-            await self._change(project, parsed.record, user_id, apply, identifier=identifier, dry=True)
+            await self._change(project, parsed.record, user_id, apply, origin=origin, identifier=identifier, dry=True)
         except _WouldBe as would_be:
+            triggered_by = TRIGGERED_BY.get(origin.kind, "system")
             return await self.hooks.run_user_hooks(project.id, event_type, would_be.user, triggered_by)
         raise AssertionError("unreachable: a dry change raises _WouldBe")  # pragma: no cover
 
@@ -491,13 +496,6 @@ class UserAdminService:
             raise UserNotFound()
         return project.settings.login_id_rules()
 
-    def _emit(self, event_id: str, document: dict[str, Any]) -> None:
-        """Emit after the commit; a listener's failure is the host's, never the change's."""
-        try:
-            self.emit(event_id, without_secrets(document))
-        except Exception:
-            logger.exception("could not emit %s", event_id)
-
 
 class _WouldBe(Exception):
     """The user a dry change would leave (its transaction rolled back), as the hooks see a user."""
@@ -512,16 +510,9 @@ def _merged(record: bytes, changes: dict[str, Any]) -> bytes:
     return msgspec.json.encode({**_json_object(record), **changes})
 
 
-def without_secrets(document: dict[str, Any]) -> dict[str, Any]:
-    """The exported record an event carries: each TOTP's `secret` and `uri` left out (never a secret in an event).
-
-    The admin API answers the export's record whole (the admin JWT reads the export too); a listener does not.
-    """
-    mfa = document.get("mfa")
-    if not isinstance(mfa, dict) or not mfa.get("totps"):
-        return document
-    totps = [{k: v for k, v in totp.items() if k not in ("secret", "uri")} for totp in mfa["totps"]]
-    return {**document, "mfa": {**mfa, "totps": totps}}
+def _touch(user: UserState, now: datetime, kind: ChangeKind) -> None:
+    """Mark `user` changed at `now`, as the change log calls it."""
+    user.updated_at, user.changed, user.change_kind = now, True, kind
 
 
 def _json_object(record: bytes) -> dict[str, Any]:

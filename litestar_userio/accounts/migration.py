@@ -20,6 +20,7 @@ import msgspec
 
 from litestar_userio.accounts.admin import UserAdminService
 from litestar_userio.causes import Cause
+from litestar_userio.changes.model import ChangeOrigin
 from litestar_userio.errors import HookError, UserIOError, ValidationFailed
 from litestar_userio.hooks.migration import MigrationLocks
 from litestar_userio.hooks.service import HookService
@@ -29,6 +30,9 @@ from litestar_userio.projects.service import ProjectRecord
 __all__ = ["PasswordMigrator"]
 
 logger = logging.getLogger(__name__)
+
+_SIGN_IN = ChangeOrigin("sign_in")
+"""The origin of the changes a lazy migration makes (DECISIONS 16)."""
 
 
 def login_id_type(login_id: str) -> str:
@@ -92,7 +96,7 @@ class PasswordMigrator:
             try:
                 if waiting is None:
                     document.setdefault(kind, login_id)
-                    user, _ = await self.user_admin.create(project, msgspec.json.encode(document), triggered_by="user")
+                    user, _ = await self.user_admin.create(project, msgspec.json.encode(document), origin=_SIGN_IN)
                     user_id = str(user["sub"])
                 else:
                     user_id = waiting.id
@@ -101,10 +105,10 @@ class PasswordMigrator:
                 logger.info("password migration of project %s: the hook's record failed: %s", project_id, error.reason)
                 return None
             try:
-                await self.user_admin.set_password(project, user_id, password=password)
+                await self.user_admin.set_password(project, user_id, password=password, origin=_SIGN_IN)
             except BaseException:
                 if waiting is None:
-                    await self.user_admin.delete(project, user_id)
+                    await self.user_admin.delete(project, user_id, origin=_SIGN_IN)
                 raise
             return user_id
 
@@ -121,5 +125,5 @@ class PasswordMigrator:
             )
         if document:
             await self.user_admin.update(
-                project, user_id, msgspec.json.encode(document), triggered_by="user", pre_update=False
+                project, user_id, msgspec.json.encode(document), origin=_SIGN_IN, pre_update=False
             )

@@ -28,6 +28,9 @@ __all__ = [
     "AdminAPIKey",
     "Application",
     "Authenticator",
+    "Change",
+    "ChangeConsumer",
+    "ChangeHorizon",
     "CustomAttribute",
     "ExportTask",
     "Group",
@@ -276,6 +279,8 @@ class ExportTask(Table, tablename="userio_export_task"):
     sha256 = Varchar(length=64, null=True, default=None)
     record_count = Integer(null=True, default=None)
     expire_at = Timestamptz(null=True, default=None, index=True)
+    watermark = Text(null=True, default=None)
+    """The change-log cursor of the snapshot the file holds (DECISIONS 16), once completed."""
 
 
 class RateLimitEvent(Table, tablename="userio_rate_limit_event"):
@@ -452,6 +457,45 @@ class WebhookDelivery(Table, tablename="userio_webhook_delivery"):
     updated_at = Timestamptz()
 
 
+class Change(Table, tablename="userio_change"):
+    """One committed change of a user (`changes/`, docs/changes.md).
+
+    Created by raw SQL per engine (migration 2026-12-01T01): the defaults of `seq` and `xact` are the commit order,
+    which Piccolo's columns do not express.
+    """
+
+    seq = BigInt(primary_key=True)
+    xact = BigInt()
+    """The writing transaction's id on PostgreSQL (`pg_current_xact_id()`), 0 on SQLite."""
+    project_id = Varchar(length=64)
+    user_id = Varchar(length=128)
+    kind = Varchar(length=32)
+    """`created`, `updated`, `password_changed`, `disabled`, `enabled` or `deleted`."""
+    occurred_at = Timestamptz()
+    origin_kind = Varchar(length=16)
+    task_id = Varchar(length=64, null=True, default=None)
+    document = Text(null=True, default=None)
+    """The user as exported after the change, without secrets (JSON); the last state for `deleted`."""
+
+
+class ChangeHorizon(Table, tablename="userio_change_horizon"):
+    """Per project, the newest position purged: a cursor before it has missed entries (410)."""
+
+    project_id = Varchar(length=64, primary_key=True)
+    xact = BigInt()
+    seq = BigInt()
+
+
+class ChangeConsumer(Table, tablename="userio_change_consumer"):
+    """The position a consumer (`events`, `webhooks`, ...) has handled in a project's log; key (project, name)."""
+
+    project_id = Varchar(length=64, primary_key=True)
+    name = Varchar(length=64)
+    xact = BigInt()
+    seq = BigInt()
+    updated_at = Timestamptz()
+
+
 TABLES: tuple[type[Table], ...] = (
     Project,
     ProjectDomain,
@@ -479,5 +523,8 @@ TABLES: tuple[type[Table], ...] = (
     RefreshToken,
     Webhook,
     WebhookDelivery,
+    Change,
+    ChangeHorizon,
+    ChangeConsumer,
 )
 """In dependency order: a table only references tables before it."""

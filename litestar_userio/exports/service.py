@@ -26,7 +26,6 @@ from litestar_userio.errors import (
     UserIOError,
 )
 from litestar_userio.exports.columns import Column, check_request, columns_for
-from litestar_userio.exports.document import build_document
 from litestar_userio.exports.encoding import CONTENT_TYPES, csv_header, csv_rows, ndjson_lines
 from litestar_userio.exports.repository import ExportRepository, ExportTaskRow
 from litestar_userio.exports.schemas import ExportProgress, ExportRequest, ExportTask, ExportTaskList
@@ -41,6 +40,7 @@ from litestar_userio.ratelimit import DatabaseRateLimiter
 from litestar_userio.runtime import paused_gc
 from litestar_userio.statuses import error_object
 from litestar_userio.storage.base import Storage
+from litestar_userio.users.exported import build_document
 from litestar_userio.users.repository import UserRepository
 
 __all__ = ["EXPORT_JOB", "RATE_LIMIT_BUCKET", "ExportService"]

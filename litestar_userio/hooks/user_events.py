@@ -22,6 +22,7 @@ __all__ = [
     "CHANGE_EVENTS",
     "PRE_CREATE",
     "PRE_UPDATE",
+    "TRIGGERED_BY",
     "apply_user_mutations",
     "build_user_event",
     "record_changes",
@@ -32,6 +33,16 @@ PRE_UPDATE: Final = "user.profile.pre_update"
 BLOCKING_USER_EVENTS: Final = (PRE_CREATE, PRE_UPDATE)
 CHANGE_EVENTS: Final = ("user.created", "user.profile.updated", "user.disabled", "user.reenabled", "user.deleted")
 """The non-blocking events: the change log's entry types, run after commit, their answer ignored."""
+
+TRIGGERED_BY: Final = {
+    "admin_api": "admin_api",
+    "console": "portal",
+    "sign_in": "user",
+    "import": "system",
+    "scim": "system",
+    "cli": "system",
+}
+"""An event's `context.triggered_by` (the reference's values) for each origin of a change (`changes.ChangeOrigin`)."""
 
 _MUTABLE: Final = ("standard_attributes", "custom_attributes", "roles", "groups")
 _LOGIN_IDS: Final = ("email", "phone_number", "preferred_username")

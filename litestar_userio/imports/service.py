@@ -22,6 +22,8 @@ from datetime import datetime
 import msgspec
 from msgspec import Raw
 
+from litestar_userio.changes.model import ChangeOrigin
+from litestar_userio.changes.service import ChangeService
 from litestar_userio.clock import Clock
 from litestar_userio.config import ImportConfig, QueueConfig
 from litestar_userio.db.engine import Database, Tx
@@ -98,8 +100,11 @@ class ImportService:
         clock: Clock,
         *,
         passwords: PasswordVerifier | None = None,
+        changes: ChangeService | None = None,
     ) -> None:
         self.db = db
+        self.changes = changes
+        """Woken after a chunk committed users' changes (its entries are in the change log already)."""
         self.passwords = passwords
         """Where a dry run's `password_checks` run (the sign-in pool, with its per-project share)."""
         self.queue = queue
@@ -358,7 +363,7 @@ class ImportService:
             elif mode == "one_by_one":
                 details = await self._apply_one_by_one(tx, task, task_id, indices, records)
             else:
-                details = await self._apply(tx, task, indices, records, optimistic=optimistic)
+                details = await self._apply(tx, task, task_id, indices, records, optimistic=optimistic)
             for detail in details:
                 if detail.index in checked:
                     detail.password_check = checked[detail.index]  # type: ignore[assignment]
@@ -368,6 +373,8 @@ class ImportService:
                 await self._complete(tx, task_id)
                 completed = task.project_id, task_id
         telemetry.import_chunk_done(reasons(details), time.perf_counter() - started)
+        if self.changes is not None and not task.dry_run:
+            self.changes.wake(task.project_id)
         return completed
 
     async def _emit_completed(self, completed: tuple[str, str]) -> None:
@@ -393,7 +400,7 @@ class ImportService:
         for index, raw in zip(indices, records, strict=True):
             try:
                 async with tx.savepoint():
-                    details.extend(await self._apply(tx, task, [index], [raw]))
+                    details.extend(await self._apply(tx, task, task_id, [index], [raw]))
             except (ServiceUnavailable, WriteConflict):
                 raise
             except Exception as exc:
@@ -402,7 +409,14 @@ class ImportService:
         return details
 
     async def _apply(
-        self, tx: Tx, task: TaskSettings, indices: list[int], records: list[Raw], *, optimistic: bool = False
+        self,
+        tx: Tx,
+        task: TaskSettings,
+        task_id: str,
+        indices: list[int],
+        records: list[Raw],
+        *,
+        optimistic: bool = False,
     ) -> list[ImportDetail]:
         """The records applied in index order on the users they name; their details.
 
@@ -471,7 +485,16 @@ class ImportService:
             if world.new_groups:
                 group_ids |= await self.users.key_ids(tx, project_id, "userio_group", world.new_groups, create_at=now)
             try:
-                await self.users.flush(tx, project_id, loaded, world.users.values(), role_ids, group_ids)
+                await self.users.flush(
+                    tx,
+                    project_id,
+                    loaded,
+                    world.users.values(),
+                    role_ids,
+                    group_ids,
+                    origin=ChangeOrigin("import", task_id),
+                    at=now,
+                )
             except WriteConflict:
                 if not look_up:  # a record named a stored user after all: the next run looks up
                     self._conflicted_at.pop(project_id, None)

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from litestar_userio.changes.model import ChangeKind
+
 __all__ = ["AuthenticatorState", "LoginID", "OAuthLink", "UserState", "disabled_state", "is_disabled_at"]
 
 
@@ -134,6 +136,8 @@ class UserState:
     disable_reason: str | None = None
     last_login_at: datetime | None = None
     changed: bool = False
+    change_kind: ChangeKind | None = None
+    """What the change log calls this change when it is not inferred (`password_changed`, `disabled`, `enabled`)."""
     roles_changed: bool = False
     groups_changed: bool = False
 

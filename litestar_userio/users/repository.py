@@ -2,6 +2,10 @@
 
 A chunk of an import touches a few hundred users: one query finds them by login id, five load them whole
 (locked on PostgreSQL), and the write-back is a COPY or one statement per table.
+
+The write-back is the one place every change of a user goes through (import, admin API, SCIM, sign-in), so it is
+also the one place that appends to the change log (`_log`, `changes/`): in the same transaction, with the user as
+exported after the change; a user whose state did not change is neither written nor logged.
 """
 
 from __future__ import annotations
@@ -15,9 +19,12 @@ from typing import Any
 
 import msgspec
 
+from litestar_userio.changes.model import ChangeKind, ChangeOrigin, UserChange
+from litestar_userio.changes.repository import ChangeRepository
 from litestar_userio.db.engine import Row, Tx
 from litestar_userio.db.tables import Authenticator, Group, Role, User
 from litestar_userio.ids import new_id
+from litestar_userio.users.exported import document_of, without_secrets
 from litestar_userio.users.formats import LOGIN_ID_ATTRIBUTES
 from litestar_userio.users.model import AuthenticatorState, LoginID, OAuthLink, UserState
 
@@ -47,6 +54,40 @@ class LoadedUsers:
     """Authenticator id -> user id as loaded."""
     oauth: set[str] = field(default_factory=set)
     """The ids of the linked identities as loaded."""
+    before: dict[str, tuple[bytes, bool]] = field(default_factory=dict)
+    """User id -> (`state_of` the user, its `disabled` flag) as loaded: what tells a change from a no-op."""
+
+
+_encode_state = msgspec.json.Encoder(order="sorted").encode
+
+
+def state_of(user: UserState) -> bytes:
+    """Everything a change may alter of `user`, as bytes: equal before and after means nothing changed.
+
+    `updated_at` is not part of it (a write that changes nothing else is no change); secrets are (a new password).
+    """
+    authenticators = sorted(
+        _encode_state((a.kind, a.type, a.password_hash, a.totp_secret, a.oob_target, a.expire_after))
+        for a in user.authenticators
+    )
+    links = sorted(_encode_state((o.provider_alias, o.subject, o.provider_type, o.claims)) for o in user.oauth.values())
+    return _encode_state(
+        (
+            user.disabled,
+            user.standard_attributes(),
+            user.custom,
+            sorted((i.attribute, i.original, i.normalized) for i in user.login_ids.values()),
+            authenticators,
+            links,
+            sorted(user.roles),
+            sorted(user.groups),
+            user.account_valid_from,
+            user.account_valid_until,
+            user.temporarily_disabled_from,
+            user.temporarily_disabled_until,
+            user.disable_reason,
+        )
+    )
 
 
 def user_rows_query(tx: Tx, where: str) -> str:
@@ -120,6 +161,9 @@ class SignInState:
 
 class UserRepository:
     """Bulk reads and writes of whole users inside a caller's transaction."""
+
+    def __init__(self) -> None:
+        self._changes = ChangeRepository()
 
     async def sign_in_state(self, tx: Tx, project_id: str, user_id: str) -> SignInState | None:
         """The user's valid period and primary password expiry; None when the project has no such user."""
@@ -363,6 +407,7 @@ class UserRepository:
                 array,
             ):
                 getattr(users[row["user_id"]], attr).add(row["key"])
+        loaded.before = {user.id: (state_of(user), user.disabled) for user in users.values()}
         return loaded
 
     async def key_ids(
@@ -395,11 +440,20 @@ class UserRepository:
         users: Iterable[UserState],
         role_ids: Mapping[str, str],
         group_ids: Mapping[str, str],
-    ) -> None:
-        """Write every change of `users` (new or loaded) back: deletes first, so a login id can move."""
-        changed = [u for u in users if u.changed]
+        *,
+        origin: ChangeOrigin,
+        at: datetime,
+    ) -> int:
+        """Write every change of `users` (new or loaded) back and append each to the change log; how many changed.
+
+        Deletes first, so a login id can move. A loaded user whose state is as loaded is left alone (no write, no
+        entry).
+        """
+        changed = [
+            u for u in users if u.changed and (u.is_new or loaded.before.get(u.id, (b"", False))[0] != state_of(u))
+        ]
         if not changed:
-            return
+            return 0
         dump = _dump
         new_users = [u for u in changed if u.is_new]
         old_users = [u for u in changed if not u.is_new]
@@ -551,6 +605,20 @@ class UserRepository:
             ("user_id", "group_id"),
             [(u.id, group_ids[k]) for u in changed if u.groups_changed for k in sorted(u.groups)],
         )
+        await self._log(
+            tx,
+            project_id,
+            [UserChange(u.id, _kind(u, loaded), _entry_document(u, project_id, at)) for u in changed],
+            origin,
+            at,
+        )
+        return len(changed)
+
+    async def _log(
+        self, tx: Tx, project_id: str, changes: list[UserChange], origin: ChangeOrigin, at: datetime
+    ) -> None:
+        """The change log's one writer (DECISIONS 16): every write of a user ends here, in its transaction."""
+        await self._changes.append(tx, project_id, changes, origin, at)
 
     async def export_pages(self, tx: Tx, project_id: str, page_size: int) -> AsyncIterator[list[Row]]:
         """Pages of the project's users in id order, as rows of `user_rows_query`, for the export.
@@ -632,10 +700,20 @@ class UserRepository:
                 )
         return await tx.fetch(user_rows_query(tx, " AND ".join(where) + " ORDER BY u.id LIMIT $3"), *args)
 
-    async def delete_user(self, tx: Tx, project_id: str, user_id: str) -> None:
-        """Delete the user with its identities, authenticators, roles, groups and refresh tokens.
+    async def delete_user(
+        self,
+        tx: Tx,
+        project_id: str,
+        user_id: str,
+        *,
+        last: dict[str, Any],
+        origin: ChangeOrigin,
+        at: datetime,
+    ) -> None:
+        """Delete the user with its identities, authenticators, roles, groups and refresh tokens; log `deleted`.
 
-        Each table explicitly: PostgreSQL's statement triggers would cascade, SQLite's foreign keys only where the
+        `last` is the user as exported before (the `userio.user.deleted` event's argument, never a secret). Each
+        table explicitly: PostgreSQL's statement triggers would cascade, SQLite's foreign keys only where the
         connection enforces them.
         """
         for table in (
@@ -647,6 +725,27 @@ class UserRepository:
         ):
             await tx.delete_in(table, "user_id", [user_id])
         await tx.run(User.delete().where((User.id == user_id) & (User.project == project_id)))
+        await self._log(tx, project_id, [UserChange(user_id, "deleted", _encode(without_secrets(last)))], origin, at)
+
+
+_encode = msgspec.json.encode
+
+
+def _kind(user: UserState, loaded: LoadedUsers) -> ChangeKind:
+    """What the log calls a change: as the caller says, else created, disabled, enabled (the flag) or updated."""
+    if user.is_new:
+        return "created"
+    if user.change_kind is not None:
+        return user.change_kind
+    was_disabled = loaded.before.get(user.id, (b"", user.disabled))[1]
+    if user.disabled != was_disabled:
+        return "disabled" if user.disabled else "enabled"
+    return "updated"
+
+
+def _entry_document(user: UserState, project_id: str, at: datetime) -> bytes:
+    """The user as exported after the change, as the entry keeps it (no TOTP secret, no URI holding one)."""
+    return _encode(without_secrets(document_of(user, project_id, at)))
 
 
 def _like_prefix(value: str) -> str:

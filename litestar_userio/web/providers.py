@@ -23,6 +23,7 @@ from litestar.params import HeaderParameter
 from litestar_userio.accounts.admin import UserAdminService
 from litestar_userio.accounts.service import UserService
 from litestar_userio.auth.admin import AdminAuthenticator
+from litestar_userio.changes.service import ChangeService
 from litestar_userio.config import DependencyKeys
 from litestar_userio.db.engine import Database
 from litestar_userio.exports.service import ExportService
@@ -43,6 +44,7 @@ __all__ = [
     "authenticate_admin",
     "provide_admin_project",
     "provide_admin_service",
+    "provide_change_service",
     "provide_export_service",
     "provide_hook_service",
     "provide_import_service",
@@ -69,6 +71,7 @@ class Services(Protocol):
     """
 
     db: Database
+    changes: ChangeService
     imports: ImportService
     exports: ExportService
     hooks: HookService
@@ -110,6 +113,7 @@ def _provider(attribute: str, service: Any, doc: str) -> Callable[[State], Any]:
 
 
 _SERVICES: dict[str, tuple[Any, str]] = {
+    "changes": (ChangeService, "The change log: its feed, cursors, retention and consumers."),
     "imports": (ImportService, "Bulk import tasks."),
     "exports": (ExportService, "Bulk export tasks."),
     "hooks": (HookService, "The project's token hooks, their versions, secrets and run log."),
@@ -132,6 +136,7 @@ PROVIDERS: dict[str, Callable[[State], Any]] = {
 }
 """One provider per service, by its `Services` attribute."""
 
+provide_change_service: Callable[[State], ChangeService] = PROVIDERS["changes"]
 provide_import_service: Callable[[State], ImportService] = PROVIDERS["imports"]
 provide_export_service: Callable[[State], ExportService] = PROVIDERS["exports"]
 provide_hook_service: Callable[[State], HookService] = PROVIDERS["hooks"]

@@ -13,6 +13,7 @@ from litestar.types import ControllerRouterHandler, Dependencies
 from litestar_userio.config import LocalStorageConfig, UserIOConfig
 from litestar_userio.openapi import ADMIN_SECURITY
 from litestar_userio.web.bodies import StrictBodyRequest
+from litestar_userio.web.changes import ChangesController
 from litestar_userio.web.console import ConsoleController
 from litestar_userio.web.directory import DirectoryController
 from litestar_userio.web.downloads import DownloadController
@@ -42,6 +43,7 @@ def build_router(config: UserIOConfig) -> Router:
         ExportController,
         HooksController,
         DirectoryController,
+        ChangesController,
         UsersController,
         PasswordMigrationController,
         WebhooksController,

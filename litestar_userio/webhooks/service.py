@@ -20,18 +20,20 @@ import binascii
 import logging
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 import msgspec
 
+from litestar_userio.changes.model import ChangeEntry
+from litestar_userio.changes.service import entry_document
 from litestar_userio.clock import Clock
 from litestar_userio.config import WebhookConfig
 from litestar_userio.db.engine import Database, Tx
 from litestar_userio.errors import Invalid, WebhookDeliveryNotFound, WebhookInvalid, WebhookNotFound
 from litestar_userio.hooks.events import user_object_of_document
 from litestar_userio.hooks.secrets import SecretBox
+from litestar_userio.hooks.user_events import TRIGGERED_BY
 from litestar_userio.ids import new_id
 from litestar_userio.observability import telemetry
 from litestar_userio.queue.base import JobQueue
@@ -47,58 +49,38 @@ from litestar_userio.webhooks.repository import (
 from litestar_userio.webhooks.schemas import CHANGE_TYPES, DeliveryInfo, DeliveryPage, WebhookInfo, WebhookSpec
 from litestar_userio.webhooks.signing import new_secret
 
-__all__ = ["DELIVER_JOB", "TRIGGERED_BY", "ChangeEntry", "WebhookService", "event_body"]
+__all__ = ["DELIVER_JOB", "WebhookService", "event_body"]
 
 logger = logging.getLogger("litestar_userio.webhooks")
 
 DELIVER_JOB = "userio_deliver_webhooks"
 """The job that runs a project's delivery lane (`jobs.deliver_webhooks`)."""
 
-TRIGGERED_BY = {
-    "admin_api": "admin_api",
-    "console": "portal",
-    "sign_in": "user",
-    "import": "system",
-    "scim": "system",
-    "cli": "system",
-}
-"""The event's `context.triggered_by` (the reference's values) for each origin of a change-log entry."""
 
 _SEALED = "sealed:"
 _LANE_SECONDS = 60.0
 """A lane hands its job slot back after this long and wakes itself again (arq's job timeout is 2 minutes)."""
 
 
-@dataclass(frozen=True)
-class ChangeEntry:
-    """What a delivery is made of: one committed change-log entry (docs/changes.md)."""
+def event_body(entry: ChangeEntry, *, decoded: bool = False) -> Any:
+    """The reference's event for an entry (JSON, or the object with `decoded`).
 
-    id: str
-    seq: int
-    type: str
-    user_id: str
-    occurred_at: datetime
-    origin_kind: str
-    user: dict[str, Any] | None
-    """The user as exported after the change (no secret); None when deleted."""
-
-
-def event_body(entry: ChangeEntry) -> bytes:
-    """The reference's event for an entry: `payload.user` is the hooks' user object, or `{"id"}` once deleted."""
-    user = {"id": entry.user_id} if entry.user is None else user_object_of_document(entry.user)
-    return msgspec.json.encode(
-        {
-            "id": entry.id,
-            "seq": entry.seq,
-            "type": entry.type,
-            "payload": {"user": user},
-            "context": {
-                "timestamp": int(entry.occurred_at.timestamp()),
-                "user_id": entry.user_id,
-                "triggered_by": TRIGGERED_BY.get(entry.origin_kind, "system"),
-            },
-        }
-    )
+    `payload.user` is the hooks' user object after the change, or `{"id"}` once deleted; never a secret.
+    """
+    document = entry_document(entry)
+    user = {"id": entry.user_id} if document is None else user_object_of_document(msgspec.json.decode(document))
+    event = {
+        "id": entry.id,
+        "seq": entry.seq,
+        "type": entry.type,
+        "payload": {"user": user},
+        "context": {
+            "timestamp": int(entry.occurred_at.timestamp()),
+            "user_id": entry.user_id,
+            "triggered_by": TRIGGERED_BY.get(entry.origin.kind, "system"),
+        },
+    }
+    return event if decoded else msgspec.json.encode(event)
 
 
 def _info(row: DeliveryRow) -> DeliveryInfo:
@@ -284,6 +266,8 @@ class WebhookService:
     async def add_deliveries(self, tx: Tx, project_id: str, entries: Sequence[ChangeEntry]) -> int:
         """In the consumer's transaction: one pending delivery per entry and webhook that wants it; how many.
 
+        (The change log's `webhooks` consumer, `webhooks/consumer.py`.)
+
         Entries whose origin is `import` go only to webhooks with `include_import` (the import emits no `user.created`).
         """
         webhooks = await self.repository.webhooks(tx, project_id)
@@ -293,7 +277,7 @@ class WebhookService:
         new: list[NewDelivery] = []
         for entry in entries:
             wanting = [
-                w for w in webhooks if entry.type in w.events and (w.include_import or entry.origin_kind != "import")
+                w for w in webhooks if entry.type in w.events and (w.include_import or entry.origin.kind != "import")
             ]
             if not wanting:
                 continue
