@@ -18,6 +18,7 @@ from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
 from litestar_userio.clock import FrozenClock
 from litestar_userio.config import WebhookConfig
+from litestar_userio.hooks.secrets import SecretBox
 from tests.helpers import HASH_2B, run_import, until
 from tests.webhooks.helpers import (
     DELIVERIES,
@@ -381,3 +382,23 @@ async def test_a_listed_name_that_resolves_to_loopback_is_refused_when_dialled(b
     assert delivery["status"] == "pending" and delivery["last_status_code"] is None
     assert delivery["last_error"].startswith("refused: localhost resolves to a private address")
     assert target.received == []
+
+
+async def test_with_the_secrets_key_a_secret_is_stored_sealed_and_still_signs(backend, make_env, receivers):
+    target = await receivers()
+    env = await make_env(
+        backend,
+        clock=FrozenClock(NOW),
+        hooks={"secrets_key": SecretBox.generate_key()},
+        webhooks=WebhookConfig(allowed_private_origins=(target.origin,)),
+    )
+    project = await env.make_project()
+    [hook] = await put_webhooks(project, {"url": target.url, "events": ALL})
+
+    await create_user(project, "sealed")
+    await settle(env, (project, 1))
+    await until(lambda: len(target.received) == 1, "the delivery")
+    [row] = await project.fetch("SELECT secret FROM userio_webhook WHERE project_id = $1", project.id)
+
+    assert row["secret"].startswith("sealed:") and hook["secret"] not in row["secret"]
+    Webhook(hook["secret"]).verify(target.received[0].body, target.received[0].headers)
