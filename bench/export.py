@@ -1,6 +1,6 @@
 """Export benchmark: 200 000 users to CSV and to ndjson through the API, S3 (moto) on loopback.
 
-    .venv/bin/python bench/export.py [--users 200000] [--small 20000]
+    .venv/bin/python bench/export.py [--users 200000] [--small 20000] [--changed 0.01]
 
 Loads the users with the import benchmark's generator through the import API (PostgreSQL, arq workers), then
 for each format and for a project of `--small` users and one of `--users` users: starts a fresh worker,
@@ -9,6 +9,10 @@ the same run PostgreSQL's `COPY (SELECT ...) TO STDOUT CSV` over the same users 
 same COPY's bytes stored through the plugin's S3 and local writers with no encoding at all give the floor
 (`bench/storage_floor.py`). Last, the CPU budget: 0.8 of COPY TO leaves the machine's cores that much time per
 user, and the run prints what storing alone and what each export spend of it.
+
+The delta export (issue 42): once the full ndjson export of `--users` is done, `--changed` of its users (1 %) are
+updated through the import API (upsert), and an ndjson export `since` the full one's watermark writes only them;
+its time is printed beside the full one's.
 """
 
 from __future__ import annotations
@@ -114,6 +118,7 @@ async def export_once(
         assert digest.hexdigest() == result["sha256"] and size == result["size"], "downloaded file differs"
         return {
             "users": result["record_count"],
+            "watermark": result.get("watermark"),
             "seconds": round(seconds, 2),
             "users_per_second": round(result["record_count"] / seconds),
             "worker_writing_seconds": written,
@@ -140,6 +145,50 @@ def _phases(log: Path) -> tuple[float | None, float | None]:
     return (float(found[-1][0]), float(found[-1][1])) if found else (None, None)
 
 
+async def delta_export(
+    args: argparse.Namespace,
+    base: str,
+    cert: Path,
+    home: Path,
+    cli: list[str],
+    env: dict,
+    database: pg.Server,
+    full: dict,
+) -> dict:
+    """Change `args.changed` of the demo project's users through the import API, then export only them (`since`)."""
+    token = sign_admin_token((home / "demo-admin-key.pem").read_text(), "demo", ttl=timedelta(hours=1))
+    every = max(1, round(1 / args.changed))
+    changed = [{"email": record["email"], "name": "changed"} for record in list(users(args.users, seed=7))[::every]]
+    bodies = [
+        body.replace(b'{"identifier":"email",', b'{"identifier":"email","upsert":true,', 1)
+        for body in split_requests(changed)
+    ]
+    loaders = [start([*cli, "worker"], env, OUT / f"export-delta-loader-{i}.log") for i in range(2)]
+    try:
+        await asyncio.sleep(3)
+        print(f"changing {len(changed)} users through the import API ...", flush=True)
+        await run_import(base, cert, token, bodies, 8)
+    finally:
+        for loader in loaders:
+            loader.send_signal(signal.SIGINT)
+        for loader in loaders:
+            loader.wait(timeout=30)
+    print("exporting ndjson-delta ...", flush=True)
+    result = await export_once(
+        base,
+        cert,
+        token,
+        "localhost",
+        {"format": "ndjson", "since": full["watermark"]},
+        [*cli, "worker"],
+        env,
+        OUT / "export-worker-ndjson-delta.log",
+        database,
+    )
+    assert result["users"] >= len(changed), result
+    return result
+
+
 async def copy_baseline(database_url: str, project_id: str, database: pg.Server) -> tuple[int, float, float]:
     """PostgreSQL COPY of the same users (attributes, login ids, second factors, roles) as CSV to nowhere."""
     conn = await asyncpg.connect(database_url, server_settings={"search_path": "userio"})
@@ -160,6 +209,7 @@ async def copy_baseline(database_url: str, project_id: str, database: pg.Server)
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--users", type=int, default=200_000)
+    parser.add_argument("--changed", type=float, default=0.01, help="Share of the users the delta export holds.")
     parser.add_argument("--small", type=int, default=20_000)
     parser.add_argument("--profile", action="store_true", help="py-spy profiles of the big exports' workers, in OUT")
     args = parser.parse_args()
@@ -282,6 +332,7 @@ async def run(args: argparse.Namespace, database: pg.Server) -> None:
                     OUT / f"export-worker-{name}.speedscope.json" if args.profile and project_id == "demo" else None,
                 )
                 # One running export at a time and the UserExport bucket: wait out nothing, the task is done.
+        results["ndjson-delta"] = await delta_export(args, base, cert, home, cli, env, database, results["ndjson-demo"])
         copied, copy_seconds, copy_pg_cpu = await copy_baseline(database_url, "demo", database)
         floors = {
             "s3": await storage_floor(database_url, "demo", database, "s3", endpoint, BUCKET),
@@ -352,6 +403,11 @@ async def run(args: argparse.Namespace, database: pg.Server) -> None:
             f" | of its {big['seconds']} s, the S3 server completing the file took {big['storage_completing_seconds']} s"
             f" (ratio without it {figures['ratio_to_copy_without_storage_completion'][fmt]:.2f})"
         )
+    delta, full = results["ndjson-delta"], results["ndjson-demo"]
+    print(
+        f"delta export ndjson: {delta['users']:,} users changed of {full['users']:,} in {delta['seconds']} s, against"
+        f" {full['seconds']} s for the full export ({delta['seconds'] / full['seconds']:.2f} of it)"
+    )
     for kind, floor in figures["storage_floor"].items():
         print(
             f"floor ({kind} storage): COPY TO streamed as is through the plugin's writer {floor['users_per_second']:,}"

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from litestar_userio.accounts.admin import UserAdminService, UserPage
     from litestar_userio.accounts.service import UserService
     from litestar_userio.alembic import include_object
-    from litestar_userio.changes.model import ChangeEntry, ChangeOrigin
+    from litestar_userio.changes.entries import ChangeEntry, ChangeOrigin
     from litestar_userio.changes.service import ChangeConsumer, ChangePage, ChangeService
     from litestar_userio.config import (
         AuthConfig,
@@ -181,7 +181,7 @@ _MODULES = {
         "litestar_userio.hooks.service": ["HookService"],
         "litestar_userio.hooks.events": ["EventContext"],
         "litestar_userio.webhooks.service": ["WebhookService"],
-        "litestar_userio.changes.model": ["ChangeEntry", "ChangeOrigin"],
+        "litestar_userio.changes.entries": ["ChangeEntry", "ChangeOrigin"],
         "litestar_userio.changes.service": ["ChangeConsumer", "ChangePage", "ChangeService"],
         "litestar_userio.errors": [
             "ChangeCursorExpired",

@@ -621,7 +621,7 @@ class HookVersionNotFound(NotFound):
 
 
 class InvalidCursor(Invalid):
-    """A change-log cursor (or export `since`) that is not one of this project's (DECISIONS 16)."""
+    """A change-log cursor (or export `since`) that is not one of this project's (docs/changes.md)."""
 
     reason = "InvalidCursor"
     default_message = "invalid cursor: pass back a cursor or watermark this project's change log gave"

@@ -127,7 +127,7 @@ class Services:
                 passwords=users.passwords,
                 changes=changes,
             ),
-            exports=ExportService(db, queue, projects, storage, config.exports, config.queue, clock),
+            exports=ExportService(db, queue, projects, storage, config.exports, config.queue, clock, changes=changes),
             admin=AdminAuthenticator(config.auth, projects, clock),
             hooks=hooks,
             tokens=tokens,

@@ -22,7 +22,7 @@ from typing import Any
 
 import msgspec
 
-from litestar_userio.changes.model import ADMIN_API, ChangeKind, ChangeOrigin
+from litestar_userio.changes.entries import ADMIN_API, ChangeKind, ChangeOrigin
 from litestar_userio.changes.service import ChangeService
 from litestar_userio.clock import Clock
 from litestar_userio.config import ImportConfig

@@ -20,7 +20,7 @@ import msgspec
 
 from litestar_userio.accounts.admin import UserAdminService
 from litestar_userio.causes import Cause
-from litestar_userio.changes.model import ChangeOrigin
+from litestar_userio.changes.entries import ChangeOrigin
 from litestar_userio.errors import HookError, UserIOError, ValidationFailed
 from litestar_userio.hooks.migration import MigrationLocks
 from litestar_userio.hooks.service import HookService
@@ -32,7 +32,7 @@ __all__ = ["PasswordMigrator"]
 logger = logging.getLogger(__name__)
 
 _SIGN_IN = ChangeOrigin("sign_in")
-"""The origin of the changes a lazy migration makes (DECISIONS 16)."""
+"""The origin of the changes a lazy migration makes (docs/changes.md)."""
 
 
 def login_id_type(login_id: str) -> str:

@@ -1,11 +1,11 @@
-"""The Litestar events of DECISIONS 11, emitted from the change log: the log's first consumer.
+"""The Litestar events of docs/reference.md#events, emitted from the change log: the log's first consumer.
 
 A change emits `userio.user.<kind>` (`created`, `updated`, `password_changed`, `disabled`, `enabled`, `deleted`)
 with the user as exported (never a secret; for `deleted`, its last state) once its transaction committed, and
 never for one that rolled back. At least once: an emit is followed by the consumer's commit, so a process that
 stops in between emits those again after it restarts, with the same argument (the same `sub` and `updated_at`: a
-listener that must not act twice drops a repeat by them; the argument stays the exported record of DECISIONS 11,
-so the entry's id is the feed's, not the event's). An import's records emit none (docs/reference.md#events: one
+listener that must not act twice drops a repeat by them; the argument stays the exported record, so the entry's
+id is the feed's, not the event's). An import's records emit none (docs/reference.md#events: one
 `userio.import.completed` per task), as before the log.
 """
 
@@ -16,7 +16,7 @@ from typing import Any
 
 import msgspec
 
-from litestar_userio.changes.model import ChangeEntry
+from litestar_userio.changes.entries import ChangeEntry
 from litestar_userio.db.engine import Tx
 
 __all__ = ["EventsConsumer"]
@@ -26,6 +26,8 @@ class EventsConsumer:
     """Emits each committed entry's event through `emit` (the app's, in a web process)."""
 
     name = "events"
+    with_imports = False
+    """An import's records emit no event: their entries are passed over unread."""
 
     def __init__(self, emit: Callable[..., None]) -> None:
         self.emit = emit

@@ -11,8 +11,9 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any, cast
 
-from litestar_userio.changes.model import ChangeEntry, ChangeKind, ChangeOrigin, Position, UserChange
+from litestar_userio.changes.entries import ChangeEntry, ChangeKind, ChangeOrigin, Position, UserChange
 from litestar_userio.db.engine import Row, Tx
+from litestar_userio.db.tables import Project
 
 __all__ = ["ChangeRepository"]
 
@@ -21,15 +22,35 @@ _ENTRY = "seq, xact, project_id, user_id, kind, occurred_at, origin_kind, task_i
 _START = Position(0, 0)
 
 
-def _settled(tx: Tx) -> str:
-    """The condition that an entry's transaction is settled.
+_SETTLED = (
+    "SELECT LEAST(pg_snapshot_xmax(pg_current_snapshot())::text::bigint,"
+    " (SELECT min(backend_xid::text::bigint) FROM pg_stat_activity WHERE datname = current_database()),"
+    " (SELECT min(transaction::text::bigint) FROM pg_prepared_xacts WHERE database = current_database())) AS bound"
+)
+"""PostgreSQL: below this transaction id, every transaction that can write our entries has settled.
 
-    PostgreSQL: every transaction older than the snapshot's xmin committed or rolled back, so no entry can appear
-    before a visible one later. SQLite's writers are serialized: every committed entry is settled.
+Those of this database that held an id when it ran are still running (`pg_stat_activity.backend_xid`, shown to
+every role; prepared ones in `pg_prepared_xacts`), and none drawn since (`xmax`) is older; every other one below
+ended. So a later statement (a new
+snapshot: READ COMMITTED) sees every entry below it that will ever exist, and the visible prefix of the order only
+grows at its end. Bounded by this database's transactions, not the whole cluster's (`pg_snapshot_xmin`): another
+database's long transaction does not hold the feed back (docs/changes.md#order)."""
+
+_IN_SNAPSHOT = " AND xact < pg_snapshot_xmin(pg_current_snapshot())::text::bigint"
+"""PostgreSQL, inside one snapshot (REPEATABLE READ, the export's): entries of transactions below its xmin, all
+settled and all visible in it."""
+
+
+async def _settled(tx: Tx, param: int) -> tuple[str, tuple[int, ...]]:
+    """The condition (as `$param`) and argument that keep a query to settled entries.
+
+    Nothing on SQLite, whose writers are serialized: every committed entry is settled.
     """
-    if tx.dialect == "postgres":
-        return " AND xact < pg_snapshot_xmin(pg_current_snapshot())::text::bigint"
-    return ""
+    if tx.dialect != "postgres":
+        return "", ()
+    row = await tx.fetchrow(_SETTLED)
+    assert row is not None
+    return f" AND xact < ${param}", (int(row["bound"]),)
 
 
 def _entry(row: Row) -> ChangeEntry:
@@ -68,22 +89,58 @@ class ChangeRepository:
 
     async def page(self, tx: Tx, project_id: str, after: Position, limit: int) -> list[ChangeEntry]:
         """Up to `limit` settled entries after `after`, in order."""
+        entries, _ = await self.page_without_imports(tx, project_id, after, limit, with_imports=True)
+        return entries
+
+    async def page_without_imports(
+        self, tx: Tx, project_id: str, after: Position, limit: int, *, with_imports: bool = False
+    ) -> tuple[list[ChangeEntry], Position]:
+        """Up to `limit` settled entries after `after`, in order, and the position read up to.
+
+        An import's entries are passed over unless `with_imports`. The position is the last entry's on a full page,
+        else the newest settled entry's (imports included). A consumer that skips imports passes 100 000 imported
+        users' entries without reading them (bench/import.py).
+        """
+        settled, bound = await _settled(tx, 6)
         rows = await tx.fetch(
-            f"SELECT {_ENTRY} FROM userio_change WHERE project_id = $1 AND (xact, seq) > ($2, $3){_settled(tx)}"
-            " ORDER BY xact, seq LIMIT $4",
+            f"SELECT {_ENTRY} FROM userio_change WHERE project_id = $1 AND (xact, seq) > ($2, $3){settled}"
+            " AND ($5 OR origin_kind <> 'import') ORDER BY xact, seq LIMIT $4",
             project_id,
             after.xact,
             after.seq,
             limit,
+            with_imports,
+            *bound,
         )
-        return [_entry(row) for row in rows]
-
-    async def newest(self, tx: Tx, project_id: str) -> Position | None:
-        """The position of the newest settled entry; None when the project's log is empty."""
+        entries = [_entry(row) for row in rows]
+        if len(entries) == limit or with_imports:
+            return entries, entries[-1].position if entries else after
+        # Under the same bound: every entry below it was visible to the query above and is to this one.
         row = await tx.fetchrow(
-            f"SELECT xact, seq FROM userio_change WHERE project_id = $1{_settled(tx)} ORDER BY xact DESC, seq DESC"
-            " LIMIT 1",
+            f"SELECT xact, seq FROM userio_change WHERE project_id = $1 AND (xact, seq) > ($2, $3)"
+            f"{settled.replace('$6', '$4')} ORDER BY xact DESC, seq DESC LIMIT 1",
             project_id,
+            after.xact,
+            after.seq,
+            *bound,
+        )
+        return entries, after if row is None else Position(int(row["xact"]), int(row["seq"]))
+
+    async def newest(self, tx: Tx, project_id: str, *, in_snapshot: bool = False) -> Position | None:
+        """The position of the newest settled entry; None when the project's log is empty.
+
+        `in_snapshot`: of the entries settled in `tx`'s own snapshot (an export's REPEATABLE READ), so that every
+        entry up to it is visible there.
+        """
+        bound: tuple[int, ...] = ()
+        if in_snapshot:
+            settled = _IN_SNAPSHOT if tx.dialect == "postgres" else ""
+        else:
+            settled, bound = await _settled(tx, 2)
+        row = await tx.fetchrow(
+            f"SELECT xact, seq FROM userio_change WHERE project_id = $1{settled} ORDER BY xact DESC, seq DESC LIMIT 1",
+            project_id,
+            *bound,
         )
         return None if row is None else Position(int(row["xact"]), int(row["seq"]))
 
@@ -102,41 +159,49 @@ class ChangeRepository:
         )
         return {row["user_id"] for row in rows}
 
-    async def purge(self, tx: Tx, before: datetime, limit: int) -> int:
-        """Delete up to `limit` entries that occurred before `before`; how many.
+    async def purge(self, tx: Tx, project_id: str, before: datetime, limit: int) -> int:
+        """Delete the oldest run of the project's entries that occurred before `before`, at most `limit`; how many.
 
-        Every entry of their projects up to the newest of them goes too, and each project's horizon rises to it.
+        Walks the order from its oldest end (its one index), so a project with nothing to purge costs one probe;
+        the horizon rises to the newest entry purged: a cursor before it has missed entries (410).
         """
+        oldest = await tx.fetchrow(
+            "SELECT occurred_at FROM userio_change WHERE project_id = $1 ORDER BY xact, seq LIMIT 1", project_id
+        )
+        if oldest is None or oldest["occurred_at"] >= before:
+            return 0  # one probe of the index for a project with nothing to purge, every sweep
         rows = await tx.fetch(
-            "DELETE FROM userio_change WHERE seq IN"
-            " (SELECT seq FROM userio_change WHERE occurred_at < $1 ORDER BY occurred_at LIMIT $2)"
-            " RETURNING project_id, xact, seq",
-            before,
+            "SELECT xact, seq, occurred_at FROM userio_change WHERE project_id = $1 ORDER BY xact, seq LIMIT $2",
+            project_id,
             limit,
         )
-        newest: dict[str, Position] = {}
+        purged = 0
         for row in rows:
-            position = Position(int(row["xact"]), int(row["seq"]))
-            if position > newest.get(row["project_id"], _START):
-                newest[row["project_id"]] = position
-        for project_id, position in newest.items():
-            # Entries are purged by age, the horizon by position: what lies before it goes too, so a cursor at or
-            # after the horizon never misses a kept entry and one before it is told it expired.
-            await tx.execute(
-                "DELETE FROM userio_change WHERE project_id = $1 AND (xact, seq) <= ($2, $3)",
-                project_id,
-                position.xact,
-                position.seq,
-            )
-            await tx.execute(
-                "INSERT INTO userio_change_horizon (project_id, xact, seq) VALUES ($1, $2, $3)"
-                " ON CONFLICT (project_id) DO UPDATE SET xact = excluded.xact, seq = excluded.seq"
-                " WHERE (userio_change_horizon.xact, userio_change_horizon.seq) < (excluded.xact, excluded.seq)",
-                project_id,
-                position.xact,
-                position.seq,
-            )
-        return len(rows)
+            if row["occurred_at"] >= before:
+                break
+            purged += 1
+        if not purged:
+            return 0
+        newest = Position(int(rows[purged - 1]["xact"]), int(rows[purged - 1]["seq"]))
+        await tx.execute(
+            "DELETE FROM userio_change WHERE project_id = $1 AND (xact, seq) <= ($2, $3)",
+            project_id,
+            newest.xact,
+            newest.seq,
+        )
+        await tx.execute(
+            "INSERT INTO userio_change_horizon (project_id, xact, seq) VALUES ($1, $2, $3)"
+            " ON CONFLICT (project_id) DO UPDATE SET xact = excluded.xact, seq = excluded.seq"
+            " WHERE (userio_change_horizon.xact, userio_change_horizon.seq) < (excluded.xact, excluded.seq)",
+            project_id,
+            newest.xact,
+            newest.seq,
+        )
+        return purged
+
+    async def project_ids(self, tx: Tx) -> list[str]:
+        """Every project's id (the purge goes through them)."""
+        return [row["id"] for row in await tx.run(Project.select(Project.id))]
 
     # Consumers (docs/changes.md#consumers).
 
@@ -173,13 +238,15 @@ class ChangeRepository:
 
     async def projects_behind(self, tx: Tx, name: str) -> list[str]:
         """The projects with a settled entry after the consumer's position (or with entries and no position yet)."""
+        settled, bound = await _settled(tx, 2)
         rows = await tx.fetch(
             "SELECT p.id FROM userio_project p"
             " LEFT JOIN userio_change_consumer c ON c.project_id = p.id AND c.name = $1"
             " WHERE EXISTS (SELECT 1 FROM userio_change e WHERE e.project_id = p.id"
-            " AND (c.project_id IS NULL OR (e.xact, e.seq) > (c.xact, c.seq))"
-            f"{_settled(tx).replace('xact', 'e.xact', 1)})",
+            " AND (e.xact, e.seq) > (COALESCE(c.xact, -1), COALESCE(c.seq, -1))"
+            f"{settled.replace('xact', 'e.xact', 1)})",
             name,
+            *bound,
         )
         return [row["id"] for row in rows]
 

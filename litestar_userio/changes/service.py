@@ -1,6 +1,7 @@
-"""The change log's feed, cursors and retention, and the consumers that follow it (DECISIONS 16, docs/changes.md).
+"""The change log's feed, cursors and retention, and the consumers that follow it (docs/changes.md).
 
-Consumers. A consumer is anything with a `name` and an `async handle(tx, project_id, entries)`; register it with
+Consumers. A consumer is anything with a `name`, `with_imports` (False: an import's entries are passed over, not
+handed to it) and an `async handle(tx, project_id, entries)`; register it with
 `ChangeService.register` in every process that should advance it. `advance(project_id, consumer)` then runs, in one
 transaction: lock the consumer's row of `userio_change_consumer` (project, name), read the next settled entries
 after its position, `handle` them (the consumer's own writes go in the same `tx`), save the position after the last.
@@ -14,8 +15,8 @@ consumer of that project in a background task; a poll every `ChangeLogConfig.pol
 catches what other processes committed (`catch_up`). A new consumer starts at the oldest kept entry; one whose
 position fell behind the retention continues after the purged entries, and says so in the log.
 
-The Litestar events of DECISIONS 11 are the first consumer (`changes/events.py`, registered in a web process by
-`Services.bind_events`); the webhooks add theirs.
+The Litestar user events (docs/reference.md#events) are the first consumer (`changes/events.py`, registered in a
+web process by `Services.bind_events`); the webhooks add theirs.
 """
 
 from __future__ import annotations
@@ -25,12 +26,13 @@ import contextlib
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Protocol
 
 import msgspec
 
 from litestar_userio.changes.cursors import LATEST, decode_cursor, encode_cursor
-from litestar_userio.changes.model import ChangeEntry, Position
+from litestar_userio.changes.entries import ChangeEntry, ChangeOrigin, Position
 from litestar_userio.changes.repository import ChangeRepository
 from litestar_userio.clock import Clock
 from litestar_userio.config import ChangeLogConfig
@@ -50,6 +52,8 @@ class ChangeConsumer(Protocol):
 
     name: str
     """Its key in `userio_change_consumer` (64 characters at most), the same in every process."""
+    with_imports: bool
+    """False: an import's entries are passed over, not handed to `handle` (the position moves past them)."""
 
     async def handle(self, tx: Tx, project_id: str, entries: Sequence[ChangeEntry]) -> None:
         """Take `entries` (in order, at least once); writes in `tx` commit with the new position.
@@ -60,7 +64,7 @@ class ChangeConsumer(Protocol):
 
 
 class FeedEntry(msgspec.Struct):
-    """An entry as the feed answers it (DECISIONS 16)."""
+    """An entry as the feed answers it (docs/changes.md)."""
 
     id: str
     cursor: str
@@ -92,7 +96,31 @@ def entry_document(entry: ChangeEntry) -> bytes | None:
     return document
 
 
-_timestamp = msgspec.json.Encoder()
+_encode_timestamp = msgspec.json.Encoder().encode
+_timestamps: dict[datetime, str] = {}
+
+
+def _timestamp(value: datetime) -> str:
+    """RFC 3339, cached: the entries of one chunk or request share their time."""
+    text = _timestamps.get(value)
+    if text is None:
+        if len(_timestamps) > 4096:
+            _timestamps.clear()
+        text = _timestamps[value] = _encode_timestamp(value)[1:-1].decode()
+    return text
+
+
+_origins: dict[ChangeOrigin, dict[str, str]] = {}
+
+
+def _origin_json(origin: ChangeOrigin) -> dict[str, str]:
+    """The entry's `origin`, cached: a page's entries share a few (an import's one task)."""
+    found = _origins.get(origin)
+    if found is None:
+        if len(_origins) > 4096:
+            _origins.clear()
+        found = _origins[origin] = origin.to_json()
+    return found
 
 
 class ChangeService:
@@ -137,8 +165,10 @@ class ChangeService:
         return position
 
     async def watermark(self, tx: Tx, project_id: str) -> str:
-        """The cursor of the newest settled entry `tx` sees (an export's snapshot: every entry up to it is in it)."""
-        return encode_cursor(project_id, await self._latest(tx, project_id))
+        """The cursor of the newest entry settled in `tx`'s snapshot (an export's): every entry up to it is in it."""
+        newest = await self.repository.newest(tx, project_id, in_snapshot=True)
+        horizon = await self.repository.horizon(tx, project_id)
+        return encode_cursor(project_id, max(newest or horizon, horizon))
 
     async def changed_since(self, tx: Tx, project_id: str, since: str) -> set[str]:
         """The users with an entry after `since` that `tx`'s snapshot sees (a delta export)."""
@@ -160,23 +190,27 @@ class ChangeService:
             cursor=encode_cursor(project_id, entry.position),
             type=entry.type,
             user_id=entry.user_id,
-            occurred_at=_timestamp.encode(entry.occurred_at)[1:-1].decode(),
-            origin=entry.origin.to_json(),
+            occurred_at=_timestamp(entry.occurred_at),
+            origin=_origin_json(entry.origin),
             user=None if document is None else msgspec.Raw(document),
         )
 
     # Retention.
 
     async def purge(self) -> int:
-        """Delete the entries older than `retention` (the sweeper); how many."""
+        """Delete the entries older than `retention` (the sweeper), a batch per transaction; how many."""
         before = self.clock.now() - self.config.retention
+        async with self.db.reader() as tx:
+            project_ids = await self.repository.project_ids(tx)
         purged = 0
-        while True:
-            async with self.db.transaction() as tx:
-                count = await self.repository.purge(tx, before, _PURGE_BATCH)
-            purged += count
-            if count < _PURGE_BATCH:
-                return purged
+        for project_id in project_ids:
+            while True:
+                async with self.db.transaction() as tx:
+                    count = await self.repository.purge(tx, project_id, before, _PURGE_BATCH)
+                purged += count
+                if count < _PURGE_BATCH:
+                    break
+        return purged
 
     # Consumers.
 
@@ -208,7 +242,8 @@ class ChangeService:
         while True:
             async with self.db.transaction() as tx:
                 now = self.clock.now()
-                position = await self.repository.lock_consumer(tx, project_id, consumer.name, Position(0, 0), now)
+                stored = await self.repository.lock_consumer(tx, project_id, consumer.name, Position(0, 0), now)
+                position = stored
                 horizon = await self.repository.horizon(tx, project_id)
                 if position < horizon:
                     logger.warning(
@@ -218,11 +253,13 @@ class ChangeService:
                         project_id,
                     )
                     position = horizon
-                entries = await self.repository.page(tx, project_id, position, self.config.consumer_page)
+                entries, read_to = await self.repository.page_without_imports(
+                    tx, project_id, position, self.config.consumer_page, with_imports=consumer.with_imports
+                )
                 if entries:
                     await consumer.handle(tx, project_id, entries)
-                    position = entries[-1].position
-                await self.repository.save_consumer(tx, project_id, consumer.name, position, now)
+                if read_to != stored:
+                    await self.repository.save_consumer(tx, project_id, consumer.name, read_to, now)
             committed = getattr(consumer, "committed", None)
             if entries and committed is not None:  # optional: work the consumer's writes made due (webhooks)
                 await committed(project_id)

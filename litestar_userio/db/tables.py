@@ -280,7 +280,7 @@ class ExportTask(Table, tablename="userio_export_task"):
     record_count = Integer(null=True, default=None)
     expire_at = Timestamptz(null=True, default=None, index=True)
     watermark = Text(null=True, default=None)
-    """The change-log cursor of the snapshot the file holds (DECISIONS 16), once completed."""
+    """The change-log cursor of the snapshot the file holds (docs/changes.md), once completed."""
 
 
 class RateLimitEvent(Table, tablename="userio_rate_limit_event"):

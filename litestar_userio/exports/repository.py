@@ -35,6 +35,7 @@ _COLUMNS = (
     ExportTask.sha256,
     ExportTask.record_count,
     ExportTask.expire_at,
+    ExportTask.watermark,
 )
 
 
@@ -56,6 +57,8 @@ class ExportTaskRow:
     sha256: str | None
     record_count: int | None
     expire_at: datetime | None
+    watermark: str | None = None
+    """The change-log cursor of the snapshot the file holds (docs/changes.md), once completed."""
 
 
 @dataclass(frozen=True)
@@ -102,6 +105,7 @@ def _task(row: Row) -> ExportTaskRow:
         sha256=row["sha256"],
         record_count=row["record_count"],
         expire_at=row["expire_at"],
+        watermark=row["watermark"],
     )
 
 
@@ -191,8 +195,9 @@ class ExportRepository:
         size: int,
         sha256: str,
         record_count: int,
+        watermark: str | None = None,
     ) -> None:
-        """A pending task is completed with its file."""
+        """A pending task is completed with its file and the change-log cursor of the snapshot it holds."""
         await tx.run(
             ExportTask.update(
                 {
@@ -204,6 +209,7 @@ class ExportRepository:
                     ExportTask.sha256: sha256,
                     ExportTask.record_count: record_count,
                     ExportTask.processed: record_count,
+                    ExportTask.watermark: watermark,
                 }
             ).where((ExportTask.id == task_id) & (ExportTask.status == "pending"))
         )

@@ -46,6 +46,9 @@ class ExportRequest(Struct, forbid_unknown_fields=True, omit_defaults=True):
 
     format: Literal["csv", "ndjson"]
     csv: CSVOptions | UnsetType = UNSET
+    since: str | UnsetType = UNSET
+    """Beyond the reference (docs/changes.md): a watermark or change-log cursor; the file then holds only the users
+    changed after it, and a tombstone for each one deleted (a delta export)."""
 
 
 class ExportProgress(Struct):
@@ -66,6 +69,8 @@ class ExportTask(Struct, omit_defaults=True):
     record_count: int | UnsetType = UNSET
     size: int | UnsetType = UNSET
     sha256: str | UnsetType = UNSET
+    watermark: str | UnsetType = UNSET
+    """Beyond the reference: the change-log cursor of the snapshot the file holds (pass it as the next `since`)."""
     failed_at: datetime | UnsetType = UNSET
     error: ErrorObject | UnsetType = UNSET
     progress: ExportProgress | UnsetType = UNSET
@@ -98,6 +103,7 @@ EXPORT_REQUEST_SCHEMA: dict[str, Any] = {
                 "escape_formulas": {"type": "boolean"},
             },
         },
+        "since": {"type": "string", "minLength": 1, "maxLength": 200},
     },
 }
 """`ExportRequest` as the reference's JSON schema (`userexport/service.go`), used to report every cause of a

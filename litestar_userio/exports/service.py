@@ -10,13 +10,16 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import AsyncIterator, Sequence
 from datetime import datetime, timedelta
+from typing import Any
 
 import msgspec
 
+from litestar_userio.changes.service import ChangeService
 from litestar_userio.clock import Clock
 from litestar_userio.config import ExportConfig, QueueConfig
-from litestar_userio.db.engine import Database
+from litestar_userio.db.engine import Database, Row, Tx
 from litestar_userio.errors import (
     InternalError,
     MaximumConcurrentJobLimitExceeded,
@@ -68,8 +71,12 @@ class ExportService:
         config: ExportConfig,
         queue_config: QueueConfig,
         clock: Clock,
+        *,
+        changes: ChangeService,
     ) -> None:
         self.db = db
+        self.changes = changes
+        """The change log: every file's watermark, and what a delta export (`since`) holds."""
         self.queue = queue
         self.projects = projects
         self.storage = storage
@@ -98,7 +105,11 @@ class ExportService:
             period = timedelta(seconds=project.settings.export_rate_period_seconds)
         task_id = new_task_id("userexport_")
         echo = msgspec.to_builtins(request)
+        if request.since is not msgspec.UNSET:
+            self.changes.check_cursor(project.id, request.since)
         async with self.db.transaction() as tx:
+            if request.since is not msgspec.UNSET:  # `Gone/ChangeCursorExpired` now rather than a failed task
+                await self.changes.position(tx, project.id, request.since)
             # Serializes initiates of one project, so the two checks below cannot both pass twice.
             await self.repository.lock_admission(tx, project.id)
             admission = await self.repository.admission(tx, project.id)
@@ -188,14 +199,33 @@ class ExportService:
         count = 0
         started = time.perf_counter()
         try:
+            delta = request.since is not msgspec.UNSET
+            if delta and columns:
+                columns = [*columns, _DELETED_COLUMN]
             if columns:
                 await writer.write(csv_header(columns))
             async with self.db.snapshot() as snapshot:
+                # The snapshot's watermark: every entry up to it is in this file (docs/changes.md#delta-exports).
+                watermark = await self.changes.watermark(snapshot, project.id)
                 pages = 0
-                async for page in self.users.export_pages(snapshot, project.id, self.config.page_size):
+                page_source: AsyncIterator[Sequence[Row | str]]
+                if delta:
+                    assert isinstance(request.since, str)
+                    page_source = self._delta_pages(snapshot, project.id, request.since)
+                else:
+                    page_source = self.users.export_pages(snapshot, project.id, self.config.page_size)
+                async for page in page_source:
                     for start in range(0, len(page), _SLICE):
                         with paused_gc():
-                            documents = [build_document(user, project.id, now) for user in page[start : start + _SLICE]]
+                            documents = [
+                                _tombstone(user, bool(columns))
+                                if isinstance(user, str)
+                                else build_document(user, project.id, now)
+                                for user in page[start : start + _SLICE]
+                            ]
+                            if delta and columns:
+                                for document in documents:
+                                    document.setdefault(_DELETED_KEY, False)
                             data = (
                                 csv_rows(documents, columns, escape_formulas=escape_formulas)
                                 if columns
@@ -224,9 +254,33 @@ class ExportService:
         now = self.clock.now()
         async with self.db.transaction() as tx:
             await self.repository.complete(
-                tx, task_id, now, now + self.config.result_ttl, stored.key, stored.size, stored.sha256, count
+                tx,
+                task_id,
+                now,
+                now + self.config.result_ttl,
+                stored.key,
+                stored.size,
+                stored.sha256,
+                count,
+                watermark=watermark,
             )
         telemetry.export_done(time.perf_counter() - started, stored.size)
+
+    async def _delta_pages(self, tx: Tx, project_id: str, since: str) -> AsyncIterator[list[Row | str]]:
+        """A delta export's lines in id order, a page at a time.
+
+        The row of each user changed after `since` that the snapshot holds; the id (a tombstone) of each one it no
+        longer holds.
+        """
+        changed = sorted(await self.changes.changed_since(tx, project_id, since))
+        size = self.config.page_size
+        for start in range(0, len(changed), size):
+            ids = changed[start : start + size]
+            rows = {
+                row["id"]: row
+                for row in await self.users.user_rows_page(tx, project_id, after="", limit=len(ids), user_ids=ids)
+            }
+            yield [rows.get(user_id, user_id) for user_id in ids]
 
     async def _progress(self, task_id: str, processed: int) -> None:
         async with self.db.transaction() as tx:
@@ -312,6 +366,16 @@ class ExportService:
         return ExportTaskList(items, encode_cursor(PageCursor(last.created_at, last.id)) if last else None)
 
 
+_DELETED_KEY = "\x00deleted"
+"""Where a delta CSV's `deleted` cell is read from (no exported member has that name)."""
+_DELETED_COLUMN = Column(tokens=(_DELETED_KEY,), name="deleted")
+
+
+def _tombstone(user_id: str, csv: bool) -> dict[str, Any]:
+    """A deleted user's line in a delta export: ndjson `{"sub", "deleted": true}`; CSV `sub` and `deleted` only."""
+    return {"sub": user_id, _DELETED_KEY: True} if csv else {"sub": user_id, "deleted": True}
+
+
 def _task(row: ExportTaskRow) -> ExportTask:
     """The task as answered, but the download URL: progress while pending, else the file's facts or the error."""
     task = ExportTask(id=row.id, created_at=row.created_at, status=row.status, request=row.request)
@@ -329,6 +393,8 @@ def _task(row: ExportTaskRow) -> ExportTask:
     task.record_count = row.record_count
     task.size = row.size
     task.sha256 = row.sha256
+    if row.watermark is not None:
+        task.watermark = row.watermark
     return task
 
 

@@ -22,7 +22,7 @@ from datetime import datetime
 import msgspec
 from msgspec import Raw
 
-from litestar_userio.changes.model import ChangeOrigin
+from litestar_userio.changes.entries import ChangeOrigin
 from litestar_userio.changes.service import ChangeService
 from litestar_userio.clock import Clock
 from litestar_userio.config import ImportConfig, QueueConfig

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from litestar_userio.transfer.profiles import ConnectionSettings
     from litestar_userio.transfer.progress import ImportProgress
 
-__all__ = ["connection_options", "export_command", "import_command", "resume_command"]
+__all__ = ["changes_command", "connection_options", "export_command", "import_command", "resume_command"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -384,12 +384,26 @@ async def _import(plan: ImportPlan, connection: Connection, progress: ImportProg
     required=True,
     help="Where to write the file (`-`: stdout, once verified).",
 )
+@click.option(
+    "--since",
+    metavar="WATERMARK",
+    help="A delta: only the users changed after this watermark (a previous export's), a tombstone per deleted one.",
+)
 @connection_options
 @_with_connection
 def export_command(
-    connection: Connection, quiet: bool, format_: str, fields: tuple[str, ...], escape_formulas: bool, output: Path
+    connection: Connection,
+    quiet: bool,
+    format_: str,
+    fields: tuple[str, ...],
+    escape_formulas: bool,
+    output: Path,
+    since: str | None,
 ) -> None:
-    """Export the project's users to a CSV or ndjson file, verified against the server's SHA-256."""
+    """Export the project's users to a CSV or ndjson file, verified against the server's SHA-256.
+
+    The closing line names the file's watermark: pass it as --since to the next export for a delta.
+    """
     from litestar_userio.transfer.exporter import STDOUT, ExportSettings, describe_export, parse_field, run_export
 
     if fields and format_ != "csv":
@@ -401,7 +415,11 @@ def export_command(
     except ValueError as exc:
         _fail(str(exc))
     settings = ExportSettings(
-        format="csv" if format_ == "csv" else "ndjson", output=output, fields=parsed, escape_formulas=escape_formulas
+        format="csv" if format_ == "csv" else "ndjson",
+        output=output,
+        fields=parsed,
+        escape_formulas=escape_formulas,
+        since=since,
     )
 
     async def run() -> int:
@@ -426,5 +444,56 @@ def export_command(
         # The copy to stdout may have begun; a file is renamed into place only once whole.
         lost = "stdout did not get the whole file" if str(output) == STDOUT else "nothing was written"
         click.echo(f"interrupted: {lost}", err=True)
+        code = EXIT_INTERRUPTED
+    raise click.exceptions.Exit(code)
+
+
+@click.command("changes")
+@click.option("--cursor", metavar="CURSOR", help="Start after this cursor or watermark (`latest`: from now).")
+@click.option(
+    "--state",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Keep the cursor in this file: read at start, replaced after each page printed.",
+)
+@click.option("--follow", is_flag=True, help="Keep following once caught up (Ctrl-C stops).")
+@click.option("--poll", type=click.FloatRange(0.1, 3600), default=2.0, show_default=True, help="Seconds between asks.")
+@click.option("--limit", type=click.IntRange(1, 1000), default=500, show_default=True, help="Entries per page.")
+@connection_options
+@_with_connection
+def changes_command(
+    connection: Connection,
+    quiet: bool,
+    cursor: str | None,
+    state: Path | None,
+    follow: bool,
+    poll: float,
+    limit: int,
+) -> None:
+    """Print the project's change log as ndjson (one entry a line), from the saved cursor or the oldest kept entry.
+
+    See docs/changes.md: a warehouse takes a full export, then follows from its watermark.
+    """
+    from litestar_userio.transfer.follower import FollowSettings, follow_changes
+
+    settings = FollowSettings(cursor=cursor, state=state, follow=follow, poll=poll, limit=limit)
+
+    async def run() -> int:
+        from litestar_userio.transfer.client import AdminClient, TransferError
+
+        try:
+            async with AdminClient.open(
+                connection, notify=lambda note: None if quiet else click.echo(note, err=True)
+            ) as client:
+                printed = await follow_changes(settings, client)
+        except TransferError as exc:
+            click.echo(f"error: {exc.message}", err=True)
+            return exc.exit_code
+        if not quiet:
+            click.echo(f"{printed} entries", err=True)
+        return 0
+
+    try:
+        code = asyncio.run(run())
+    except KeyboardInterrupt:
         code = EXIT_INTERRUPTED
     raise click.exceptions.Exit(code)

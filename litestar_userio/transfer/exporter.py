@@ -60,6 +60,8 @@ class ExportSettings:
     """`csv.fields` of the request (docs/reference.md#export-columns); empty: every supported pointer."""
     escape_formulas: bool = False
     """`csv.escape_formulas`: text cells a spreadsheet would run as a formula start with `'`."""
+    since: str | None = None
+    """A watermark: only the users changed after it, and a tombstone per deleted one (docs/changes.md)."""
 
 
 @dataclass
@@ -72,6 +74,8 @@ class ExportResult:
     sha256: str
     record_count: int | None
     elapsed: float
+    watermark: str | None = None
+    """The change-log cursor of the file's snapshot: the next `--since`."""
 
 
 def parse_field(text: str) -> dict[str, str]:
@@ -189,6 +193,8 @@ async def run_export(
         csv["escape_formulas"] = True
     if csv:
         request["csv"] = csv
+    if settings.since is not None:
+        request["since"] = settings.since
     to_stdout = str(settings.output) == STDOUT
     if not to_stdout and settings.output.exists():
         raise TransferError(f"{settings.output} exists: pass another -o (an export never overwrites a file)")
@@ -251,6 +257,7 @@ async def run_export(
         finally:
             temp.unlink(missing_ok=True)
     count = task.get("record_count")
+    watermark = task.get("watermark")
     return ExportResult(
         task_id=task_id,
         path=output,
@@ -258,6 +265,7 @@ async def run_export(
         sha256=sha256,
         record_count=count if isinstance(count, int) else None,
         elapsed=time.monotonic() - started,
+        watermark=watermark if isinstance(watermark, str) else None,
     )
 
 
@@ -287,7 +295,8 @@ def describe_export(result: ExportResult) -> str:
     """The closing line on stderr."""
     users = f"{format_count(result.record_count)} users, " if result.record_count is not None else ""
     where = "stdout" if str(result.path) == STDOUT else str(result.path)
-    return (
+    line = (
         f"export done: {where} ({users}{format_count(result.size)} bytes, "
         f"sha256 {result.sha256[:16]}... verified) in {result.elapsed:.1f} s"
     )
+    return line if result.watermark is None else f"{line}; watermark {result.watermark}"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import click
 
-from litestar_userio.transfer.commands import export_command, import_command
+from litestar_userio.transfer.commands import changes_command, export_command, import_command
 from litestar_userio.transfer.hooks import hooks_group
 from litestar_userio.transfer.passwords import password_migration_command
 
@@ -52,5 +52,6 @@ def main() -> None:
 
 main.add_command(import_command)
 main.add_command(export_command)
+main.add_command(changes_command)
 main.add_command(hooks_group)
 main.add_command(password_migration_command)

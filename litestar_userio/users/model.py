@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from litestar_userio.changes.model import ChangeKind
+from litestar_userio.changes.entries import ChangeKind
 
 __all__ = ["AuthenticatorState", "LoginID", "OAuthLink", "UserState", "disabled_state", "is_disabled_at"]
 

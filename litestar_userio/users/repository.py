@@ -19,7 +19,7 @@ from typing import Any
 
 import msgspec
 
-from litestar_userio.changes.model import ChangeKind, ChangeOrigin, UserChange
+from litestar_userio.changes.entries import ChangeKind, ChangeOrigin, UserChange
 from litestar_userio.changes.repository import ChangeRepository
 from litestar_userio.db.engine import Row, Tx
 from litestar_userio.db.tables import Authenticator, Group, Role, User
@@ -617,7 +617,7 @@ class UserRepository:
     async def _log(
         self, tx: Tx, project_id: str, changes: list[UserChange], origin: ChangeOrigin, at: datetime
     ) -> None:
-        """The change log's one writer (DECISIONS 16): every write of a user ends here, in its transaction."""
+        """The change log's one writer (docs/changes.md): every write of a user ends here, in its transaction."""
         await self._changes.append(tx, project_id, changes, origin, at)
 
     async def export_pages(self, tx: Tx, project_id: str, page_size: int) -> AsyncIterator[list[Row]]:

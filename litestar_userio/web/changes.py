@@ -1,4 +1,4 @@
-"""`GET /_api/admin/users/changes`: the project's change log, page after page (DECISIONS 16, docs/changes.md).
+"""`GET /_api/admin/users/changes`: the project's change log, page after page (docs/changes.md).
 
 Thin: authenticate (the admin guard), call `ChangeService.page`, answer `{"result": {items, next_cursor,
 has_more}}`; the entries' `user` members are the stored JSON, spliced in as they are.

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
-from litestar_userio.changes.model import ChangeEntry
+from litestar_userio.changes.entries import ChangeEntry
 from litestar_userio.db.engine import Tx
 from litestar_userio.hooks.service import HookService
 from litestar_userio.hooks.user_events import CHANGE_EVENTS
@@ -28,6 +28,8 @@ class WebhookConsumer:
     """Follows every project's change log for its webhooks and non-blocking hooks."""
 
     name = "webhooks"
+    with_imports = True
+    """A webhook may ask for an import's entries (`include_import`); the hooks pass them over."""
 
     def __init__(self, webhooks: WebhookService, hooks: HookService) -> None:
         self.webhooks = webhooks

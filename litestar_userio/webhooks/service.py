@@ -25,7 +25,7 @@ from typing import Any
 
 import msgspec
 
-from litestar_userio.changes.model import ChangeEntry
+from litestar_userio.changes.entries import ChangeEntry
 from litestar_userio.changes.service import entry_document
 from litestar_userio.clock import Clock
 from litestar_userio.config import WebhookConfig

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from litestar_userio.changes.cursors import encode_cursor
-from litestar_userio.changes.model import Position
+from litestar_userio.changes.entries import Position
 from litestar_userio.config import ChangeLogConfig
 from litestar_userio.jobs import sweep
 from litestar_userio.queue.base import CONTEXT_KEY

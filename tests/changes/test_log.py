@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from litestar_userio.changes.model import ChangeOrigin
+from litestar_userio.changes.entries import ChangeOrigin
 from litestar_userio.config import PasswordConfig
 from tests.helpers import HASH_2B, TOTP_SECRET, run_import, until
 

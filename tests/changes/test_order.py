@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from litestar_userio.changes.model import ChangeOrigin, UserChange
+from litestar_userio.changes.entries import ChangeOrigin, UserChange
 from litestar_userio.changes.repository import ChangeRepository
 from tests.changes.test_log import CHANGES, read_all
 from tests.helpers import IMPORT

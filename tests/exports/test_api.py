@@ -69,6 +69,7 @@ async def test_completed_status_has_url_count_size_and_sha256(project):
         "record_count",
         "size",
         "sha256",
+        "watermark",  # the change-log cursor of the file's snapshot (DECISIONS 16)
     }
     assert result["record_count"] == 3
     assert result["size"] == len(file.content)

@@ -19,7 +19,7 @@ __all__ = [
 
 OriginKind = Literal["import", "admin_api", "scim", "sign_in", "console", "cli"]
 ChangeKind = Literal["created", "updated", "password_changed", "disabled", "enabled", "deleted"]
-"""Stored per entry: the Litestar event's suffix (`userio.user.<kind>`, DECISIONS 11)."""
+"""Stored per entry: the Litestar event's suffix (`userio.user.<kind>`, docs/reference.md#events)."""
 
 ENTRY_TYPES: dict[str, str] = {
     "created": "user.created",
@@ -29,12 +29,12 @@ ENTRY_TYPES: dict[str, str] = {
     "enabled": "user.reenabled",
     "deleted": "user.deleted",
 }
-"""The feed's `type` of each kind (DECISIONS 16)."""
+"""The feed's `type` of each kind (docs/changes.md)."""
 
 
 @dataclass(frozen=True, slots=True)
 class ChangeOrigin:
-    """What made a change: `kind` (DECISIONS 16) and, for an import, its task."""
+    """What made a change: `kind` (docs/changes.md) and, for an import, its task."""
 
     kind: OriginKind = "admin_api"
     task_id: str | None = None

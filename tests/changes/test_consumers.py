@@ -1,0 +1,72 @@
+"""Consumers of the change log (docs/changes.md#consumers): a durable position per project, every committed entry
+at least once and in order, the position and the consumer's own writes in one transaction."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+
+from litestar_userio.changes.entries import ChangeEntry
+from litestar_userio.db.engine import Tx
+from tests.changes.test_log import USERS, call
+from tests.helpers import run_import, until
+
+pytestmark = pytest.mark.engine  # the consumers' row locks and the order are each engine's
+
+
+class Recorder:
+    def __init__(self, name: str, *, with_imports: bool = True, failures: int = 0) -> None:
+        self.name = name
+        self.with_imports = with_imports
+        self.failures = failures
+        self.seen: list[tuple[str, str, str]] = []
+
+    async def handle(self, tx: Tx, project_id: str, entries: Sequence[ChangeEntry]) -> None:
+        if self.failures:
+            self.failures -= 1
+            raise RuntimeError("the consumer's own write failed")
+        self.seen.extend((project_id, entry.id, entry.kind) for entry in entries)
+
+
+async def test_a_consumer_sees_every_entry_once_in_order_and_keeps_its_position(env):
+    project = await env.make_project()
+    recorder = Recorder("test-recorder")
+    env.services.changes.register(recorder)
+    await run_import(project, [{"email": f"u{i}@example.com"} for i in range(3)])
+    user = (await call(project, "POST", USERS, {"email": "ada@example.com"})).json()["result"]
+    await call(project, "DELETE", f"{USERS}/{user['sub']}")
+
+    await until(lambda: len([s for s in recorder.seen if s[0] == project.id]) >= 5, "five entries handled")
+
+    mine = [s for s in recorder.seen if s[0] == project.id]
+    assert [kind for _, _, kind in mine] == ["created"] * 4 + ["deleted"]
+    assert len({entry_id for _, entry_id, _ in mine}) == 5
+    positions = await env.services.changes.positions([project.id])
+    assert (project.id, "test-recorder") in positions
+
+
+async def test_a_consumer_that_fails_gets_the_same_entries_again(env):
+    project = await env.make_project()
+    recorder = Recorder("test-failing", failures=2)
+    env.services.changes.register(recorder)
+    await call(project, "POST", USERS, {"email": "ada@example.com"})
+
+    await until(lambda: any(s[0] == project.id for s in recorder.seen), "the entry handled after two failures")
+
+    assert [kind for p, _, kind in recorder.seen if p == project.id] == ["created"]
+
+
+async def test_a_consumer_without_imports_passes_them_over(env):
+    project = await env.make_project()
+    recorder = Recorder("test-no-imports", with_imports=False)
+    env.services.changes.register(recorder)
+    await run_import(project, [{"email": f"u{i}@example.com"} for i in range(3)])
+    await call(project, "POST", USERS, {"email": "ada@example.com"})
+
+    await until(lambda: any(s[0] == project.id for s in recorder.seen), "the admin entry handled")
+    entries = (await project.get("/_api/admin/users/changes")).json()["result"]["items"]
+
+    assert [kind for p, _, kind in recorder.seen if p == project.id] == ["created"]
+    position = (await env.services.changes.positions([project.id]))[(project.id, "test-no-imports")]
+    assert len(entries) == 4 and f"change_{position.seq}" == entries[-1]["id"]
