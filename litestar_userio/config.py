@@ -356,8 +356,10 @@ class WebhookConfig:
     """At most this much of an answer is read (it is kept only as the delivery's error text)."""
     max_webhooks: int = 20
     """Webhooks per project."""
-    batch_size: int = 500
-    """Deliveries one job claims at once (each user's oldest pending one per webhook)."""
+    batch_size: int = 64
+    """Deliveries a lane claims at once (each user's oldest pending one per webhook). Their lease covers attempting
+    all of them at `concurrency` with every one running to the timeout, so a lease never lapses while its lane lives:
+    64 at 8 at once and 5 s, 45 s."""
     concurrency: int = 8
     """Attempts one project's lane makes at once in a process (so one project's dead receiver holds at most this many
     connections). httpcore's pool checks every connection for each request: `bench/webhooks.py`, 3 000 deliveries to

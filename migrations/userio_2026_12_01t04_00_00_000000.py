@@ -80,6 +80,9 @@ INDEXES = (
     "CREATE INDEX userio_webhook_delivery_order ON userio_webhook_delivery (webhook_id, user_id, seq)",
     "CREATE INDEX userio_webhook_delivery_list ON userio_webhook_delivery (project_id, id)",
     "CREATE UNIQUE INDEX userio_webhook_delivery_once ON userio_webhook_delivery (webhook_id, change_id)",
+    # The sweep's look for projects with due deliveries, and its purge of finished ones.
+    "CREATE INDEX userio_webhook_delivery_pending ON userio_webhook_delivery (next_attempt_at) WHERE status = 'pending'",
+    "CREATE INDEX userio_webhook_delivery_finished ON userio_webhook_delivery (status, updated_at)",
 )
 
 

@@ -337,7 +337,8 @@ class WebhookService:
     async def _round(self, project_id: str) -> int:
         """Claim, attempt and record one batch of the project's due deliveries; how many were claimed."""
         now = self.clock.now()
-        lease_until = now + self.config.timeout * 3
+        waves = -(-self.config.batch_size // self.config.concurrency)  # every attempt of every wave to the timeout
+        lease_until = now + self.config.timeout * (waves + 1)
         async with self.db.transaction() as tx:
             claimed = await self.repository.claim(tx, project_id, now, self.config.batch_size, lease_until)
             webhooks = {row.id: row for row in await self.repository.webhooks(tx, project_id)} if claimed else {}
