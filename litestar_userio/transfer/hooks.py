@@ -25,8 +25,19 @@ __all__ = ["hooks_group"]
 
 HOOKS_PATH: Final = "/_api/admin/hooks"
 EVENTS: Final = ("oidc.jwt.pre_create", "oidc.id_token.pre_create")
-PUSHED_EVENTS: Final = (*EVENTS, "user.password_migration")
-"""`push` also takes the lazy-migration event; `test` previews token events only."""
+PUSHED_EVENTS: Final = (
+    *EVENTS,
+    "user.password_migration",
+    "user.pre_create",
+    "user.profile.pre_update",
+    "user.created",
+    "user.profile.updated",
+    "user.disabled",
+    "user.reenabled",
+    "user.deleted",
+)
+"""`push` also takes the lazy-migration event and the user events (docs/hooks.md#user-hooks); `test` previews token
+events only."""
 
 
 def _run(connection: Connection, action: Callable[[AdminClient], Awaitable[None]]) -> None:
@@ -58,7 +69,7 @@ def hooks_group() -> None:
 @hooks_group.command("push")
 @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option(
-    "--event", type=click.Choice(PUSHED_EVENTS), default=EVENTS[0], show_default=True, help="The event they block."
+    "--event", type=click.Choice(PUSHED_EVENTS), default=EVENTS[0], show_default=True, help="The event they run on."
 )
 @connection_options
 @_with_connection
