@@ -107,7 +107,9 @@ async def run(args: argparse.Namespace) -> None:
                 url = await recreate_database("userio_bench_webhooks", PG)
             else:
                 url = f"sqlite:///{folder}/bench.sqlite3"
-            webhooks = WebhookConfig(allowed_private_origins=(origin,), concurrency=args.concurrency)
+            webhooks = WebhookConfig(
+                allowed_private_origins=(origin,), concurrency=args.concurrency, batch_size=args.batch_size
+            )
             config = UserIOConfig(
                 database_url=url, migrate_on_startup=True, webhooks=webhooks, queue=QueueConfig(concurrency=2)
             )
@@ -150,7 +152,9 @@ async def report(services: Services, origin: str, args: argparse.Namespace) -> N
         distinct = await tx.fetch("SELECT count(DISTINCT change_id) AS n FROM userio_webhook_delivery")
     statuses = {r["status"]: r["n"] for r in rows}
     bare = await baseline(f"{origin}/hook", args.changes, args.concurrency)
-    print(f"database: {args.database}, changes: {args.changes}, job concurrency: {args.concurrency}")
+    print(
+        f"database: {args.database}, changes: {args.changes}, concurrency {args.concurrency}, batch {args.batch_size}"
+    )
     print(f"imported (tasks stored) in {committed:.2f} s")
     print(
         f"delivered {count} in {elapsed:.2f} s: {count / elapsed:.0f} deliveries/s (import included);"
@@ -168,6 +172,7 @@ def main() -> None:
     parser.add_argument("--changes", type=int, default=10_000)
     parser.add_argument("--database", choices=["sqlite", "postgres"], default="sqlite")
     parser.add_argument("--concurrency", type=int, default=WebhookConfig.concurrency)
+    parser.add_argument("--batch-size", type=int, default=WebhookConfig.batch_size)
     asyncio.run(run(parser.parse_args()))
 
 
