@@ -20,6 +20,7 @@ from litestar_userio import (
     ScimConfig,
     TracingConfig,
     UserIOConfig,
+    WebhookConfig,
 )
 from litestar_userio.hooks.secrets import SecretBox
 
@@ -55,6 +56,29 @@ def _count(name: str, default: int) -> int:
     if count < 1:
         raise ValueError(f"{name} must be a whole number of at least 1, got {raw!r}")
     return count
+
+
+def _webhooks() -> WebhookConfig:
+    """`$USERIO_WEBHOOK_RETRY_DELAYS` (comma-separated seconds; empty: no retry) and
+    `$USERIO_WEBHOOK_PRIVATE_ORIGINS` (comma-separated origins such as `http://127.0.0.1:8123`)."""
+    config = WebhookConfig()
+    raw = os.environ.get("USERIO_WEBHOOK_RETRY_DELAYS")
+    if raw is not None:
+        delays = []
+        for part in (p.strip() for p in raw.split(",")):
+            if not part:
+                continue
+            try:
+                seconds = float(part)
+            except ValueError:
+                seconds = -1.0
+            if not 0 <= seconds < float("inf"):
+                raise ValueError(f"USERIO_WEBHOOK_RETRY_DELAYS must be comma-separated seconds, got {raw!r}")
+            delays.append(timedelta(seconds=seconds))
+        config.retry_delays = tuple(delays)
+    origins = os.environ.get("USERIO_WEBHOOK_PRIVATE_ORIGINS", "")
+    config.allowed_private_origins = tuple(o.strip() for o in origins.split(",") if o.strip())
+    return config
 
 
 def _seconds_or_off(name: str, default: timedelta | None) -> timedelta | None:
@@ -159,6 +183,7 @@ def userio_config() -> UserIOConfig:
             max_operations=_count("USERIO_SCIM_MAX_OPERATIONS", ScimConfig.max_operations),
             max_payload_size=_count("USERIO_SCIM_MAX_PAYLOAD", ScimConfig.max_payload_size),
         ),
+        webhooks=_webhooks(),
         migrate_on_startup=True,
         console=ConsoleConfig(public_url=f"https://localhost:{os.environ.get('PORT', '8443')}"),
         metrics=_metrics(),

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
         TokenConfig,
         TracingConfig,
         UserIOConfig,
+        WebhookConfig,
     )
     from litestar_userio.errors import (
         ChangeCursorExpired,
@@ -73,6 +74,7 @@ if TYPE_CHECKING:
     from litestar_userio.tokens.repository import ApplicationRecord
     from litestar_userio.tokens.service import AccessToken, TokenResponse, TokenService
     from litestar_userio.users.model import UserState
+    from litestar_userio.webhooks.service import WebhookService
 
 __all__ = [
     "AccessToken",
@@ -136,6 +138,8 @@ __all__ = [
     "UserService",
     "UserState",
     "UserTemporarilyDisabled",
+    "WebhookConfig",
+    "WebhookService",
     "include_object",
 ]
 
@@ -160,6 +164,7 @@ _MODULES = {
             "TokenConfig",
             "TracingConfig",
             "UserIOConfig",
+            "WebhookConfig",
         ],
         "litestar_userio.plugin": ["UserIOPlugin"],
         "litestar_userio.services": ["Services"],
@@ -178,6 +183,7 @@ _MODULES = {
         "litestar_userio.exports.service": ["ExportService"],
         "litestar_userio.hooks.service": ["HookService"],
         "litestar_userio.hooks.events": ["EventContext"],
+        "litestar_userio.webhooks.service": ["WebhookService"],
         "litestar_userio.changes.entries": ["ChangeEntry", "ChangeOrigin"],
         "litestar_userio.changes.service": ["ChangeConsumer", "ChangePage", "ChangeService"],
         "litestar_userio.errors": [

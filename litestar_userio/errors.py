@@ -81,6 +81,10 @@ __all__ = [
     "UserOutsideValidPeriod",
     "UserTemporarilyDisabled",
     "ValidationFailed",
+    "WebHookDisallowed",
+    "WebhookDeliveryNotFound",
+    "WebhookInvalid",
+    "WebhookNotFound",
     "WriteConflict",
     "unavailable_dependency",
 ]
@@ -613,6 +617,40 @@ class HookSecretsDisabled(InternalError):
 
     reason = "HookSecretsDisabled"
     default_message = "hook secrets are disabled: no secrets key is configured"
+
+
+class WebhookNotFound(NotFound):
+    """No webhook of that id in this project."""
+
+    reason = "WebhookNotFound"
+    default_message = "no such webhook"
+
+
+class WebhookDeliveryNotFound(NotFound):
+    """No delivery of that id in this project (or it was purged)."""
+
+    reason = "WebhookDeliveryNotFound"
+    default_message = "no such webhook delivery"
+
+
+class WebhookInvalid(Invalid):
+    """A webhook the rules refuse: its URL (scheme, address, private origin), its events, too many webhooks."""
+
+    reason = "InvalidWebhook"
+    default_message = "invalid webhook"
+
+
+class WebHookDisallowed(Forbidden):
+    """A blocking user hook (`user.pre_create`, `user.profile.pre_update`) refused the change (ref name).
+
+    `info.reasons`: `[{reason, title}]`, one per refusing hook.
+    """
+
+    reason = "WebHookDisallowed"
+    default_message = "disallowed by web-hook event handler"
+
+    def __init__(self, reasons: list[dict[str, str]]) -> None:
+        super().__init__(info={"reasons": reasons})
 
 
 class HookSecretNotFound(NotFound):

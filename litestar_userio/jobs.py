@@ -12,10 +12,12 @@ from litestar_userio.exports.service import EXPORT_JOB
 from litestar_userio.imports.service import IMPORT_CHUNK_JOB
 from litestar_userio.observability import telemetry
 from litestar_userio.queue.base import CONTEXT_KEY, Jobs
+from litestar_userio.webhooks.service import DELIVER_JOB
 
 __all__ = [
     "RECOVER_JOB",
     "SWEEP_JOB",
+    "deliver_webhooks",
     "export_users",
     "import_chunk",
     "observe_queue",
@@ -44,6 +46,12 @@ async def export_users(ctx: dict[str, Any], task_id: str, trace: dict[str, str] 
         await ctx[CONTEXT_KEY].exports.run(task_id)
 
 
+async def deliver_webhooks(ctx: dict[str, Any], project_id: str) -> None:
+    """Attempt the project's due webhook deliveries until none is due (or join its lane running in this process)."""
+    with telemetry.span("userio.webhooks.deliver", {"userio.project_id": project_id}):
+        await ctx[CONTEXT_KEY].webhooks.deliver(project_id)
+
+
 async def sweep(ctx: dict[str, Any]) -> None:
     """Periodic housekeeping: free what silent workers hold, enqueue work nobody is doing, purge expired results.
 
@@ -55,6 +63,8 @@ async def sweep(ctx: dict[str, Any]) -> None:
     await services.exports.requeue_stale()
     await services.imports.purge_expired()
     await services.exports.purge_expired()
+    await services.webhooks.wake_due()
+    await services.webhooks.purge_expired()
     await services.changes.purge()
     await services.changes.catch_up()
     await observe_queue(ctx)
@@ -73,12 +83,19 @@ async def recover(ctx: dict[str, Any]) -> None:
     now = services.config.clock.now()
     await services.imports.requeue_stale(older_than=now)
     await services.exports.requeue_stale(older_than=now)
+    await services.webhooks.wake_due()
 
 
 def plugin_jobs() -> Jobs:
     """Every job function of the plugin."""
     return Jobs(
-        functions={IMPORT_CHUNK_JOB: import_chunk, EXPORT_JOB: export_users, SWEEP_JOB: sweep, RECOVER_JOB: recover},
+        functions={
+            IMPORT_CHUNK_JOB: import_chunk,
+            EXPORT_JOB: export_users,
+            DELIVER_JOB: deliver_webhooks,
+            SWEEP_JOB: sweep,
+            RECOVER_JOB: recover,
+        },
         sweep=SWEEP_JOB,
         recover=RECOVER_JOB,
     )

@@ -29,6 +29,8 @@ from litestar_userio.storage import Storage, build_storage
 from litestar_userio.tokens.applications import ApplicationService
 from litestar_userio.tokens.keys import SigningKeyStore
 from litestar_userio.tokens.service import TokenService
+from litestar_userio.webhooks.consumer import WebhookConsumer
+from litestar_userio.webhooks.service import WebhookService
 
 __all__ = ["Services"]
 
@@ -70,6 +72,7 @@ class Services:
         hooks: HookService,
         tokens: TokenService,
         user_admin: UserAdminService,
+        webhooks: WebhookService,
         changes: ChangeService,
         scim: ScimService,
     ) -> None:
@@ -85,6 +88,7 @@ class Services:
         self.hooks = hooks
         self.tokens = tokens
         self.user_admin = user_admin
+        self.webhooks = webhooks
         self.changes = changes
         self.scim = scim
         """SCIM tokens and provisioning (its routes only where `UserIOConfig.scim` is set)."""
@@ -126,7 +130,9 @@ class Services:
         )
         hooks = HookService(db, config.hooks, clock)
         tokens = TokenService(db, SigningKeyStore(db, clock), applications, hooks, config.tokens, clock)
-        user_admin = UserAdminService(db, projects, users.passwords, clock, imports=config.imports, changes=changes)
+        user_admin = UserAdminService(
+            db, projects, users.passwords, clock, imports=config.imports, changes=changes, hooks=hooks
+        )
         services = cls(
             config=config,
             db=db,
@@ -151,10 +157,20 @@ class Services:
             user_admin=user_admin,
             changes=changes,
             scim=ScimService(db, projects, user_admin, clock, config=config.scim or ScimConfig(), auth=config.auth),
+            webhooks=WebhookService(
+                db,
+                queue,
+                config.webhooks,
+                clock,
+                secrets_key=config.hooks.secrets_key,
+                ca_file=config.hooks.fetch_ca_file,
+            ),
         )
         users.migrator = PasswordMigrator(hooks, services.user_admin)
         telemetry.watch("pending_checks", services.users.passwords.pending)
         if run_jobs:
+            # Every process that runs jobs follows the log for the webhooks (and their non-blocking hooks).
+            changes.register(WebhookConsumer(services.webhooks, hooks))
             await queue.serve({CONTEXT_KEY: services})
         return services
 
@@ -183,6 +199,7 @@ class Services:
         """Stop the queue and the hook workers, close the storage and the database."""
         await self.changes.close()
         await self.queue.close()
+        await self.webhooks.close()
         await self.hooks.close()
         self.users.close()
         if self.storage is not None:

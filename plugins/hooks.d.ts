@@ -149,6 +149,36 @@ export type EventUserPasswordMigrationHookResponse =
   | { is_allowed: true; user?: Record<string, unknown> }
   | HookDisallow;
 
+/** `user.pre_create` (blocking): a user is about to be created (single-user API, SCIM, lazy migration; never a bulk
+ * import). `user` is the user as it would be; refuse it, or change its attributes, roles and groups. */
+export type EventUserPreCreate = BaseEvent<"user.pre_create", { user: User }>;
+
+/** `user.profile.pre_update` (blocking): a user is about to be changed (PATCH, SCIM PUT/PATCH); `user` as it would be. */
+export type EventUserProfilePreUpdate = BaseEvent<"user.profile.pre_update", { user: User }>;
+
+/** What a blocking user hook may change: each member given replaces the user's (roles and groups as sets). */
+export interface UserMutations {
+  standard_attributes?: UserStandardAttributes;
+  custom_attributes?: Record<string, unknown>;
+  roles?: string[];
+  groups?: string[];
+}
+
+/**
+ * Answer to `user.pre_create` and `user.profile.pre_update`. `is_allowed: false` refuses the change (403
+ * `WebHookDisallowed` with `info.reasons: [{reason, title}]`; nothing is written). Mutations go through the same
+ * validation as the request: an invalid one fails it.
+ */
+export type EventUserPreCreateHookResponse = { is_allowed: true; mutations?: { user?: UserMutations } } | HookDisallow;
+export type EventUserProfilePreUpdateHookResponse = EventUserPreCreateHookResponse;
+
+/** A committed change (non-blocking: the hook runs after the commit, at least once; its answer is ignored). The same
+ * event a webhook receives; `user` is `{id}` alone once deleted. */
+export type EventUserChanged = BaseEvent<
+  "user.created" | "user.profile.updated" | "user.disabled" | "user.reenabled" | "user.deleted",
+  { user: User | { id: string } }
+>;
+
 /**
  * The second argument of a hook: `export default async function (e: EventOIDCJWTPreCreate, ctx: HookContext)`.
  * Hooks written for the reference take only `e` and run unchanged.

@@ -99,3 +99,15 @@ def test_a_bad_observability_switch_is_named(env: pytest.MonkeyPatch, name: str,
 
     with pytest.raises(ValueError, match=name):
         userio_config()
+
+
+def test_webhook_retries_and_private_origins_are_read_from_the_environment(env: pytest.MonkeyPatch):
+    env.setenv("USERIO_WEBHOOK_RETRY_DELAYS", "1, 2.5,60")
+    env.setenv("USERIO_WEBHOOK_PRIVATE_ORIGINS", "http://127.0.0.1:8123, http://10.0.0.7:9000")
+    config = userio_config()
+    env.setenv("USERIO_WEBHOOK_RETRY_DELAYS", "1,soon")
+
+    assert config.webhooks.retry_delays == (timedelta(seconds=1), timedelta(seconds=2.5), timedelta(seconds=60))
+    assert config.webhooks.allowed_private_origins == ("http://127.0.0.1:8123", "http://10.0.0.7:9000")
+    with pytest.raises(ValueError, match="USERIO_WEBHOOK_RETRY_DELAYS must be comma-separated seconds"):
+        userio_config()

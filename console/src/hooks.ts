@@ -7,7 +7,11 @@ import TsWorker from "monaco-esm/languages/features/typescript/ts.worker.js?work
 /** The events the Test panel runs against a user and a client. */
 const TOKEN_EVENTS = ["oidc.jwt.pre_create", "oidc.id_token.pre_create"] as const;
 const MIGRATION_EVENT = "user.password_migration";
-const EVENTS = [...TOKEN_EVENTS, MIGRATION_EVENT] as const;
+/** Blocking user hooks: they see the user as it would be, and may refuse the change or mutate it. */
+const USER_EVENTS = ["user.pre_create", "user.profile.pre_update"] as const;
+/** Non-blocking: they run after the change committed, their answer ignored (failures in the run log). */
+const CHANGE_EVENTS = ["user.created", "user.profile.updated", "user.disabled", "user.reenabled", "user.deleted"] as const;
+const EVENTS = [...TOKEN_EVENTS, MIGRATION_EVENT, ...USER_EVENTS, ...CHANGE_EVENTS] as const;
 const REFERENCE_MODULE = "https://deno.land/x/authgear_deno_hook@v1.0.0/mod.ts";
 
 interface Hook {
@@ -45,9 +49,37 @@ export default async function (e: EventUserPasswordMigration): Promise<EventUser
 }
 `;
 
+const USER_TEMPLATE = `import type { EventUserPreCreate, EventUserPreCreateHookResponse } from "./hooks.d.ts";
+
+// Runs before the user is created (or, on user.profile.pre_update, changed): e.payload.user is the user as it would
+// be. Refuse (nothing is written) or change attributes, roles and groups (checked as the request is).
+export default async function (e: EventUserPreCreate): Promise<EventUserPreCreateHookResponse> {
+  const email = e.payload.user.standard_attributes.email ?? "";
+  if (email.endsWith("@blocked.example.com")) {
+    return { is_allowed: false, title: "Sign-up refused", reason: "This email domain is not accepted." };
+  }
+  return { is_allowed: true, mutations: { user: { roles: [...(e.payload.user.roles ?? []), "member"] } } };
+}
+`;
+
+const CHANGE_TEMPLATE = `import type { EventUserChanged } from "./hooks.d.ts";
+
+// Runs after the change committed, at least once (drop a repeat by e.id); the answer is ignored and a failure goes
+// to the run log. Tell another system through fetch (its origin on the fetch allowlist).
+export default async function (e: EventUserChanged) {
+  // await fetch("https://crm.example.com/userio", { method: "POST", body: JSON.stringify(e) });
+  return { is_allowed: true };
+}
+`;
+
 /** The starting source of a new hook of `event`. */
 function templateOf(event: string): string {
-  return event === MIGRATION_EVENT ? MIGRATION_TEMPLATE : TEMPLATE;
+  if (event === MIGRATION_EVENT) return MIGRATION_TEMPLATE;
+  if ((USER_EVENTS as readonly string[]).includes(event)) {
+    return event === "user.pre_create" ? USER_TEMPLATE : USER_TEMPLATE.split("EventUserPreCreate").join("EventUserProfilePreUpdate");
+  }
+  if ((CHANGE_EVENTS as readonly string[]).includes(event)) return CHANGE_TEMPLATE;
+  return TEMPLATE;
 }
 
 let configured = false;

@@ -4,6 +4,7 @@ import { h } from "./dom";
 import { exportsPage } from "./exports";
 import { importsPage, taskPage } from "./imports";
 import { usersPage } from "./users";
+import { webhooksPage } from "./webhooks";
 
 type Page = (main: HTMLElement, signal: AbortSignal) => Promise<void> | void;
 
@@ -55,6 +56,9 @@ function route(): void {
   } else if (section === "hooks") {
     page = hooksPage;
     title = "Hooks";
+  } else if (section === "webhooks") {
+    page = webhooksPage;
+    title = "Webhooks";
   } else if (section === "imports" && id) {
     page = (m, s) => taskPage(m, s, decodeURIComponent(id));
     title = "Import task";

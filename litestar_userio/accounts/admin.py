@@ -37,6 +37,9 @@ from litestar_userio.errors import (
     ValidationFailed,
     WriteConflict,
 )
+from litestar_userio.hooks.events import user_object
+from litestar_userio.hooks.service import HookService
+from litestar_userio.hooks.user_events import PRE_CREATE, PRE_UPDATE, TRIGGERED_BY
 from litestar_userio.ids import new_id
 from litestar_userio.imports.claims import look_up_claims
 from litestar_userio.imports.rules import ImportWorld, check_disable_window, utc_timestamp
@@ -139,8 +142,11 @@ class UserAdminService:
         *,
         imports: ImportConfig,
         changes: ChangeService,
+        hooks: HookService | None = None,
     ) -> None:
         self.db = db
+        self.hooks = hooks
+        """Runs the blocking `user.pre_create` and `user.profile.pre_update` hooks (None: a host without hooks)."""
         self.changes = changes
         """Woken after each change committed: its consumers (the Litestar events among them) follow the log."""
         self.projects = projects
@@ -258,7 +264,9 @@ class UserAdminService:
         The identifier is the first present of `email`, `phone_number`, `preferred_username`
         (docs/reference.md#users-admin-api); a record fails as it would in an import (`ValidationFailed`,
         `InvariantViolated`, `DuplicatedUserID`, ...). `password`: a plain password, hashed with the project's
-        algorithm (the record then has no `password` of its own); `external_id`: the provisioning IdP's id.
+        algorithm (the record then has no `password` of its own); `external_id`: the provisioning IdP's id. The
+        project's `user.pre_create` hooks see the user as it would be first: a refusal is `WebHookDisallowed` and
+        nothing is written; their mutations go through the same validation as the record (docs/hooks.md#user-hooks).
         """
         [created] = await self.create_many(project, [NewUser(record, password, external_id)], origin=origin)
         if isinstance(created, UserIOError):
@@ -279,7 +287,7 @@ class UserAdminService:
         schema = await self.projects.custom_schema(project.id)
         for index, new in enumerate(users):
             try:
-                record, identifier, warnings = await self._prepare_new(project, new, schema)
+                record, identifier, warnings = await self._prepare_new(project, new, schema, origin)
             except UserIOError as exc:
                 results[index] = exc
                 continue
@@ -290,16 +298,25 @@ class UserAdminService:
         return [r if r is not None else UserIOError() for r in results]
 
     async def _prepare_new(
-        self, project: ProjectRecord, new: NewUser, schema: dict[str, CustomAttributeSpec]
+        self, project: ProjectRecord, new: NewUser, schema: dict[str, CustomAttributeSpec], origin: ChangeOrigin
     ) -> tuple[UserRecord, str, list[str]]:
         """One new user's record as it will be inserted, its identifier and warnings; its own failure raised.
 
-        The per-user step of every creation (`create` is `create_many` of one): the import's validation, and the
-        plain password hashed with the project's algorithm. A blocking `user.pre_create` hook belongs here, so that
-        a Bulk's creations pass it one by one as single ones do.
+        The per-user step of every creation (`create` is `create_many` of one): the import's validation, the
+        project's blocking `user.pre_create` hooks (so a Bulk's creations pass them one by one as single ones do),
+        and the plain password hashed with the project's algorithm.
         """
         identifier = _identifier(new.record)
         parsed = await self._parse(project, new.record, identifier, schema)
+        if await self._has_hooks(project.id, PRE_CREATE):
+
+            async def apply(tx: Tx, world: ImportWorld) -> str:
+                assert parsed.record is not None
+                return world.insert_user(parsed.record, [])
+
+            changes = await self._pre_hooks(project, PRE_CREATE, parsed, None, apply, identifier or "email", origin)
+            if changes:
+                parsed = await self._parse(project, _merged(new.record, changes), identifier, schema)
         assert parsed.record is not None
         if new.password is not None:
             if parsed.record.password is not msgspec.UNSET:
@@ -407,6 +424,7 @@ class UserAdminService:
         *,
         origin: ChangeOrigin = ADMIN_API,
         external_id: str | _Keep | None = KEEP,
+        pre_update: bool = True,
     ) -> tuple[dict[str, Any], list[str]]:
         """Apply the update rules exactly as an upsert import, to one user; as exported, with warnings.
 
@@ -414,26 +432,37 @@ class UserAdminService:
 
         `sub` is refused (ids never change); the last login id of a user cannot go. A record that changes nothing
         writes nothing (and logs nothing). `external_id` sets or (None) removes the provisioning IdP's id in the same
-        transaction.
+        transaction. The project's `user.profile.pre_update` hooks see the user as it would be first (unless
+        `pre_update` is false: a lazy migration completing a waiting user); a refusal is `WebHookDisallowed` and
+        nothing is written; their mutations go through the same validation as the record.
         """
         decoded = _json_object(record)
         if "sub" in decoded:
             raise ValidationFailed([Cause("", "additionalProperties", {"actual": ["sub"]})], "sub cannot be updated")
         parsed = await self._parse(project, record, None)
+
+        def applying(parsed: ParsedRecord, warnings: list[str]) -> Callable[[Tx, ImportWorld], Awaitable[str]]:
+            async def apply(tx: Tx, world: ImportWorld) -> str:
+                assert parsed.record is not None
+                user = world.users[user_id]
+                world.update_user(user, parsed.record, warnings)
+                if not user.login_ids:
+                    raise ValidationFailed(
+                        [Cause("", "general", {"message": "a user keeps at least one login id"})],
+                        "this change would remove the user's last login id",
+                    )
+                return user_id
+
+            return apply
+
+        if pre_update and await self._has_hooks(project.id, PRE_UPDATE):
+            changes = await self._pre_hooks(project, PRE_UPDATE, parsed, user_id, applying(parsed, []), "", origin)
+            if changes:
+                parsed = await self._parse(project, _merged(record, changes), None)
         warnings = list(parsed.warnings)
-
-        async def apply(tx: Tx, world: ImportWorld) -> str:
-            assert parsed.record is not None
-            user = world.users[user_id]
-            world.update_user(user, parsed.record, warnings)
-            if not user.login_ids:
-                raise ValidationFailed(
-                    [Cause("", "general", {"message": "a user keeps at least one login id"})],
-                    "this change would remove the user's last login id",
-                )
-            return user_id
-
-        document = await self._change(project, parsed.record, user_id, apply, origin=origin, external_id=external_id)
+        document = await self._change(
+            project, parsed.record, user_id, applying(parsed, warnings), origin=origin, external_id=external_id
+        )
         return document, warnings
 
     async def set_password(
@@ -556,8 +585,11 @@ class UserAdminService:
         origin: ChangeOrigin,
         identifier: str = "",
         external_id: str | _Keep | None = KEEP,
+        dry: bool = False,
     ) -> dict[str, Any]:
         """Run `apply` on the world of one user (locked) in a transaction, write it back, return it as exported.
+
+        `dry`: nothing is written; `_WouldBe` carries the user as it would be, as the hooks see a user.
 
         The user's row is locked (PostgreSQL) or the database's one writer held (SQLite) from the read to the
         write, so two concurrent changes of one user apply one after the other and neither is lost; a unique
@@ -599,6 +631,8 @@ class UserAdminService:
                     world.owners.update(claims.owners)
                     world.oauth_owners.update(claims.oauth_owners)
                     changed_id = await apply(tx, world)
+                    if dry:
+                        raise _WouldBe(user_object(world.users[changed_id], now))
                     if world.new_roles:
                         role_ids |= await self.users.key_ids(
                             tx, project.id, "userio_role", world.new_roles, create_at=now
@@ -617,6 +651,31 @@ class UserAdminService:
                     self.changes.wake(project.id)
                 return document
         raise AssertionError("unreachable: retrying re-raises the last conflict")  # pragma: no cover
+
+    async def _has_hooks(self, project_id: str, event_type: str) -> bool:
+        return self.hooks is not None and await self.hooks.has_hooks(project_id, event_type)
+
+    async def _pre_hooks(
+        self,
+        project: ProjectRecord,
+        event_type: str,
+        parsed: ParsedRecord,
+        user_id: str | None,
+        apply: Callable[[Tx, ImportWorld], Awaitable[str]],
+        identifier: str,
+        origin: ChangeOrigin,
+    ) -> dict[str, Any]:
+        """The blocking user hooks on the user as the change would leave it (worked out, not written).
+
+        Their changes come back as record members. Raises their refusal (`WebHookDisallowed`) or failure.
+        """
+        assert self.hooks is not None
+        try:
+            await self._change(project, parsed.record, user_id, apply, origin=origin, identifier=identifier, dry=True)
+        except _WouldBe as would_be:
+            triggered_by = TRIGGERED_BY.get(origin.kind, "system")
+            return await self.hooks.run_user_hooks(project.id, event_type, would_be.user, triggered_by)
+        raise AssertionError("unreachable: a dry change raises _WouldBe")  # pragma: no cover
 
     async def _document(self, tx: Tx, project_id: str, user_id: str) -> dict[str, Any]:
         row: Row | None = await self.users.user_row(tx, project_id, user_id)
@@ -649,6 +708,19 @@ class UserAdminService:
         if project is None:
             raise UserNotFound()
         return project.settings.login_id_rules()
+
+
+class _WouldBe(Exception):
+    """The user a dry change would leave (its transaction rolled back), as the hooks see a user."""
+
+    def __init__(self, user: dict[str, Any]) -> None:
+        super().__init__("dry run")
+        self.user = user
+
+
+def _merged(record: bytes, changes: dict[str, Any]) -> bytes:
+    """The record with the hooks' changes over it (an import record: the request's own validation checks it)."""
+    return msgspec.json.encode({**_json_object(record), **changes})
 
 
 def _touch(user: UserState, now: datetime, kind: ChangeKind) -> None:

@@ -118,4 +118,6 @@ class PasswordMigrator:
                 "the hook's record names another user: a waiting user's sub never changes",
             )
         if document:
-            await self.user_admin.update(project, user_id, msgspec.json.encode(document), origin=_SIGN_IN)
+            await self.user_admin.update(
+                project, user_id, msgspec.json.encode(document), origin=_SIGN_IN, pre_update=False
+            )

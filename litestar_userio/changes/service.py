@@ -56,7 +56,11 @@ class ChangeConsumer(Protocol):
     """False: an import's entries are passed over, not handed to `handle` (the position moves past them)."""
 
     async def handle(self, tx: Tx, project_id: str, entries: Sequence[ChangeEntry]) -> None:
-        """Take `entries` (in order, at least once); writes in `tx` commit with the new position."""
+        """Take `entries` (in order, at least once); writes in `tx` commit with the new position.
+
+        A consumer may also have `async committed(project_id)`, called once that transaction committed (the webhooks
+        wake their delivery job there).
+        """
 
 
 class FeedEntry(msgspec.Struct):
@@ -256,6 +260,9 @@ class ChangeService:
                     await consumer.handle(tx, project_id, entries)
                 if read_to != stored:
                     await self.repository.save_consumer(tx, project_id, consumer.name, read_to, now)
+            committed = getattr(consumer, "committed", None)
+            if entries and committed is not None:  # optional: work the consumer's writes made due (webhooks)
+                await committed(project_id)
             handled += len(entries)
             if len(entries) < self.config.consumer_page:
                 return handled

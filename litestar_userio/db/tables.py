@@ -55,6 +55,8 @@ __all__ = [
     "User",
     "UserGroup",
     "UserRole",
+    "Webhook",
+    "WebhookDelivery",
 ]
 
 
@@ -442,6 +444,50 @@ class ScimToken(Table, tablename="userio_scim_token"):
     """When a SCIM request last authenticated with it (updated at most once a minute)."""
 
 
+class Webhook(Table, tablename="userio_webhook"):
+    """A project's webhook: where its signed deliveries go and which change-log entries it wants."""
+
+    id = Varchar(length=36, primary_key=True)
+    project = ForeignKey(Project, db_column_name="project_id", on_delete=OnDelete.cascade, null=False, index=True)
+    position = Integer()
+    url = Text()
+    events = Text(default="[]")
+    """JSON array of the change-log entry types it wants."""
+    include_import = Boolean(default=False)
+    """Entries whose origin is `import` are delivered only when true (the import emits no `user.created`)."""
+    secret = Text()
+    """The signing secret: sealed with `HookConfig.secrets_key` when one is set (`sealed:` prefix), else as is."""
+    created_at = Timestamptz()
+
+
+class WebhookDelivery(Table, tablename="userio_webhook_delivery"):
+    """One change-log entry to one webhook: its body, fixed when made, and where its attempts stand."""
+
+    id = Varchar(length=36, primary_key=True)
+    project = ForeignKey(Project, db_column_name="project_id", on_delete=OnDelete.cascade, null=False)
+    webhook = ForeignKey(Webhook, db_column_name="webhook_id", on_delete=OnDelete.cascade, null=False)
+    change_id = Varchar(length=64)
+    """The entry's id: the event's `id` (a receiver drops a duplicate by it)."""
+    seq = BigInt()
+    """The entry's position in its project's log: one user's deliveries to one webhook go in this order."""
+    user_id = Varchar(length=128)
+    event_type = Varchar(length=64)
+    body = Text()
+    """The event as sent (every attempt sends these bytes)."""
+    status = Varchar(length=16, default="pending")
+    """`pending`, `succeeded` or `failed`."""
+    attempts = Integer(default=0)
+    max_attempts = Integer(default=7)
+    """Attempts it may take: one plus the retry delays when made; a retry of a failed one allows one more."""
+    next_attempt_at = Timestamptz()
+    lease_until = Timestamptz(null=True, default=None)
+    """While an attempt is under way; a lapsed lease (its worker died) lets another job take it again."""
+    last_status_code = Integer(null=True, default=None)
+    last_error = Text(null=True, default=None)
+    created_at = Timestamptz()
+    updated_at = Timestamptz()
+
+
 class Change(Table, tablename="userio_change"):
     """One committed change of a user (`changes/`, docs/changes.md).
 
@@ -519,6 +565,8 @@ TABLES: tuple[type[Table], ...] = (
     HookRunRecord,
     RefreshToken,
     ScimToken,
+    Webhook,
+    WebhookDelivery,
     Change,
     ChangeDocuments,
     ChangeHorizon,

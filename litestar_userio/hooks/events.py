@@ -15,7 +15,16 @@ import msgspec
 from litestar_userio.errors import HookDisallowed, HookResponseMalformed, InvalidJWTMutations
 from litestar_userio.users.model import UserState, is_disabled_at
 
-__all__ = ["EVENT_TYPES", "PAYLOAD_MEMBER", "EventContext", "apply_response", "build_event", "shown", "user_object"]
+__all__ = [
+    "EVENT_TYPES",
+    "PAYLOAD_MEMBER",
+    "EventContext",
+    "apply_response",
+    "build_event",
+    "shown",
+    "user_object",
+    "user_object_of_document",
+]
 
 EventType = Literal["oidc.jwt.pre_create", "oidc.id_token.pre_create"]
 EVENT_TYPES: tuple[str, ...] = ("oidc.jwt.pre_create", "oidc.id_token.pre_create")
@@ -52,6 +61,52 @@ def user_object(user: UserState, now: datetime) -> dict[str, Any]:
         "custom_attributes": dict(user.custom),
         "roles": sorted(user.roles),
         "groups": sorted(user.groups),
+    }
+
+
+_NOT_STANDARD = frozenset(
+    {
+        "sub",
+        "roles",
+        "groups",
+        "disabled",
+        "account_valid_from",
+        "account_valid_until",
+        "temporarily_disabled_from",
+        "temporarily_disabled_until",
+        "identities",
+        "mfa",
+        "biometric_count",
+        "passkey_count",
+        "custom_attributes",
+        "created_at",
+        "updated_at",
+        "last_login_at",
+    }
+)
+"""Members of the exported user that are not its standard attributes."""
+
+
+def user_object_of_document(document: dict[str, Any]) -> dict[str, Any]:
+    """`payload.user` of a user as the export writes it (a change-log entry's `user`).
+
+    The same members as `user_object`; `is_disabled` is the state the document was written with.
+    """
+    standard = {k: v for k, v in document.items() if k not in _NOT_STANDARD and v is not None}
+    if standard.get("address") == {}:
+        del standard["address"]
+    return {
+        "id": document["sub"],
+        "created_at": document.get("created_at"),
+        "updated_at": document.get("updated_at"),
+        "is_anonymous": False,
+        "is_verified": any(standard.get(f"{a}_verified") is True for a in ("email", "phone_number")),
+        "is_disabled": bool(document.get("disabled")),
+        "can_reauthenticate": True,
+        "standard_attributes": standard,
+        "custom_attributes": dict(document.get("custom_attributes") or {}),
+        "roles": sorted(document.get("roles") or []),
+        "groups": sorted(document.get("groups") or []),
     }
 
 

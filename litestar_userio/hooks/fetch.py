@@ -39,6 +39,8 @@ __all__ = [
     "FetchSession",
     "Origin",
     "Resolver",
+    "is_public_address",
+    "literal_address",
     "parse_allowlist",
     "system_resolver",
 ]
@@ -181,6 +183,11 @@ def _ipv4_number(label: str) -> int:
     return int(label)
 
 
+def is_public_address(address: IPAddress) -> bool:
+    """Whether `address` may be dialled without an allowlist entry naming it: global and not multicast."""
+    return _is_public(address)
+
+
 def _is_public(address: IPAddress) -> bool:
     if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
         address = address.ipv4_mapped
@@ -268,10 +275,16 @@ class _Body(httpx.AsyncByteStream):
 class _PinnedTransport(httpx.AsyncBaseTransport):
     """httpx over an httpcore pool whose connections go only to checked addresses."""
 
-    def __init__(self, verify: ssl.SSLContext, resolve: Resolver, network: httpcore.AsyncNetworkBackend | None) -> None:
+    def __init__(
+        self,
+        verify: ssl.SSLContext,
+        resolve: Resolver,
+        network: httpcore.AsyncNetworkBackend | None,
+        max_connections: int = 100,
+    ) -> None:
         backend = _PinnedBackend(resolve, network or httpcore.AnyIOBackend())
         self._pool = httpcore.AsyncConnectionPool(
-            ssl_context=verify, max_connections=100, keepalive_expiry=30.0, network_backend=backend
+            ssl_context=verify, max_connections=max_connections, keepalive_expiry=30.0, network_backend=backend
         )
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
@@ -326,10 +339,11 @@ class FetchClient:
         ca_file: str | None = None,
         resolver: Resolver = system_resolver,
         network: httpcore.AsyncNetworkBackend | None = None,
+        max_connections: int = 100,
     ) -> None:
         """`network` is what dials the checked addresses (AnyIO's sockets; tests record what would be dialled)."""
         self._client = httpx.AsyncClient(
-            transport=_PinnedTransport(_verifying_context(ca_file), resolver, network),
+            transport=_PinnedTransport(_verifying_context(ca_file), resolver, network, max_connections),
             timeout=timeout,
             follow_redirects=False,
             trust_env=False,
@@ -372,6 +386,34 @@ class FetchClient:
             }
         finally:
             _LISTED_LITERALS.reset(listed)
+
+    async def post_once(
+        self, url: str, headers: Sequence[tuple[str, str]], content: bytes, listed: Iterable[Origin], max_bytes: int
+    ) -> tuple[int, bytes]:
+        """POST `content` to `url` once, no redirect followed; the status and at most `max_bytes` of the answer.
+
+        The address rules of every fetch hold at connect time (a name resolving to a private address is refused, as
+        is a private literal), except for an address literal that one of the `listed` origins spells: the
+        operator's private origins (webhooks, `WebhookConfig.allowed_private_origins`). `FetchRefused` when the
+        rules refuse it; httpx's and httpcore's errors when the connection fails. The rest of a longer answer is not
+        read: the connection is closed.
+        """
+        literals = frozenset(a for o in listed if (a := literal_address(o.host)) is not None)
+        token = _LISTED_LITERALS.set(literals)
+        try:
+            request = self._client.build_request("POST", url, headers=list(headers), content=content)
+            response = await self._client.send(request, stream=True, follow_redirects=False)
+            try:
+                data = bytearray()
+                async for chunk in response.aiter_raw():
+                    data += chunk
+                    if len(data) >= max_bytes:
+                        break
+                return response.status_code, bytes(data[:max_bytes])
+            finally:
+                await response.aclose()
+        finally:
+            _LISTED_LITERALS.reset(token)
 
     async def _follow(
         self,

@@ -38,6 +38,7 @@ from litestar_userio.errors import (
     HookWorkerUnavailable,
     Invalid,
     InvalidJWTMutations,
+    WebHookDisallowed,
 )
 from litestar_userio.hooks.compiler import MAX_SOURCE_BYTES, HookCompileError, compile_hook
 from litestar_userio.hooks.events import EventContext, apply_response, build_event
@@ -53,6 +54,7 @@ from litestar_userio.hooks.runlog import RunLog
 from litestar_userio.hooks.runtime import HookRuntime, HookSource, RuntimeLimits
 from litestar_userio.hooks.secrets import SECRET_NAME, SecretBox, SecretMask, mask_console
 from litestar_userio.hooks.syntax import v8_syntax_problem
+from litestar_userio.hooks.user_events import apply_user_mutations, build_user_event, record_changes
 from litestar_userio.observability import telemetry
 from litestar_userio.statuses import error_object
 from litestar_userio.users.model import UserState
@@ -68,7 +70,19 @@ _SAMPLE_USER_ID = "00000000-0000-4000-8000-000000000000"
 class HookSpec(msgspec.Struct, forbid_unknown_fields=True):
     """A hook as an admin writes it: the event it blocks, its TypeScript, and what a failure does."""
 
-    event: Literal["oidc.jwt.pre_create", "oidc.id_token.pre_create", "user.password_migration"]
+    event: Literal[
+        "oidc.jwt.pre_create",
+        "oidc.id_token.pre_create",
+        "user.password_migration",
+        "user.pre_create",
+        "user.profile.pre_update",
+        "user.created",
+        "user.profile.updated",
+        "user.disabled",
+        "user.reenabled",
+        "user.deleted",
+    ]
+    """A blocking token or user event, or a non-blocking change event (run after commit, its answer ignored)."""
     source: str
     on_error: Literal["deny", "continue"] = "deny"
     """`deny`: a failure stops issuance (docs/reference.md#hooks-failures). `continue`: the token is issued without this
@@ -211,10 +225,9 @@ class HookService:
 
         Each compiled hook must also load in V8: tree-sitter accepts some code V8 refuses.
         """
-        if (
-            len([s for s in specs if s.event == "oidc.jwt.pre_create"]) > self.config.max_hooks_per_event
-            or len([s for s in specs if s.event == "oidc.id_token.pre_create"]) > self.config.max_hooks_per_event
-            or len([s for s in specs if s.event == MIGRATION_EVENT]) > self.config.max_hooks_per_event
+        if any(
+            len([s for s in specs if s.event == event]) > self.config.max_hooks_per_event
+            for event in {s.event for s in specs}
         ):
             raise Invalid(f"at most {self.config.max_hooks_per_event} hooks per event")
         compiled = [_compile(index, spec) for index, spec in enumerate(specs)]
@@ -444,6 +457,52 @@ class HookService:
         return await self._run(
             MIGRATION_EVENT, hooks, project_id, {}, event_of, answer, raise_errors=not test, test=test, masked=password
         )
+
+    async def has_hooks(self, project_id: str, event_type: str) -> bool:
+        """Whether the project has a hook on `event_type` (a change asks its blocking hooks only then)."""
+        return any(h.event == event_type for h in await self.list(project_id))
+
+    async def run_user_hooks(
+        self, project_id: str, event_type: str, user: dict[str, Any], triggered_by: str
+    ) -> dict[str, Any]:
+        """Run the blocking user hooks of `event_type` on the user as it would be; what they changed (a record).
+
+        The changes are members of an import record (empty: nothing). A refusal raises `WebHookDisallowed`
+        (`info.reasons`: its `reason` and `title`); a hook that fails (an
+        exception, a timeout, a malformed answer) raises its `HookError`: the change fails closed.
+        """
+        hooks = await self.list(project_id)
+        now = self.clock.now()
+
+        def event_of(index: int, current: dict[str, Any]) -> dict[str, Any]:
+            return build_user_event(event_type, current["user"], now, triggered_by, seq=index + 1)
+
+        def answer(response: Any, current: dict[str, Any]) -> dict[str, Any]:
+            return {"user": apply_user_mutations(response, current["user"])}
+
+        try:
+            result = await self._run(event_type, hooks, project_id, {"user": user}, event_of, answer)
+        except HookDisallowed as refusal:
+            info = refusal.info or {}
+            raise WebHookDisallowed([{"reason": info.get("reason", ""), "title": info.get("title", "")}]) from None
+        return record_changes(user, result.payload["user"])
+
+    async def run_change_hooks(self, project_id: str, event: dict[str, Any]) -> None:
+        """Run the non-blocking hooks of the event's type (after commit); their answers are ignored.
+
+        Their failures go to the run log. Never raises for what a hook does.
+        """
+        event_type = str(event["type"])
+
+        def event_of(index: int, current: dict[str, Any]) -> dict[str, Any]:
+            return event
+
+        def answer(response: Any, current: dict[str, Any]) -> dict[str, Any]:
+            return current
+
+        hooks = [h for h in await self.list(project_id) if h.event == event_type]
+        continuing = [SavedHook(h.event, h.source, h.javascript, h.source_id, "continue") for h in hooks]
+        await self._run(event_type, continuing, project_id, {}, event_of, answer, raise_errors=False)
 
     def has_migration(self, hooks: Sequence[SavedHook]) -> bool:
         """Whether `hooks` include a `user.password_migration` hook (sign-in asks it only then)."""

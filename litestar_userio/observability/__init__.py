@@ -128,6 +128,11 @@ class Telemetry:
         if self.metrics is not None:
             self.metrics.hook_run(event, outcome, seconds, queued_seconds)
 
+    def webhook_attempt(self, outcome: str, seconds: float) -> None:
+        """A webhook delivery attempt: `succeeded`, `retrying`, `failed` (no try left) or `refused` (address rules)."""
+        if self.metrics is not None:
+            self.metrics.webhook_attempt(outcome, seconds)
+
     def hook_fetches(self, answers: Iterable[Mapping[str, Any]]) -> None:
         """A batch of a hook's `fetch` answers (`hooks.fetch`), counted as `ok`, `refused` or `failed`."""
         if self.metrics is not None:

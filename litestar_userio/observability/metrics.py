@@ -121,6 +121,18 @@ class Metrics:
                 ["format", "outcome"],
                 registry=r,
             )
+            i["webhook_deliveries"] = Counter(
+                "userio_webhook_deliveries",
+                "Webhook delivery attempts by outcome (succeeded, retrying, failed, refused)",
+                ["outcome"],
+                registry=r,
+            )
+            i["webhook_seconds"] = Histogram(
+                "userio_webhook_delivery_seconds",
+                "Time of one webhook delivery attempt (connect to the answer's end or the timeout)",
+                buckets=_HOOK_BUCKETS,
+                registry=r,
+            )
             i["tokens"] = Counter("userio_tokens_issued", "Tokens issued by kind", ["kind"], registry=r)
             i["pending_checks"] = Gauge(
                 "userio_password_checks_pending", "Password checks running or waiting in this process", registry=r
@@ -185,6 +197,11 @@ class Metrics:
         self._child("hook_runs", event, outcome).inc()
         self._child("hook_seconds", event).observe(seconds)
         self._i["hook_queue"].observe(queued_seconds)
+
+    def webhook_attempt(self, outcome: str, seconds: float) -> None:
+        """Count and time a webhook delivery attempt."""
+        self._child("webhook_deliveries", outcome).inc()
+        self._i["webhook_seconds"].observe(seconds)
 
     def hook_fetch(self, outcome: str) -> None:
         """Count a fetch call."""

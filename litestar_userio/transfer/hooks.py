@@ -26,8 +26,19 @@ __all__ = ["hooks_group"]
 HOOKS_PATH: Final = "/_api/admin/hooks"
 EVENTS: Final = ("oidc.jwt.pre_create", "oidc.id_token.pre_create")
 MIGRATION_EVENT: Final = "user.password_migration"
-PUSHED_EVENTS: Final = (*EVENTS, MIGRATION_EVENT)
-"""`push` and `test` take the lazy-migration event too (docs/reference.md#hooks-lazy-migration)."""
+PUSHED_EVENTS: Final = (
+    *EVENTS,
+    MIGRATION_EVENT,
+    "user.pre_create",
+    "user.profile.pre_update",
+    "user.created",
+    "user.profile.updated",
+    "user.disabled",
+    "user.reenabled",
+    "user.deleted",
+)
+"""`push` also takes the lazy-migration event (docs/reference.md#hooks-lazy-migration) and the user events
+(docs/hooks.md#user-hooks); `test` previews the token events and the lazy-migration event."""
 
 
 def _run(connection: Connection, action: Callable[[AdminClient], Awaitable[None]]) -> None:
@@ -59,7 +70,7 @@ def hooks_group() -> None:
 @hooks_group.command("push")
 @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option(
-    "--event", type=click.Choice(PUSHED_EVENTS), default=EVENTS[0], show_default=True, help="The event they block."
+    "--event", type=click.Choice(PUSHED_EVENTS), default=EVENTS[0], show_default=True, help="The event they run on."
 )
 @click.option(
     "--allow",

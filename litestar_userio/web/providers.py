@@ -33,6 +33,7 @@ from litestar_userio.projects.service import ProjectRecord, ProjectService
 from litestar_userio.scim.service import ScimService
 from litestar_userio.storage import Storage
 from litestar_userio.tokens.service import TokenService
+from litestar_userio.webhooks.service import WebhookService
 
 __all__ = [
     "DOWNLOAD_STORAGE_KEY",
@@ -54,6 +55,7 @@ __all__ = [
     "provide_token_service",
     "provide_user_admin_service",
     "provide_user_service",
+    "provide_webhook_service",
     "services_of",
 ]
 
@@ -79,6 +81,7 @@ class Services(Protocol):
     users: UserService
     user_admin: UserAdminService
     tokens: TokenService
+    webhooks: WebhookService
     admin: AdminAuthenticator
     storage: Storage | None
     scim: ScimService
@@ -124,6 +127,7 @@ _SERVICES: dict[str, tuple[Any, str]] = {
         "The single-user lifecycle: create, read, search, update, set password, disable, enable, delete.",
     ),
     "tokens": (TokenService, "Token issuance, signing keys, applications and refresh tokens."),
+    "webhooks": (WebhookService, "The project's webhooks and their deliveries."),
     "admin": (AdminAuthenticator, "Admin API authentication."),
     "storage": (Storage | None, "The export storage; None when exports are disabled."),
     "scim": (ScimService, "SCIM 2.0 provisioning: tokens, Users, Groups."),
@@ -144,6 +148,7 @@ provide_project_service: Callable[[State], ProjectService] = PROVIDERS["projects
 provide_user_service: Callable[[State], UserService] = PROVIDERS["users"]
 provide_user_admin_service: Callable[[State], UserAdminService] = PROVIDERS["user_admin"]
 provide_token_service: Callable[[State], TokenService] = PROVIDERS["tokens"]
+provide_webhook_service: Callable[[State], WebhookService] = PROVIDERS["webhooks"]
 provide_admin_service: Callable[[State], AdminAuthenticator] = PROVIDERS["admin"]
 provide_storage: Callable[[State], Storage | None] = PROVIDERS["storage"]
 provide_scim_service: Callable[[State], ScimService] = PROVIDERS["scim"]

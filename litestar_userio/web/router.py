@@ -26,6 +26,7 @@ from litestar_userio.web.password_migration import PasswordMigrationController
 from litestar_userio.web.providers import DOWNLOAD_STORAGE_KEY, provide_storage
 from litestar_userio.web.scim import ScimBulkController, ScimController, ScimTokensController
 from litestar_userio.web.users import UsersController
+from litestar_userio.web.webhooks import WebhooksController
 
 __all__ = ["build_router"]
 
@@ -47,6 +48,7 @@ def build_router(config: UserIOConfig) -> Router:
         UsersController,
         PasswordMigrationController,
         ScimTokensController,
+        WebhooksController,
     ]
     routes: list[ControllerRouterHandler] = [
         Router(

@@ -651,7 +651,7 @@ async def test_is_usable_by_keyboard(session):
     focused = "document.activeElement.id || document.activeElement.textContent"
 
     assert await page.evaluate(focused) == "main"  # a page change moves focus to its content
-    for name in ("sign-out", "Users", "Hooks", "Exports"):
+    for name in ("sign-out", "Users", "Webhooks", "Hooks", "Exports"):
         await page.keyboard.press("Shift+Tab")
         assert await page.evaluate(focused) == name
     await page.keyboard.press("Enter")
@@ -660,7 +660,7 @@ async def test_is_usable_by_keyboard(session):
     assert await page.evaluate(focused) == "format-csv"
     await page.keyboard.press("ArrowDown")
     assert await page.locator("#fields").is_hidden()  # ndjson chosen: no column picker
-    for name in ("sign-out", "Users", "Hooks", "Exports", "Imports", "Skip to content"):
+    for name in ("sign-out", "Users", "Webhooks", "Hooks", "Exports", "Imports", "Skip to content"):
         await page.keyboard.press("Shift+Tab")
         assert await page.evaluate(focused) == name
     assert page.url.endswith("#/exports")

@@ -8,10 +8,15 @@ import argon2
 import httpx
 import pytest
 
+from litestar_userio import MetricsConfig
+from litestar_userio.config import WebhookConfig
 from litestar_userio.jobs import observe_queue
+from litestar_userio.observability import telemetry
 from tests.helpers import HASH_2B, IMPORT, PASSWORD, run_import
 from tests.operations.conftest import METRICS, delta, scrape
 from tests.tokens.test_refresh_grant import refresh
+from tests.webhooks.helpers import create_user, put_webhooks, settle
+from tests.webhooks.receiver import Receiver
 
 ALLOW = "export default (e: any) => ({ is_allowed: true });"
 DENY = "export default (e: any) => ({ is_allowed: false, reason: 'no' });"
@@ -191,3 +196,33 @@ async def test_a_task_waiting_longer_than_a_lease_shows_stalled_since_and_in_the
     assert during[key] == 1
     assert done["status"] == "completed" and "stalled_since" not in done
     assert after[key] == 0
+
+
+async def test_webhook_attempts_are_counted_by_outcome_and_timed(backend, make_env):
+    good, failing = Receiver(mode=204), Receiver(mode=503)
+    await good.start()
+    await failing.start()
+    try:
+        env = await make_env(
+            backend,
+            metrics=MetricsConfig(),
+            webhooks=WebhookConfig(allowed_private_origins=(good.origin, failing.origin)),
+        )
+        project = await env.make_project()
+        await put_webhooks(
+            project, {"url": good.url, "events": ["user.created"]}, {"url": failing.url, "events": ["user.created"]}
+        )
+        before = await scrape(env)
+        await create_user(project, "metered")
+        await settle(env, (project, 2))
+        after = await scrape(env)
+    finally:
+        await good.close()
+        await failing.close()
+        telemetry.reset()
+
+    assert delta(before, after, "userio_webhook_deliveries_total", outcome="succeeded") == 1
+    assert delta(before, after, "userio_webhook_deliveries_total", outcome="retrying") == 1
+    assert delta(before, after, "userio_webhook_delivery_seconds_count") == 2
+    labels = {value for (name, pairs), _ in after.items() if name.startswith("userio_webhook") for _, value in pairs}
+    assert not any(project.id in value or "127.0.0.1" in value or "metered" in value for value in labels)
