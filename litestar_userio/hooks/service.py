@@ -41,7 +41,7 @@ from litestar_userio.errors import (
     WebHookDisallowed,
 )
 from litestar_userio.hooks.compiler import MAX_SOURCE_BYTES, HookCompileError, compile_hook
-from litestar_userio.hooks.events import EventContext, apply_response, build_event
+from litestar_userio.hooks.events import EventContext, apply_response, build_event, user_object
 from litestar_userio.hooks.fetch import FetchClient, FetchLimits, FetchSession, parse_allowlist
 from litestar_userio.hooks.migration import (
     MIGRATION_EVENT,
@@ -54,7 +54,13 @@ from litestar_userio.hooks.runlog import RunLog
 from litestar_userio.hooks.runtime import HookRuntime, HookSource, RuntimeLimits
 from litestar_userio.hooks.secrets import SECRET_NAME, SecretBox, SecretMask, mask_console
 from litestar_userio.hooks.syntax import v8_syntax_problem
-from litestar_userio.hooks.user_events import apply_user_mutations, build_user_event, record_changes
+from litestar_userio.hooks.user_events import (
+    BLOCKING_USER_EVENTS,
+    CHANGE_EVENTS,
+    apply_user_mutations,
+    build_user_event,
+    record_changes,
+)
 from litestar_userio.observability import telemetry
 from litestar_userio.statuses import error_object
 from litestar_userio.users.model import UserState
@@ -544,6 +550,20 @@ class HookService:
             return await self._run(
                 hook.event, [hook], project_id, {}, migration_event, migration_answer, raise_errors=False, test=True,
                 fetch=False,
+            )  # fmt: skip
+        if hook.event in CHANGE_EVENTS:  # a non-blocking hook's answer is ignored: no shape to be wrong
+            return ChainResult(payload={})
+        if hook.event in BLOCKING_USER_EVENTS:
+
+            def user_event(index: int, current: dict[str, Any]) -> dict[str, Any]:
+                return build_user_event(hook.event, current["user"], now, "admin_api", seq=index + 1)
+
+            def user_answer(response: Any, current: dict[str, Any]) -> dict[str, Any]:
+                return {"user": apply_user_mutations(response, current["user"])}
+
+            return await self._run(
+                hook.event, [hook], project_id, {"user": user_object(user, now)}, user_event, user_answer,
+                raise_errors=False, test=True, fetch=False,
             )  # fmt: skip
         issued = int(now.timestamp())
         claims = {"iss": "https://sample.invalid", "sub": user.id, "aud": ["sample-client"], "iat": issued,

@@ -55,7 +55,7 @@ async def test_a_hook_that_does_not_compile_changes_nothing_and_says_where(world
 
 async def test_unknown_event_fails_validation(world):
     response = await world.project.env.client.put(
-        HOOKS, json={"hooks": [{"event": "user.created", "source": OK_HOOK}]}, headers=world.project.headers()
+        HOOKS, json={"hooks": [{"event": "user.exploded", "source": OK_HOOK}]}, headers=world.project.headers()
     )
 
     assert response.status_code == 400
