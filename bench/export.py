@@ -404,9 +404,13 @@ async def run(args: argparse.Namespace, database: pg.Server) -> None:
             f" (ratio without it {figures['ratio_to_copy_without_storage_completion'][fmt]:.2f})"
         )
     delta, full = results["ndjson-delta"], results["ndjson-demo"]
+    # End to end includes the fresh worker picking the job up (seconds on a busy machine); the worker's own
+    # reading and writing time is the figure that compares the two files.
     print(
-        f"delta export ndjson: {delta['users']:,} users changed of {full['users']:,} in {delta['seconds']} s, against"
-        f" {full['seconds']} s for the full export ({delta['seconds'] / full['seconds']:.2f} of it)"
+        f"delta export ndjson: {delta['users']:,} users changed of {full['users']:,}: the worker wrote it in"
+        f" {delta['worker_writing_seconds']} s against {full['worker_writing_seconds']} s for the full export"
+        f" ({(delta['worker_writing_seconds'] or 0) / (full['worker_writing_seconds'] or 1):.3f} of it);"
+        f" end to end {delta['seconds']} s against {full['seconds']} s"
     )
     for kind, floor in figures["storage_floor"].items():
         print(

@@ -30,6 +30,7 @@ __all__ = [
     "Authenticator",
     "Change",
     "ChangeConsumer",
+    "ChangeDocuments",
     "ChangeHorizon",
     "CustomAttribute",
     "ExportTask",
@@ -475,7 +476,18 @@ class Change(Table, tablename="userio_change"):
     origin_kind = Varchar(length=16)
     task_id = Varchar(length=64, null=True, default=None)
     document = Text(null=True, default=None)
-    """The user as exported after the change, without secrets (JSON); the last state for `deleted`."""
+    """The user as exported after the change, without secrets (JSON); the last state for `deleted`. None when
+    the entry's document is line `batch_index` of `ChangeDocuments` row `batch` (a bulk append)."""
+    batch = BigInt(null=True, default=None)
+    batch_index = Integer(null=True, default=None)
+
+
+class ChangeDocuments(Table, tablename="userio_change_documents"):
+    """The documents of one bulk append (an import chunk), as ndjson: compressed by TOAST as one value."""
+
+    id = BigInt(primary_key=True)
+    project_id = Varchar(length=64)
+    documents = Text()
 
 
 class ChangeHorizon(Table, tablename="userio_change_horizon"):
@@ -524,6 +536,7 @@ TABLES: tuple[type[Table], ...] = (
     Webhook,
     WebhookDelivery,
     Change,
+    ChangeDocuments,
     ChangeHorizon,
     ChangeConsumer,
 )

@@ -167,3 +167,15 @@ async def test_origin_is_what_the_caller_says(project, env):
     record = await env.services.projects.get(project.id)
     await env.services.user_admin.update(record, user["sub"], b'{"name": "Ada"}', origin=ChangeOrigin("scim"))
     assert [e["origin"] for e in await all_entries(project, 2)] == [{"kind": "admin_api"}, {"kind": "scim"}]
+
+
+async def test_a_bulk_import_keeps_each_entry_with_its_own_user(project):
+    await run_import(project, [{"email": f"u{i}@example.com", "name": f"User {i}"} for i in range(40)])
+
+    entries = await all_entries(project, 40)
+
+    assert len(entries) == 40
+    for entry in entries[::7]:
+        response = await call(project, "GET", f"{USERS}/{entry['user_id']}")
+        assert entry["user"] == response.json()["result"]
+    assert sorted(e["user"]["name"] for e in entries) == sorted(f"User {i}" for i in range(40))
