@@ -244,6 +244,7 @@ async def test_a_webhook_gets_only_the_events_it_asked_for_and_imports_only_when
     assert good.received == []
     assert [b["context"]["user_id"] for b in other.bodies()] == [sub_of(project, "a"), sub_of(project, "b")]
     assert other.bodies()[0]["context"]["triggered_by"] == "system"
+    assert other.bodies()[0]["payload"]["user"]["standard_attributes"]["email"] == "a@example.com"
 
 
 async def test_a_failed_delivery_is_retried_on_the_schedule_then_failed_then_sent_again(world):
