@@ -244,6 +244,7 @@ async def test_a_webhook_gets_only_the_events_it_asked_for_and_imports_only_when
     assert good.received == []
     assert [b["context"]["user_id"] for b in other.bodies()] == [sub_of(project, "a"), sub_of(project, "b")]
     assert other.bodies()[0]["context"]["triggered_by"] == "system"
+    assert other.bodies()[0]["payload"]["user"]["standard_attributes"]["email"] == "a@example.com"
 
 
 async def test_a_failed_delivery_is_retried_on_the_schedule_then_failed_then_sent_again(world):
@@ -322,27 +323,38 @@ async def test_one_users_entries_reach_a_webhook_in_log_order(world):
 
 
 @pytest.mark.engine
-async def test_a_receiver_that_never_answers_delays_no_other_project(world):
-    env, good, dead = world.env, world["good"], world["dead"]
+@pytest.mark.slow
+async def test_a_receiver_that_never_answers_delays_no_other_project(backend, make_env, receivers):
+    """The dead receiver's attempts wait 30 s for an answer that never comes; the other project's 20 deliveries
+    arrive meanwhile (their wait does not depend on the dead one's timeout ending: on a loaded machine the 20
+    creates and a worker's start took over 10 s)."""
+    good, dead = await receivers(), await receivers("hang")
+    env = await make_env(
+        backend,
+        clock=FrozenClock(NOW),
+        webhooks=WebhookConfig(allowed_private_origins=(good.origin, dead.origin), timeout=timedelta(seconds=30)),
+    )
     slow_project, other_project = await env.make_project(), await env.make_project()
     await put_webhooks(slow_project, {"url": dead.url, "events": ALL})
     await put_webhooks(other_project, {"url": good.url, "events": ALL})
-
     for i in range(5):
         await create_user(slow_project, f"dead{i}")
+    await settle_made(env, (slow_project, 5))
+    jobs = asyncio.create_task(env.drain())
+    await until(lambda: len(dead.received) >= 1, "the dead receiver's first request")
+
     for i in range(20):
         await create_user(other_project, f"live{i}")
-    await settle_made(env, (slow_project, 5), (other_project, 20))
-    jobs = asyncio.create_task(env.drain())
-    await until(lambda: len(good.received) == 20, "the other project's deliveries")
+    await settle_made(env, (other_project, 20))
+    await env.services.webhooks.wake_due()  # the worker running the dead lane takes the new jobs too
+    await until(lambda: len(good.received) == 20, "the other project's deliveries", timeout=25)
     in_flight = [(d["attempts"], d["last_error"]) for d in await deliveries(slow_project)]
     await jobs
     dead_after = await deliveries(slow_project)
 
-    assert len(dead.received) == 5, "every attempt reached the dead receiver"
     assert {error for _, error in in_flight} == {None}, "no attempt of the dead receiver's had ended"
     assert (1, None) in in_flight, "one was waiting for the dead receiver"
-    assert {(d["status"], d["last_error"]) for d in dead_after} == {("pending", "no answer within 2 s")}
+    assert ("pending", "no answer within 30 s") in {(d["status"], d["last_error"]) for d in dead_after}
 
 
 async def test_slow_huge_and_redirecting_answers_never_hold_an_attempt_past_the_timeout(world):
