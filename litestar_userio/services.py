@@ -156,7 +156,15 @@ class Services:
             tokens=tokens,
             user_admin=user_admin,
             changes=changes,
-            scim=ScimService(db, projects, user_admin, clock, config=config.scim or ScimConfig(), auth=config.auth),
+            scim=ScimService(
+                db,
+                projects,
+                user_admin,
+                clock,
+                config=config.scim or ScimConfig(),
+                auth=config.auth,
+                served=config.scim is not None,
+            ),
             webhooks=WebhookService(
                 db,
                 queue,

@@ -3,6 +3,7 @@ import { adoptTokenFromFragment, sessionEvents, signOut, token, tokenExpiry } fr
 import { h } from "./dom";
 import { exportsPage } from "./exports";
 import { importsPage, taskPage } from "./imports";
+import { scimPage } from "./scim";
 import { usersPage } from "./users";
 import { webhooksPage } from "./webhooks";
 
@@ -59,6 +60,9 @@ function route(): void {
   } else if (section === "webhooks") {
     page = webhooksPage;
     title = "Webhooks";
+  } else if (section === "scim") {
+    page = scimPage;
+    title = "SCIM";
   } else if (section === "imports" && id) {
     page = (m, s) => taskPage(m, s, decodeURIComponent(id));
     title = "Import task";

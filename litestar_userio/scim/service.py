@@ -112,6 +112,7 @@ class ScimService:
         *,
         config: ScimConfig,
         auth: AuthConfig,
+        served: bool = True,
     ) -> None:
         self.db = db
         self.projects = projects
@@ -119,6 +120,8 @@ class ScimService:
         self.clock = clock
         self.config = config
         self.auth = auth
+        self.served = served
+        """False when `UserIOConfig.scim` is None: no SCIM route, the token endpoints only."""
         self.repository = ScimRepository()
         self.limits = FilterLimits(config.max_filter_length, config.max_filter_clauses, config.max_filter_depth)
 

@@ -503,12 +503,20 @@ class ScimTokensController(Controller):
         "/", summary="List the SCIM tokens (never their secrets)", responses=error_responses(ExportErrorBody, 403, 503)
     )
     async def list_tokens(
-        self, project: NamedDependency[ProjectRecord], scim: NamedDependency[ScimService]
+        self,
+        request: Request[Any, Any, Any],
+        project: NamedDependency[ProjectRecord],
+        scim: NamedDependency[ScimService],
     ) -> dict[str, Any]:
         tokens = await scim.list_tokens(project.id)
+        base_url = None
+        if scim.served:
+            path = request.scope.get("root_path", "") + "/" + scim.config.path.strip("/")
+            base_url = f"https://{request.headers.get('host', '')}{path}"
         return {
             "result": {
-                "items": [{"id": t.id, "created_at": t.created_at, "last_used_at": t.last_used_at} for t in tokens]
+                "items": [{"id": t.id, "created_at": t.created_at, "last_used_at": t.last_used_at} for t in tokens],
+                "base_url": base_url,
             }
         }
 

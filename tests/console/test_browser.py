@@ -644,6 +644,62 @@ async def test_shows_the_password_migration_per_format_after_an_import_of_two_fo
     await shot(page, "13-password-migration", full_page=True)
 
 
+async def test_creates_a_scim_token_shows_it_once_and_revokes_it_with_a_confirmation(session):
+    page = session["page"]
+    app: LiveApp = session["app"]
+    await page.goto(session["link"].split("#")[0] + "#/scim")
+    await page.locator("#create-scim-token").wait_for()
+    base_url = await page.locator("#scim-base-url").inner_text()
+    assert base_url == app.origin + "/_api/scim/v2"
+
+    await page.locator("#create-scim-token").click()
+    token = await page.locator("#scim-token-value").inner_text()
+    assert token.startswith("scim_")
+    await page.locator("#copy-scim-token").click()
+    await page.locator("#scim-token-copied").filter(has_text="Copied.").wait_for()
+    assert await page.evaluate("navigator.clipboard.readText()") == token
+    created = [r for r in session["api_requests"] if r.method == "POST" and r.url.endswith("/scim/tokens")]
+    token_id = json.loads(await (await created[-1].response()).text())["result"]["id"]
+    row = page.locator(f'tr[data-scim-token="{token_id}"]')
+    assert await row.locator(".scim-last-used").inner_text() == "never"
+    assert await serious_violations(page) == []
+    await shot(page, "14-scim-token-created")
+
+    users = base_url + "/Users"
+    headers = {"Authorization": f"Bearer {token}"}
+    answer = httpx.get(users, headers=headers, verify=False)
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["schemas"] == ["urn:ietf:params:scim:api:messages:2.0:ListResponse"]
+
+    await page.reload()
+    await row.wait_for()
+    assert await row.locator(".scim-last-used").inner_text() != "never"  # the use above is recorded
+    assert await page.locator("#scim-token-value").count() == 0  # shown once: gone after a reload
+
+    dismissed: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+
+    async def dismiss(dialog: Any) -> None:
+        await dialog.dismiss()
+        dismissed.set_result(dialog.message)
+
+    page.once("dialog", dismiss)
+    await row.get_by_role("button", name=f"Revoke {token_id}").click()
+    assert token_id in await dismissed
+    await page.reload()  # a dismissed confirmation revokes nothing: still listed, still accepted
+    await row.wait_for()
+    assert not [r for r in session["api_requests"] if r.method == "DELETE" and "/scim/tokens/" in r.url]
+    assert httpx.get(users, headers=headers, verify=False).status_code == 200
+
+    page.once("dialog", lambda dialog: dialog.accept())
+    await row.get_by_role("button", name=f"Revoke {token_id}").click()
+    await page.get_by_role("status").filter(has_text=f"Token {token_id} revoked.").wait_for()
+    assert await row.count() == 0
+    refused = httpx.get(users, headers=headers, verify=False)
+    assert refused.status_code == 401, refused.text
+    assert await serious_violations(page) == []
+    await fits_a_phone(page, "14-scim")
+
+
 async def test_is_usable_by_keyboard(session):
     page = session["page"]
     await page.goto(session["link"].split("#")[0] + "#/imports")
@@ -651,7 +707,7 @@ async def test_is_usable_by_keyboard(session):
     focused = "document.activeElement.id || document.activeElement.textContent"
 
     assert await page.evaluate(focused) == "main"  # a page change moves focus to its content
-    for name in ("sign-out", "Users", "Webhooks", "Hooks", "Exports"):
+    for name in ("sign-out", "Users", "SCIM", "Webhooks", "Hooks", "Exports"):
         await page.keyboard.press("Shift+Tab")
         assert await page.evaluate(focused) == name
     await page.keyboard.press("Enter")
@@ -660,7 +716,7 @@ async def test_is_usable_by_keyboard(session):
     assert await page.evaluate(focused) == "format-csv"
     await page.keyboard.press("ArrowDown")
     assert await page.locator("#fields").is_hidden()  # ndjson chosen: no column picker
-    for name in ("sign-out", "Users", "Webhooks", "Hooks", "Exports", "Imports", "Skip to content"):
+    for name in ("sign-out", "Users", "SCIM", "Webhooks", "Hooks", "Exports", "Imports", "Skip to content"):
         await page.keyboard.press("Shift+Tab")
         assert await page.evaluate(focused) == name
     assert page.url.endswith("#/exports")

@@ -65,12 +65,20 @@ async def test_a_token_is_shown_once_listed_without_secret_and_revoked_at_once(p
     listed = await project.env.client.get(TOKENS, headers=project.headers())
     [item] = listed.json()["result"]["items"]
     assert set(item) == {"id", "created_at", "last_used_at"} and item["last_used_at"] is not None
+    assert listed.json()["result"]["base_url"] == f"https://{project.host}{SCIM}"  # what the console shows the IdP
     revoked = await project.env.client.delete(f"{TOKENS}/{item['id']}", headers=project.headers())
     assert revoked.status_code == 204
     refused = await scim("GET", "/Users")
     assert refused.status_code == 401
     assert refused.headers["content-type"].startswith("application/scim+json")
     assert refused.json()["status"] == "401"
+
+
+async def test_without_scim_the_token_list_names_no_base_url(backend, make_env):
+    project = await (await make_env(backend, scim=None)).make_project()
+    listed = await project.env.client.get(TOKENS, headers=project.headers())
+    assert listed.status_code == 200, listed.text
+    assert listed.json()["result"] == {"items": [], "base_url": None}
 
 
 async def test_a_token_works_only_for_its_project_and_only_on_the_scim_path(env, project, scim):
