@@ -1,17 +1,20 @@
-"""The migration client: the `userio` console script (`pip install 'litestar-userio[cli]'`).
+"""The `userio` client: the console script of `litestar-userio-client` (the server's `cli` extra pulls it in).
 
-Never imported by the server, the worker or the plugin (tests/test_packaging.py checks). The modules, in the
+Its own distribution: it never imports the server (`litestar_userio`) and the server never imports it
+(tests/test_client_package.py checks); what both need (login-id normalization, admin tokens, retries, private
+files, ids) is `userio_core`, the distribution both depend on. The modules, in the
 order data flows: `profiles` (where to connect), `reader` (streaming input with each record's original
-bytes), `converters` (`--from auth0|cognito-csv|supabase|clerk|userio`), `phones` (`--phone-region`),
+bytes), `sources` (`--from auth0|cognito-csv|supabase|...`, one module per system), `phones` (`--phone-region`),
 `client` (HTTPS, admin tokens, retries, error messages), `plan` (an import's options and files checked),
 `records` / `batches` / `sender` / `details` (input records, requests under the size limit, tasks in flight,
 their details), `importer` (the import run), `result` (its closing lines), `report`
 (the report and the resume journal), `summary` (failures grouped), `exporter` (initiate, wait, download,
-verify), `progress` (rich bar or plain lines), `commands` / `hooks` / `main` (the click commands).
+verify), `progress` (rich bar or plain lines), `commands` / `hook_commands` / `rehash_status` / `main`
+(the click commands).
 """
 
-from litestar_userio.transfer.converters import SOURCES, ConversionError, auth0_record, cognito_record
-from litestar_userio.transfer.reader import CSVRows, InputError, JSONRecords, RawRecord, RequestOptions
+from userio_client.reader import CSVRows, InputError, JSONRecords, RawRecord, RequestOptions
+from userio_client.sources import SOURCES, ConversionError, auth0_record, cognito_record
 
 __all__ = [
     "SOURCES",

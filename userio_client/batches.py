@@ -9,12 +9,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from litestar_userio.transfer.reader import InputError
+from userio_client.reader import InputError
 
 if TYPE_CHECKING:
-    from litestar_userio.transfer.details import Detail
-    from litestar_userio.transfer.records import Record
-    from litestar_userio.transfer.report import ResumeState
+    from userio_client.details import Detail
+    from userio_client.records import Record
+    from userio_client.report import ResumeState
 
 __all__ = ["Batch", "Batcher", "Done", "Rejected", "Unit", "split_batch"]
 

@@ -20,8 +20,8 @@ from typing import Any, Final
 import httpx
 import msgspec
 
-from litestar_userio.clock import Clock, SystemClock
-from litestar_userio.retry import Backoff, retrying
+from userio_core.clock import Clock, SystemClock
+from userio_core.retry import Backoff, retrying
 
 __all__ = [
     "EXPORT_PATH",
@@ -102,7 +102,7 @@ class TokenSource:
             return self._fixed
         now = self._clock.now().timestamp()
         if self._token is None or now >= self._renew_at:
-            from litestar_userio.auth.keys import sign_admin_token  # jwt and cryptography: only with a key
+            from userio_core.admin_keys import sign_admin_token  # jwt and cryptography: only with a key
 
             assert self._pem is not None
             self._token = sign_admin_token(self._pem, self._project, ttl=TOKEN_TTL, clock=self._clock)

@@ -22,13 +22,13 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
-from litestar_userio.transfer.profiles import DEFAULT_PROJECT, DEFAULT_URL
+from userio_client.profiles import DEFAULT_PROJECT, DEFAULT_URL
 
 if TYPE_CHECKING:
-    from litestar_userio.transfer.client import Connection
-    from litestar_userio.transfer.plan import ImportPlan
-    from litestar_userio.transfer.profiles import ConnectionSettings
-    from litestar_userio.transfer.progress import ImportProgress
+    from userio_client.client import Connection
+    from userio_client.plan import ImportPlan
+    from userio_client.profiles import ConnectionSettings
+    from userio_client.progress import ImportProgress
 
 __all__ = ["changes_command", "connection_options", "export_command", "import_command", "resume_command"]
 
@@ -78,8 +78,8 @@ def connection_options(command: F) -> F:
 
 def build_connection(settings: ConnectionSettings, token: str | None) -> Connection:
     """The connection the settings describe; exits 2 with a message if the key or certificate is unusable."""
-    from litestar_userio.paths import default_key_path, userio_home
-    from litestar_userio.transfer.client import Connection, TokenSource, TransferError, ssl_context
+    from userio_client.client import Connection, TokenSource, TransferError, ssl_context
+    from userio_core.paths import default_key_path, userio_home
 
     url, project = settings.url, settings.project
     if not url.startswith(("https://", "http://")):
@@ -140,7 +140,7 @@ def _recorded_run(resume: Path | None) -> dict[str, Any] | None:
     """The header of the run a `--resume REPORT` continues (its connection settings come from there)."""
     if resume is None:
         return None
-    from litestar_userio.transfer.report import ReportError, read_header
+    from userio_client.report import ReportError, read_header
 
     try:
         return read_header(resume)
@@ -162,7 +162,7 @@ def _with_connection(command: Callable[..., None]) -> Callable[..., None]:
         quiet: bool,
         **kwargs: Any,
     ) -> None:
-        from litestar_userio.transfer.profiles import ProfileError, resolve
+        from userio_client.profiles import ProfileError, resolve
 
         _quiet_http_logs()
         recorded = _recorded_run(kwargs.get("resume"))
@@ -274,10 +274,10 @@ def import_command(
     REPORT (every outcome), the failed file (failed records exactly as read, ready to fix and resubmit) and
     REPORT's failure summary (`<report>.failures.json`).
     """
-    from litestar_userio.transfer.client import TransferError
-    from litestar_userio.transfer.plan import ImportSettings, plan_import
-    from litestar_userio.transfer.reader import InputError
-    from litestar_userio.transfer.report import ReportError
+    from userio_client.client import TransferError
+    from userio_client.plan import ImportSettings, plan_import
+    from userio_client.reader import InputError
+    from userio_client.report import ReportError
 
     if resume is not None and report is not None and report != resume:
         _fail("--resume REPORT continues REPORT itself: leave out --report")
@@ -299,7 +299,7 @@ def import_command(
         age_identity=age_identity,
     )
     if check_passwords is not None:
-        from litestar_userio.transfer.password_checks import check_passwords as run_checks
+        from userio_client.password_checks import check_passwords as run_checks
 
         try:
             code = run_checks(connection, settings, check_passwords)
@@ -316,7 +316,7 @@ def import_command(
         _fail(f"{file}:{exc.line}: {exc.message}" if exc.line is not None else f"{file}: {exc.message}")
     except (TransferError, ReportError) as exc:
         _fail(str(exc))
-    from litestar_userio.transfer.progress import import_progress
+    from userio_client.progress import import_progress
 
     progress = import_progress(quiet=quiet)
     try:
@@ -333,12 +333,12 @@ def resume_command(file: str, report: Path) -> str:
 
 
 async def _import(plan: ImportPlan, connection: Connection, progress: ImportProgress, file: str) -> int:
-    from litestar_userio.transfer.client import AdminClient, TransferError
-    from litestar_userio.transfer.importer import Importer, Interrupted
-    from litestar_userio.transfer.progress import format_count
-    from litestar_userio.transfer.reader import InputError
-    from litestar_userio.transfer.report import ReportError
-    from litestar_userio.transfer.result import describe_result
+    from userio_client.client import AdminClient, TransferError
+    from userio_client.importer import Importer, Interrupted
+    from userio_client.progress import format_count
+    from userio_client.reader import InputError
+    from userio_client.report import ReportError
+    from userio_client.result import describe_result
 
     settings = plan.settings
     resume_hint = f"continue with: {resume_command(file, settings.report)}"
@@ -436,7 +436,7 @@ def export_command(
 
     The closing line names the file's watermark: pass it as --since to the next export for a delta.
     """
-    from litestar_userio.transfer.exporter import STDOUT, ExportSettings, describe_export, parse_field, run_export
+    from userio_client.exporter import STDOUT, ExportSettings, describe_export, parse_field, run_export
 
     if fields and format_ != "csv":
         _fail("--field applies to --format csv (an ndjson export has every attribute)")
@@ -460,8 +460,8 @@ def export_command(
     )
 
     async def run() -> int:
-        from litestar_userio.transfer.client import AdminClient, TransferError
-        from litestar_userio.transfer.progress import export_progress
+        from userio_client.client import AdminClient, TransferError
+        from userio_client.progress import export_progress
 
         progress = export_progress(quiet=quiet)
         try:
@@ -510,12 +510,12 @@ def changes_command(
 
     See docs/changes.md: a warehouse takes a full export, then follows from its watermark.
     """
-    from litestar_userio.transfer.follower import FollowSettings, follow_changes
+    from userio_client.follower import FollowSettings, follow_changes
 
     settings = FollowSettings(cursor=cursor, state=state, follow=follow, poll=poll, limit=limit)
 
     async def run() -> int:
-        from litestar_userio.transfer.client import AdminClient, TransferError
+        from userio_client.client import AdminClient, TransferError
 
         try:
             async with AdminClient.open(

@@ -17,8 +17,8 @@ from typing import BinaryIO, Final
 import pyrage
 from pyrage import x25519
 
-from litestar_userio.transfer.client import TransferError
-from litestar_userio.transfer.reader import InputError
+from userio_client.client import TransferError
+from userio_client.reader import InputError
 
 __all__ = ["AGE_MAGIC", "is_age_file", "load_identities", "open_decrypted"]
 

@@ -6,11 +6,11 @@ from typing import TYPE_CHECKING, Final
 
 import msgspec
 
-from litestar_userio.transfer.client import TransferError
-from litestar_userio.transfer.report import OUTCOMES
+from userio_client.client import TransferError
+from userio_client.report import OUTCOMES
 
 if TYPE_CHECKING:
-    from litestar_userio.transfer.batches import Batch
+    from userio_client.batches import Batch
 
 __all__ = ["Detail", "decode_details", "in_order", "outcome_of"]
 

@@ -25,16 +25,16 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 import msgspec
 
-from litestar_userio.files import fsync_directory, open_private
-from litestar_userio.retry import NO_WAIT, Backoff, retrying
-from litestar_userio.transfer.client import (
+from userio_client.client import (
     EXPORT_PATH,
     AdminClient,
     Connection,
     TransferError,
     describe_transport_error,
 )
-from litestar_userio.transfer.progress import ExportProgress, format_count
+from userio_client.progress import ExportProgress, format_count
+from userio_core.files import fsync_directory, open_private
+from userio_core.retry import NO_WAIT, Backoff, retrying
 
 __all__ = ["ExportResult", "ExportSettings", "describe_export", "parse_field", "run_export"]
 

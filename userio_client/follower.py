@@ -17,7 +17,7 @@ from urllib.parse import urlencode
 
 import msgspec
 
-from litestar_userio.transfer.client import AdminClient, TransferError
+from userio_client.client import AdminClient, TransferError
 
 __all__ = ["CHANGES_PATH", "FollowSettings", "follow_changes", "read_state", "write_state"]
 

@@ -16,10 +16,10 @@ from urllib.parse import quote
 import click
 import msgspec
 
-from litestar_userio.transfer.commands import _fail, _with_connection, connection_options
+from userio_client.commands import _fail, _with_connection, connection_options
 
 if TYPE_CHECKING:
-    from litestar_userio.transfer.client import AdminClient, Connection
+    from userio_client.client import AdminClient, Connection
 
 __all__ = ["hooks_group"]
 
@@ -31,7 +31,7 @@ PUSHED_EVENTS: Final = (*EVENTS, MIGRATION_EVENT)
 
 
 def _run(connection: Connection, action: Callable[[AdminClient], Awaitable[None]]) -> None:
-    from litestar_userio.transfer.client import AdminClient, TransferError
+    from userio_client.client import AdminClient, TransferError
 
     async def run() -> None:
         async with AdminClient.open(connection) as client:

@@ -30,23 +30,23 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 import msgspec
 
-from litestar_userio.files import open_private
-from litestar_userio.transfer.batches import Batch, Batcher, Done, Rejected, Unit
-from litestar_userio.transfer.client import TransferError
-from litestar_userio.transfer.details import outcome_of
-from litestar_userio.transfer.plan import input_pass, source_for
-from litestar_userio.transfer.progress import Snapshot
-from litestar_userio.transfer.reader import InputError
-from litestar_userio.transfer.records import InputPass
-from litestar_userio.transfer.report import ReportError, ReportWriter
-from litestar_userio.transfer.result import ImportResult
-from litestar_userio.transfer.sender import Sender
-from litestar_userio.transfer.summary import FailureSummary
+from userio_client.batches import Batch, Batcher, Done, Rejected, Unit
+from userio_client.client import TransferError
+from userio_client.details import outcome_of
+from userio_client.plan import input_pass, source_for
+from userio_client.progress import Snapshot
+from userio_client.reader import InputError
+from userio_client.records import InputPass
+from userio_client.report import ReportError, ReportWriter
+from userio_client.result import ImportResult
+from userio_client.sender import Sender
+from userio_client.summary import FailureSummary
+from userio_core.files import open_private
 
 if TYPE_CHECKING:
-    from litestar_userio.transfer.client import AdminClient
-    from litestar_userio.transfer.plan import ImportPlan
-    from litestar_userio.transfer.progress import ImportProgress
+    from userio_client.client import AdminClient
+    from userio_client.plan import ImportPlan
+    from userio_client.progress import ImportProgress
 
 __all__ = ["Importer", "Interrupted"]
 

@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Any
 import click
 import msgspec
 
-from litestar_userio.transfer.client import TransferError
+from userio_client.client import TransferError
 
 if TYPE_CHECKING:
-    from litestar_userio.transfer.client import AdminClient, Connection
-    from litestar_userio.transfer.plan import ImportSettings
+    from userio_client.client import AdminClient, Connection
+    from userio_client.plan import ImportSettings
 
 __all__ = ["check_passwords"]
 
@@ -52,9 +52,9 @@ def check_passwords(connection: Connection, settings: ImportSettings, pairs_path
     what the import stores. TransferError (one line for stderr) when PAIRS or FILE cannot be used, or the server
     refuses.
     """
-    from litestar_userio.transfer.client import IMPORT_PATH, AdminClient
-    from litestar_userio.transfer.phones import check_region
-    from litestar_userio.transfer.plan import input_pass, source_for
+    from userio_client.client import IMPORT_PATH, AdminClient
+    from userio_client.phones import check_region
+    from userio_client.plan import input_pass, source_for
 
     file = settings.path
     if file is None:

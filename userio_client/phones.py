@@ -13,7 +13,7 @@ from typing import Any
 
 import phonenumbers
 
-from litestar_userio.transfer.client import TransferError
+from userio_client.client import TransferError
 
 __all__ = ["PhoneFixer", "check_region"]
 

@@ -10,8 +10,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from litestar_userio.transfer.client import TransferError
-from litestar_userio.transfer.converters import (
+from userio_client.client import TransferError
+from userio_client.phones import PhoneFixer
+from userio_client.reader import InputError
+from userio_client.records import InputPass, open_input, scan_input
+from userio_client.report import ResumeState, read_report
+from userio_client.sources import (
     SOURCE_TITLES,
     ConversionError,
     Source,
@@ -19,14 +23,10 @@ from litestar_userio.transfer.converters import (
     guess_source,
     source_with,
 )
-from litestar_userio.transfer.phones import PhoneFixer
-from litestar_userio.transfer.reader import InputError
-from litestar_userio.transfer.records import InputPass, open_input, scan_input
-from litestar_userio.transfer.report import ResumeState, read_report
-from litestar_userio.transfer.summary import failures_path
+from userio_client.summary import failures_path
 
 if TYPE_CHECKING:
-    from litestar_userio.transfer.client import Connection
+    from userio_client.client import Connection
 
 __all__ = [
     "DEFAULT_IN_FLIGHT",
@@ -53,7 +53,7 @@ class ImportSettings:
     path: Path | None
     """The input file; None reads standard input."""
     source: str | None = None
-    """`--from`: a key of `converters.SOURCES`."""
+    """`--from`: a key of `sources.SOURCES`."""
     identifier: str | None = None
     upsert: bool | None = None
     dry_run: bool | None = None
@@ -93,7 +93,7 @@ class ImportPlan:
     phone_region: str | None = None
     summary_path: Path = Path("report.failures.json")
     looks_like: str | None = None
-    """Without `--from`: the source whose export the input looks like (`converters.guess_source`), for a hint."""
+    """Without `--from`: the source whose export the input looks like (`sources.guess_source`), for a hint."""
     age_identities: list[Any] | None = None
     """The identities that decrypt the input (a lossless export), from `--age-identity`; None: plain input."""
 
@@ -177,7 +177,7 @@ def plan_import(settings: ImportSettings, *, connection: Connection) -> ImportPl
     source, identifier, upsert, dry run, phone region, request size); a new run never writes into a file
     that has content, so nothing one run wrote is overwritten or appended to by another.
     """
-    from litestar_userio.transfer.phones import check_region
+    from userio_client.phones import check_region
 
     resume: ResumeState | None = None
     previous: dict[str, Any] = {}
@@ -207,7 +207,7 @@ def plan_import(settings: ImportSettings, *, connection: Connection) -> ImportPl
     identity_path = resolved("age_identity", given_identity, None)
     age_identities = None
     if identity_path is not None:
-        from litestar_userio.transfer.decryption import load_identities
+        from userio_client.decryption import load_identities
 
         if source != "userio":
             raise TransferError("--age-identity goes with --from userio (a lossless export)")
@@ -215,7 +215,7 @@ def plan_import(settings: ImportSettings, *, connection: Connection) -> ImportPl
             raise TransferError("an encrypted export is read from a file, not standard input")
         age_identities = load_identities(Path(identity_path))
     elif settings.path is not None:
-        from litestar_userio.transfer.decryption import is_age_file
+        from userio_client.decryption import is_age_file
 
         if is_age_file(settings.path):
             raise TransferError(

@@ -10,10 +10,9 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 import msgspec
 
-from litestar_userio.transfer.client import TransferError
-from litestar_userio.transfer.converters import ConversionError, Source, keep_old_id
-from litestar_userio.transfer.phones import PhoneFixer
-from litestar_userio.transfer.reader import (
+from userio_client.client import TransferError
+from userio_client.phones import PhoneFixer
+from userio_client.reader import (
     CSVRows,
     InputError,
     JSONRecords,
@@ -22,7 +21,8 @@ from litestar_userio.transfer.reader import (
     looks_like_csv,
     one_line,
 )
-from litestar_userio.users.login_ids import normalize_login_id
+from userio_client.sources import ConversionError, Source, keep_old_id
+from userio_core.login_ids import normalize_login_id
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -46,7 +46,7 @@ class Record:
     warnings: list[dict[str, str]] | None = None
     """What the client changed or could not carry (`--from`, `--phone-region`), for the report."""
     kept_id: bool = False
-    """`--from`: the old system's user id is the record's `sub` (`converters.keep_old_id`)."""
+    """`--from`: the old system's user id is the record's `sub` (`sources.keep_old_id`)."""
 
 
 class _LoginIds(msgspec.Struct):
@@ -61,7 +61,7 @@ _login_ids_decoder = msgspec.json.Decoder(_LoginIds)
 
 
 def _keys(email: Any, phone: Any, username: Any) -> tuple[str, ...]:
-    """The server's own normalization (users/login_ids.py), so both sides agree on which records are one user."""
+    """The server's own normalization (`userio_core/login_ids.py`): both sides agree on which records are one user."""
     keys = []
     if isinstance(email, str):
         keys.append("email:" + normalize_login_id("email", email))
@@ -191,7 +191,7 @@ def open_input(path: Path | None, age_identities: list[Any] | None = None) -> Bi
     if path is None:
         return sys.stdin.buffer
     if age_identities:
-        from litestar_userio.transfer.decryption import open_decrypted
+        from userio_client.decryption import open_decrypted
 
         return open_decrypted(path, age_identities)
     try:

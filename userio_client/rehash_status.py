@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Any
 import click
 import msgspec
 
-from litestar_userio.transfer.commands import _fail, _with_connection, connection_options
+from userio_client.commands import _fail, _with_connection, connection_options
 
 if TYPE_CHECKING:
-    from litestar_userio.transfer.client import Connection
+    from userio_client.client import Connection
 
 __all__ = ["password_migration_command"]
 
@@ -30,7 +30,7 @@ MIGRATION_PATH = "/_api/admin/users/password-migration"
 @_with_connection
 def password_migration_command(connection: Connection, quiet: bool, as_json: bool) -> None:
     """How many users per password format, how many wait for their re-hash and never signed in since import."""
-    from litestar_userio.transfer.client import AdminClient, TransferError
+    from userio_client.client import AdminClient, TransferError
 
     async def run() -> dict[str, Any]:
         async with AdminClient.open(connection) as client:

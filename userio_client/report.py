@@ -24,7 +24,7 @@ from typing import Any, BinaryIO, Final
 
 import msgspec
 
-from litestar_userio.files import open_private
+from userio_core.files import open_private
 
 __all__ = ["OUTCOMES", "ReportError", "ReportWriter", "ResumeState", "read_header", "read_report"]
 

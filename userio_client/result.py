@@ -6,17 +6,17 @@ import shlex
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from litestar_userio.transfer.plan import from_hint
-from litestar_userio.transfer.progress import format_count
-from litestar_userio.transfer.report import OUTCOMES
-from litestar_userio.transfer.summary import failures_path
+from userio_client.plan import from_hint
+from userio_client.progress import format_count
+from userio_client.report import OUTCOMES
+from userio_client.summary import failures_path
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from litestar_userio.transfer.client import Connection
-    from litestar_userio.transfer.plan import ImportPlan
-    from litestar_userio.transfer.summary import FailureSummary
+    from userio_client.client import Connection
+    from userio_client.plan import ImportPlan
+    from userio_client.summary import FailureSummary
 
 __all__ = ["ImportResult", "describe_result", "fix_command"]
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Final
 
-from litestar_userio.transfer.batches import Batch, Unit, split_batch
-from litestar_userio.transfer.client import IMPORT_PATH, TransferError
-from litestar_userio.transfer.details import Detail, decode_details, in_order
+from userio_client.batches import Batch, Unit, split_batch
+from userio_client.client import IMPORT_PATH, TransferError
+from userio_client.details import Detail, decode_details, in_order
 
 if TYPE_CHECKING:
-    from litestar_userio.transfer.client import AdminClient
-    from litestar_userio.transfer.report import ReportWriter
+    from userio_client.client import AdminClient
+    from userio_client.report import ReportWriter
 
 __all__ = ["Sender"]
 

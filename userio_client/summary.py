@@ -18,7 +18,7 @@ from typing import Any, Final
 
 import msgspec
 
-from litestar_userio.files import write_private
+from userio_core.files import write_private
 
 __all__ = ["FailureSummary", "failures_path"]
 

@@ -15,7 +15,7 @@ import jwt
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from litestar_userio.clock import Clock, SystemClock
+from userio_core.clock import Clock, SystemClock
 
 __all__ = ["KeyPair", "generate_key_pair", "key_id", "load_private_key", "load_public_key", "sign_admin_token"]
 

@@ -3,7 +3,7 @@
 See docs/reference.md#import-records and docs/reference.md#import-login-ids.
 
 Each check answers whether a string is acceptable; the normalization of login ids lives in `login_ids.py`
-(re-exported here), which the migration client imports too. Well-kept libraries do the hard parts: `phonenumbers`
+(re-exported here), which the `userio` client imports too. Well-kept libraries do the hard parts: `phonenumbers`
 (libphonenumber rules), `email-validator`, `langcodes` (BCP 47), `zoneinfo` (IANA names).
 """
 
@@ -21,8 +21,8 @@ import email_validator
 import langcodes
 import phonenumbers
 
-from litestar_userio.users.login_ids import LOGIN_ID_ATTRIBUTES, normalize_email_domain, normalize_login_id
-from litestar_userio.users.login_ids import is_valid_e164 as is_e164
+from userio_core.login_ids import LOGIN_ID_ATTRIBUTES, normalize_email_domain, normalize_login_id
+from userio_core.login_ids import is_valid_e164 as is_e164
 
 __all__ = [
     "ATTRIBUTE_FORMATS",

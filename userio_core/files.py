@@ -1,4 +1,4 @@
-"""File-system steps the server and the migration client share: private files and durable renames.
+"""File-system steps the server and the `userio` client share: private files and durable renames.
 
 It imports nothing of litestar_userio, so the client can use it without loading the server.
 """

@@ -1,6 +1,6 @@
 """The normalization of login ids, shared by every path that matches users.
 
-The server's import, dry run and sign-in, and the migration client's planning all call `normalize_login_id`,
+The server's import, dry run and sign-in, and the `userio` client's planning all call `normalize_login_id`,
 so they agree on which records name the same user. Light on purpose (`idna`, `phonenumbers`, the standard
 library), so the client can import it alone.
 """
@@ -51,7 +51,7 @@ def normalize_email_domain(domain: str) -> str:
 def normalize_login_id(attribute: str, value: str) -> str:
     """The value a login id is unique on and matched by: emails and usernames case-insensitive, phones E.164.
 
-    The one normalization of login ids: the server's import and dry run, sign-in, and the migration client
+    The one normalization of login ids: the server's import and dry run, sign-in, and the `userio` client
     call this function. Lenient on bad input (it never raises), so the import can group records before
     validating them.
     """
@@ -61,7 +61,7 @@ def normalize_login_id(attribute: str, value: str) -> str:
         if attribute == "preferred_username":
             return value.casefold()
     if attribute == "phone_number" and _is_own_e164(value):
-        # Most numbers arrive in E.164 already, each one new (no cache helps): the migration client computes this
+        # Most numbers arrive in E.164 already, each one new (no cache helps): the `userio` client computes this
         # for every record it sends, and parsing them was a fifth of its CPU. tests/test_formats.py holds the
         # shortcut equal to phonenumbers' own answer for every country code.
         return value

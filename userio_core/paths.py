@@ -1,4 +1,4 @@
-"""Where local state lives; shared by the server's CLI and the migration client (which must not import it)."""
+"""Where local state lives; shared by the server's CLI and the `userio` client."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Retries on tenacity with one policy: a fixed number of attempts, capped exponential backoff, last error re-raised.
 
-The server (jobs, hook workers, files) and the migration client both use it, so it imports nothing of
+The server (jobs, hook workers, files) and the `userio` client both use it, so it imports nothing of
 litestar_userio.
 
     async for attempt in retrying(attempts=3, on=WriteConflict, backoff=Backoff(0.5)):

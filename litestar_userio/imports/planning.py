@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 
 import msgspec
 
-from litestar_userio.users.formats import LOGIN_ID_ATTRIBUTES
 from litestar_userio.users.login_id_rules import CASE_INSENSITIVE, LoginIDRules
+from userio_core.attribute_formats import LOGIN_ID_ATTRIBUTES
 
 __all__ = ["OAUTH_KEY", "LoginKey", "login_keys", "oauth_keys", "plan_chunks", "record_login_keys"]
 

@@ -201,7 +201,7 @@ async def test_filters_page_and_sort(scim):
     assert await names('filter=not (userName co "a")') == []
     assert await names("sortBy=userName&sortOrder=descending&startIndex=2&count=1") == ["alan@example.com"]
     assert sorted(await names('filter=externalId ne "00ugrace"')) == ["ada@example.com", "alan@example.com"]
-    assert await names('filter=nickName pr') == []
+    assert await names("filter=nickName pr") == []
     assert len(await names('filter=not (nickName eq "x")')) == 3  # no nickName: not equal to "x"
     assert await names('filter=userName co "%"') == []
     assert await names('filter=displayName co "_"') == []
