@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 from userio_client.reader import InputError
 
 if TYPE_CHECKING:
-    from userio_client.details import Detail
     from userio_client.records import Record
     from userio_client.report import ResumeState
 
@@ -36,7 +35,8 @@ class Batch:
     keys: frozenset[str] = frozenset()
     processed: int = 0
     done: asyncio.Event = field(default_factory=asyncio.Event)
-    runner: asyncio.Task[list[Detail]] | None = None
+    runner: asyncio.Task[list[dict[str, Any]]] | None = None
+    """The task sending it, whose result is its details (`details.Detail`, one per record)."""
     previous: Batch | None = None
     """The request sent before this one: its status is read first (tasks finish, and are written, in order)."""
 
