@@ -7,19 +7,21 @@ DEMO_STAMP := $(VENV)/.demo-installed
 
 .PHONY: console console-shots demo services test test-engines test-hard test-cluster test-litestar-next test-quick test-embedded lint typecheck wheels bench-import bench-export bench-hooks bench-observability bench-passwords bench-load bench-tokens clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml client/pyproject.toml core/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -e ./core -e ./client -e '.[dev]'
 	touch $(STAMP)
 
-# The demo needs only the example extra (the server, uvicorn and the `userio` client): no dev toolchain.
+# The demo needs only the example extra (the server, uvicorn and the `userio` client): no dev toolchain. The client
+# (client/) and the rules both share (core/) are distributions of this tree, named beside the server so pip takes
+# them from here rather than from an index.
 # --no-compile: byte-compiling every installed module (botocore's thousands) took a third of the install; Python
 # compiles what the demo imports on first use.
-$(DEMO_STAMP): pyproject.toml
+$(DEMO_STAMP): pyproject.toml client/pyproject.toml core/pyproject.toml
 	@if [ -f $(STAMP) ] && [ $(STAMP) -nt pyproject.toml ]; then touch $@; else \
 		$(PYTHON) -m venv $(VENV) && \
-		$(BIN)/pip install --quiet --no-compile --disable-pip-version-check -e '.[example]' && touch $@; fi
+		$(BIN)/pip install --quiet --no-compile --disable-pip-version-check -e ./core -e ./client -e '.[example]' && touch $@; fi
 
 # axe-core for the console's accessibility checks in the browser tests (Chromium itself comes from apt).
 AXE := console/node_modules/axe-core/axe.min.js
@@ -52,7 +54,7 @@ test test-engines test-hard test-cluster test-quick test-embedded: export PYTHON
 # the production side of the rest; CI runs both, so every such test still runs on PostgreSQL with arq and on SQLite
 # with the in-process runner. Plain `pytest` runs both at once. tests/tiers.py has the tiers.
 test: $(STAMP) $(AXE) services
-	$(BIN)/ruff check litestar_userio tests example_app example_fullstack bench
+	$(BIN)/ruff check litestar_userio userio_client userio_core tests example_app example_fullstack bench
 	$(BIN)/mypy
 	USERIO_TEST_TIER=main $(BIN)/pytest $(OVER_THE_CORES)
 
@@ -85,8 +87,8 @@ test-embedded: $(STAMP) services
 	USERIO_TEST_TIER=embedded $(BIN)/pytest -q
 
 lint: $(STAMP)
-	$(BIN)/ruff check litestar_userio tests example_app example_fullstack bench
-	$(BIN)/ruff format --check litestar_userio tests example_app example_fullstack bench
+	$(BIN)/ruff check litestar_userio userio_client userio_core tests example_app example_fullstack bench
+	$(BIN)/ruff format --check litestar_userio userio_client userio_core tests example_app example_fullstack bench
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
@@ -121,11 +123,13 @@ console-shots: $(STAMP) $(AXE) services
 	USERIO_CONSOLE_SHOTS=$(CURDIR)/docs USERIO_REQUIRE_SERVICES=1 $(BIN)/pytest tests/console/test_browser.py -q
 	cp docs/userio-console-shots/*.png docs/console/ && rm -r docs/userio-console-shots
 
-# The two wheels into dist/: the server (`litestar-userio`, the client with its `cli` extra) and the client alone
-# (`litestar-userio-client`, client/pyproject.toml: no server dependency).
+# The three wheels into dist/: the server (`litestar-userio`; its `cli` extra pulls the client), the client
+# (`litestar-userio-client`, client/pyproject.toml: no server dependency) and the pure rules both depend on
+# (`litestar-userio-core`, core/pyproject.toml). No file is in two of them.
 wheels: $(STAMP)
-	$(BIN)/python -m build --wheel --no-isolation --outdir dist .
+	$(BIN)/python -m build --wheel --no-isolation --outdir dist core
 	$(BIN)/python -m build --wheel --no-isolation --outdir dist client
+	$(BIN)/python -m build --wheel --no-isolation --outdir dist .
 
 # Rebuild the admin console's committed assets from console/ (needs Node.js; the server does not).
 console:

@@ -1,4 +1,4 @@
-"""The migration client's end-to-end rate against the API driven directly, in the same run (issue 12: >= 0.9).
+"""The `userio` client's end-to-end rate against the API driven directly, in the same run (issue 12: >= 0.9).
 
     .venv/bin/python bench/cli_import.py [--users 100000] [--workers 2]
 
@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.generate import split_requests, users  # noqa: E402
 from bench.harness import OUT, REDIS, free_port, recreate_database, run_import, start, wait_until_up  # noqa: E402
-from litestar_userio.auth.keys import sign_admin_token  # noqa: E402
+from userio_core.admin_keys import sign_admin_token  # noqa: E402
 
 USERIO = str(Path(sys.executable).parent / "userio")
 LITESTAR = [sys.executable, "-m", "litestar", "--app", "example_app.app:app", "userio"]

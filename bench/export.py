@@ -55,7 +55,7 @@ from bench.harness import (  # noqa: E402
 from bench.harness import profile as start_profile  # noqa: E402
 from bench.import_stats import cpu_seconds  # noqa: E402
 from bench.queries import baseline_query  # noqa: E402
-from litestar_userio.auth.keys import sign_admin_token  # noqa: E402
+from userio_core.admin_keys import sign_admin_token  # noqa: E402
 
 FORMATS = ("csv", "ndjson", "userio")
 

@@ -47,8 +47,8 @@ from bench.harness import (  # noqa: E402
     wait_until_up,
 )
 from bench.import_stats import cpu_seconds, machine_cpu_seconds  # noqa: E402
-from litestar_userio.auth.keys import sign_admin_token  # noqa: E402
-from litestar_userio.ids import new_id  # noqa: E402
+from userio_core.admin_keys import sign_admin_token  # noqa: E402
+from userio_core.ids import new_id  # noqa: E402
 
 
 async def copy_baseline(database_url: str, records: list[dict], server: pg.Server) -> tuple[float, float, int]:

@@ -32,7 +32,7 @@ from litestar import Litestar  # noqa: E402
 
 from bench.harness import recreate_database  # noqa: E402
 from litestar_userio import AuthConfig, UserIOConfig, UserIOPlugin  # noqa: E402
-from litestar_userio.auth.keys import generate_key_pair, sign_admin_token  # noqa: E402
+from userio_core.admin_keys import generate_key_pair, sign_admin_token  # noqa: E402
 
 HOST = "bench.example.test"
 PROJECT = "bench"

@@ -14,8 +14,8 @@ import uvicorn
 from example_app.bootstrap import DEMO_PROJECT, ensure_certificate, ensure_demo_project
 from example_app.logs import uvicorn_log_config
 from example_app.settings import home, userio_config
-from litestar_userio.auth.keys import sign_admin_token
 from litestar_userio.runtime import tune_gc
+from userio_core.admin_keys import sign_admin_token
 
 ADA_REQUEST = (
     '{"identifier": "email", "records": [{"email": "ada@example.com", "email_verified": true, "name": "Ada Lovelace",'
@@ -55,7 +55,7 @@ Import Ada with her bcrypt password ("correct horse"), step 1 of the README's qu
 curl --cacert {cert} -H "Authorization: Bearer $TOKEN" -H "Content-Type: application/json" -d '{ADA_REQUEST}' \\
   {base}/_api/admin/users/import
 
-or a whole file with the migration client: .venv/bin/userio import docs/samples/users.ndjson
+or a whole file with the `userio` client: .venv/bin/userio import docs/samples/users.ndjson
 
 Admin console (prints a sign-in link):
   USERIO_HOME={state} .venv/bin/litestar --app example_app.app:app userio console-url --project {DEMO_PROJECT}

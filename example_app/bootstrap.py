@@ -12,10 +12,10 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from litestar_userio.auth.keys import generate_key_pair
 from litestar_userio.cli import default_key_path
 from litestar_userio.config import UserIOConfig
 from litestar_userio.services import Services
+from userio_core.admin_keys import generate_key_pair
 
 DEMO_PROJECT = "demo"
 DEMO_ROLES = ("admin", "editor", "viewer")

@@ -17,15 +17,15 @@ from typing import Any, NoReturn, TypeVar
 import click
 from litestar import Litestar
 
-from litestar_userio.auth.keys import generate_key_pair, sign_admin_token
 from litestar_userio.config import UserIOConfig
 from litestar_userio.db.migrate import migrate
-from litestar_userio.files import write_private
-from litestar_userio.paths import default_key_path, userio_home
 from litestar_userio.projects.service import project_domain
 from litestar_userio.services import Services
 from litestar_userio.tokens.applications import ApplicationRecord
 from litestar_userio.users.custom_attributes import CUSTOM_ATTRIBUTE_TYPES, CustomAttributeSpec
+from userio_core.admin_keys import generate_key_pair, sign_admin_token
+from userio_core.files import write_private
+from userio_core.paths import default_key_path, userio_home
 
 __all__ = ["default_key_path", "userio_group", "userio_home"]
 

@@ -7,7 +7,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, Literal
 
-from litestar_userio.clock import Clock, SystemClock
+from userio_core.clock import Clock, SystemClock
 
 __all__ = [
     "AuthConfig",

@@ -1,6 +1,6 @@
 """A click command run in this process as a user's process would run it, for the CLI tests.
 
-A Python start costs seconds on a busy machine, so the server's and the migration client's CLI tests run their
+A Python start costs seconds on a busy machine, so the server's and the `userio` client's CLI tests run their
 commands through click's runner: the real option parsing and command code run, only the interpreter start is
 skipped. The commands call `asyncio.run()` while an async test's loop holds this thread, so each run gets a thread
 of its own; the working directory and the whole environment are the process's, so runs take turns.

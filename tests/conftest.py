@@ -39,8 +39,6 @@ from litestar_userio import (
     UserIOConfig,
     UserIOPlugin,
 )
-from litestar_userio.auth.keys import KeyPair, generate_key_pair, sign_admin_token
-from litestar_userio.clock import FrozenClock
 from litestar_userio.db.engine import Database
 from litestar_userio.db.migrate import migrate
 from litestar_userio.errors import DatabaseUnavailable
@@ -50,6 +48,8 @@ from litestar_userio.web.providers import SERVICES_STATE_KEY
 from litestar_userio.worker import build_worker
 from tests import tiers
 from tests.tiers import pytest_terminal_summary, pytest_testnodedown  # noqa: F401 (pytest finds hooks here)
+from userio_core.admin_keys import KeyPair, generate_key_pair, sign_admin_token
+from userio_core.clock import FrozenClock
 
 PG_SERVER = os.environ.get("USERIO_TEST_PG", "postgresql://root@127.0.0.1:5432")
 REDIS_URL = os.environ.get("USERIO_TEST_REDIS", "redis://127.0.0.1:6379/0")

@@ -1,6 +1,6 @@
 """Every `userio ...` and `litestar userio ...` command the docs name exists: each answers `--help` (issue 28).
 
-In-process through click's runner: the `userio` client is `litestar_userio.transfer.main:main`, the host's
+In-process through click's runner: the `userio` client is `userio_client.main:main`, the host's
 commands are the `userio` group the plugin adds to `litestar`.
 """
 
@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from litestar_userio.cli import userio_group
-from litestar_userio.transfer.main import main as client
+from userio_client.main import main as client
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", ROOT / "SECURITY.md", *sorted((ROOT / "docs").glob("*.md"))]

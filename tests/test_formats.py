@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from litestar_userio.users.formats import (
+from userio_core.attribute_formats import (
     is_bcp47,
     is_birthdate,
     is_e164,
@@ -17,7 +17,7 @@ from litestar_userio.users.formats import (
     is_timezone,
     normalize_login_id,
 )
-from litestar_userio.users.login_ids import is_valid_e164, login_key
+from userio_core.login_ids import is_valid_e164, login_key
 
 ATOM = st.text(
     alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789!#$%&'*+/=?^_`{|}~-",

@@ -3,8 +3,8 @@ import uuid
 
 import pytest
 
-from litestar_userio import ids
-from litestar_userio.ids import new_id, new_task_id
+from userio_core import ids
+from userio_core.ids import new_id, new_task_id
 
 
 def _millis(text: str) -> int:

@@ -81,7 +81,7 @@ def test_no_module_imports_itself_through_others():
 
 @pytest.mark.parametrize("layer", ["litestar_userio.queue", "litestar_userio.db", "litestar_userio.storage"])
 def test_lower_layers_know_nothing_of_the_domain(layer):
-    domain = ("imports", "exports", "users", "projects", "hooks", "tokens", "console", "auth", "transfer")
+    domain = ("imports", "exports", "users", "projects", "hooks", "tokens", "console", "auth")
     above = {"services", "plugin", "worker", "jobs", "web", "cli"}
     modules = [name for name in MODULES if name == layer or name.startswith(layer + ".")]
 

@@ -1,9 +1,9 @@
 """The wheels: the server's ships the migrations (a clean venv migrates an empty database from the installed package
-alone); the client's (client/pyproject.toml) installs `userio` without any server dependency."""
+alone); the client's (client/pyproject.toml) installs `userio` without any server dependency; what both share is the
+core's (core/pyproject.toml), so no file is in two wheels and uninstalling either side leaves the other working."""
 
 from __future__ import annotations
 
-import ast
 import os
 import subprocess
 import sys
@@ -40,17 +40,27 @@ asyncio.run(main(sys.argv[1]))
 """
 
 
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("dist")
+def _build(tmp_path_factory, project: str, distribution: str) -> Path:
+    out = tmp_path_factory.mktemp(f"{distribution}-dist")
     subprocess.run(
-        [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out)],
+        [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out), project],
         cwd=ROOT,
         check=True,
         capture_output=True,
     )
-    (wheel,) = out.glob("litestar_userio-*.whl")
-    return wheel
+    (built,) = out.glob(f"{distribution}-*.whl")
+    return built
+
+
+@pytest.fixture(scope="module")
+def core_wheel(tmp_path_factory) -> Path:
+    """The pure rules both sides depend on (`litestar-userio-core`): on no index, so each install names the wheel."""
+    return _build(tmp_path_factory, "core", "litestar_userio_core")
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    return _build(tmp_path_factory, ".", "litestar_userio")
 
 
 def _pip(venv: Path, *args: str, **run: Any) -> subprocess.CompletedProcess[str]:
@@ -60,42 +70,35 @@ def _pip(venv: Path, *args: str, **run: Any) -> subprocess.CompletedProcess[str]
     return subprocess.run([*command, *args], check=True, capture_output=True, text=True, **run)
 
 
-def _venv(wheel: Path, tmp_path_factory, extras: str = "") -> Path:
+def _venv(wheel: Path, tmp_path_factory, extras: str = "", *beside: Path) -> Path:
+    """A venv with `wheel` (and its `extras`) installed, the local wheels `beside` it satisfying its dependencies."""
     venv = tmp_path_factory.mktemp("venv")
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    _pip(venv, "install", "--quiet", "--no-compile", f"{wheel}{extras}", timeout=900)
+    _pip(venv, "install", "--quiet", "--no-compile", f"{wheel}{extras}", *map(str, beside), timeout=900)
     return venv
 
 
 @pytest.fixture(scope="module")
 def client_wheel(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("client-dist")
-    subprocess.run(
-        [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out), "client"],
-        cwd=ROOT,
-        check=True,
-        capture_output=True,
-    )
-    (wheel,) = out.glob("litestar_userio_client-*.whl")
-    return wheel
+    return _build(tmp_path_factory, "client", "litestar_userio_client")
 
 
 @pytest.fixture(scope="module")
-def client_venv(client_wheel, tmp_path_factory) -> Path:
+def client_venv(client_wheel, core_wheel, tmp_path_factory) -> Path:
     """The client alone."""
-    return _venv(client_wheel, tmp_path_factory)
+    return _venv(client_wheel, tmp_path_factory, "", core_wheel)
 
 
 @pytest.fixture(scope="module")
-def clean_venv(wheel, tmp_path_factory) -> Path:
+def clean_venv(wheel, core_wheel, tmp_path_factory) -> Path:
     """The base install: the embedded default only."""
-    return _venv(wheel, tmp_path_factory)
+    return _venv(wheel, tmp_path_factory, "", core_wheel)
 
 
 @pytest.fixture(scope="module")
-def postgres_venv(wheel, tmp_path_factory) -> Path:
+def postgres_venv(wheel, core_wheel, tmp_path_factory) -> Path:
     """The base install with the `postgres` extra."""
-    return _venv(wheel, tmp_path_factory, "[postgres]")
+    return _venv(wheel, tmp_path_factory, "[postgres]", core_wheel)
 
 
 SERVE_EMBEDDED = """
@@ -250,25 +253,6 @@ print(",".join(m for m in {SERVER_MODULES!r} if importlib.util.find_spec(m)) or 
 """
 
 
-def _package_modules_the_client_imports() -> set[str]:
-    """Files of `litestar_userio` the client imports, transitively, lazy imports too (with their packages' inits)."""
-    found: set[str] = set()
-    todo = sorted((ROOT / "litestar_userio" / "transfer").glob("*.py"))
-    while todo:
-        path = todo.pop()
-        found.add(path.relative_to(ROOT).as_posix())
-        for node in ast.walk(ast.parse(path.read_text())):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
-            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                names = [node.module]
-            for name in (n for n in names if n.startswith("litestar_userio.")):
-                parts = name.split(".")
-                inits = [ROOT.joinpath(*parts[:i], "__init__.py") for i in range(2, len(parts) + 1)]
-                module = ROOT.joinpath(*parts[:-1], parts[-1] + ".py")
-                todo += [f for f in [*inits, module] if f.exists() and f.relative_to(ROOT).as_posix() not in found]
-    return found
-
-
 def _installed(venv: Path) -> tuple[float, list[str]]:
     """The venv's size in MB and its installed distributions, pip and setuptools left out."""
     size = sum(f.stat().st_size for f in venv.rglob("*") if f.is_file() and not f.is_symlink())
@@ -281,21 +265,43 @@ def _distributions(venv: Path) -> list[str]:
     return [line.partition("==")[0].lower() for line in listed.splitlines()]
 
 
-def test_the_client_wheel_holds_the_client_and_what_it_imports_but_no_server_module(client_wheel):
-    names = {n for n in zipfile.ZipFile(client_wheel).namelist() if not n.startswith("litestar_userio_client-")}
-
-    assert names == _package_modules_the_client_imports() | {"litestar_userio/py.typed"}
-    assert "litestar_userio/__init__.py" not in names  # the server's imports the plugin
-    assert "litestar_userio/transfer/importer.py" in names
+def _files(wheel: Path) -> set[str]:
+    """The files a wheel installs, its own metadata left out."""
+    return {n for n in zipfile.ZipFile(wheel).namelist() if ".dist-info/" not in n}
 
 
-def test_the_client_wheel_declares_the_servers_version_and_cli_extra():
+def test_the_client_wheel_holds_the_client_package_and_nothing_else(client_wheel):
+    names = _files(client_wheel)
+    package = {
+        p.relative_to(ROOT).as_posix() for p in (ROOT / "userio_client").rglob("*") if p.suffix in {".py", ".typed"}
+    }
+
+    assert names == package
+    assert "userio_client/importer.py" in names
+
+
+def test_no_file_is_in_two_wheels(wheel, client_wheel, core_wheel):
+    server, client, core = _files(wheel), _files(client_wheel), _files(core_wheel)
+
+    assert "userio_core/login_ids.py" in core  # the one login-id normalization, in one wheel
+    assert {n.split("/")[0] for n in server} == {"litestar_userio"}
+    assert {n.split("/")[0] for n in client} == {"userio_client"}
+    assert {n.split("/")[0] for n in core} == {"userio_core"}
+    assert (server & client, server & core, client & core) == (set(), set(), set())
+
+
+def test_the_three_distributions_share_one_version_and_depend_on_each_other_by_it():
     server = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     client = tomllib.loads((ROOT / "client" / "pyproject.toml").read_text())["project"]
+    core = tomllib.loads((ROOT / "core" / "pyproject.toml").read_text())["project"]
+    pinned = f"=={server['version']}"
 
-    assert client["version"] == server["version"]
-    assert client["dependencies"] == server["optional-dependencies"]["cli"]
-    assert client["scripts"] == server["scripts"]
+    assert client["version"] == core["version"] == server["version"]
+    assert server["optional-dependencies"]["cli"] == [f"litestar-userio-client{pinned}"]
+    assert f"litestar-userio-core{pinned}" in server["dependencies"]
+    assert f"litestar-userio-core{pinned}" in client["dependencies"]
+    assert client["scripts"] == {"userio": "userio_client.main:main"}
+    assert "scripts" not in server  # one distribution installs `userio`
 
 
 @pytest.mark.slow
@@ -325,6 +331,51 @@ def test_the_client_alone_runs_userio_without_any_server_dependency(client_venv,
     )
     assert loaded.stdout.strip() == "none"
     assert "litestar-userio" not in _distributions(client_venv)
+
+
+USE_BOTH_SIDES = """
+import sys
+for side in ("userio_client.main", "litestar_userio"):
+    try:
+        __import__(side)
+    except ImportError as missing:
+        print(side, "missing:", missing.name)
+    else:
+        print(side, "imported from", "venv" if sys.argv[1] in sys.modules[side].__file__ else "elsewhere")
+"""
+
+
+@pytest.mark.slow
+def test_installing_both_then_uninstalling_either_leaves_the_other_working(
+    wheel, client_wheel, core_wheel, tmp_path_factory, tmp_path
+):
+    venv = _venv(wheel, tmp_path_factory, "[cli]", client_wheel, core_wheel)
+    python, userio = str(venv / "bin" / "python"), venv / "bin" / "userio"
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        env = {**WITHOUT_SOURCE_TREE, "USERIO_HOME": str(tmp_path / "home")}
+        return subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+
+    both = run(python, "-c", USE_BOTH_SIDES, str(venv))
+    _pip(venv, "uninstall", "--yes", "litestar-userio")
+    client_left = (run(python, "-c", USE_BOTH_SIDES, str(venv)), run(str(userio), "--version"))
+    _pip(venv, "install", "--quiet", "--no-compile", "--no-deps", str(wheel), timeout=900)
+    _pip(venv, "uninstall", "--yes", "litestar-userio-client")
+    server_left = (run(python, "-c", USE_BOTH_SIDES, str(venv)), run(python, "-c", SERVE_EMBEDDED, str(tmp_path)))
+
+    assert both.stdout.splitlines() == ["userio_client.main imported from venv", "litestar_userio imported from venv"]
+    assert client_left[0].stdout.splitlines() == [
+        "userio_client.main imported from venv",
+        "litestar_userio missing: litestar_userio",
+    ]
+    assert client_left[1].stdout == "userio, version 0.1.0\n", client_left[1].stderr
+    assert server_left[0].stdout.splitlines() == [
+        "userio_client.main missing: userio_client",
+        "litestar_userio imported from venv",
+    ]
+    assert server_left[1].returncode == 0, server_left[1].stderr
+    assert server_left[1].stdout.split()[:2] == ["403", "404"]
+    assert not userio.exists()
 
 
 @pytest.mark.slow

@@ -24,7 +24,6 @@ import msgspec
 
 from litestar_userio.changes.entries import ADMIN_API, ChangeKind, ChangeOrigin
 from litestar_userio.changes.service import ChangeService
-from litestar_userio.clock import Clock
 from litestar_userio.config import ImportConfig
 from litestar_userio.db.engine import Database, Row, Tx
 from litestar_userio.errors import (
@@ -40,22 +39,23 @@ from litestar_userio.errors import (
 from litestar_userio.hooks.events import user_object
 from litestar_userio.hooks.service import HookService
 from litestar_userio.hooks.user_events import PRE_CREATE, PRE_UPDATE, TRIGGERED_BY
-from litestar_userio.ids import new_id
 from litestar_userio.imports.claims import look_up_claims
 from litestar_userio.imports.rules import ImportWorld, check_disable_window, utc_timestamp
 from litestar_userio.imports.schemas import PasswordInput, UserRecord
 from litestar_userio.imports.validation import ParsedRecord, parse_record, timestamp_causes
 from litestar_userio.projects.service import ProjectRecord, ProjectService
-from litestar_userio.retry import Backoff, retrying
 from litestar_userio.runtime import paused_gc
 from litestar_userio.users.custom_attributes import CustomAttributeSpec
 from litestar_userio.users.exported import build_document, without_secrets
-from litestar_userio.users.formats import LOGIN_ID_ATTRIBUTES, storable_text
 from litestar_userio.users.login_id_rules import LoginIDRules
 from litestar_userio.users.model import AuthenticatorState, UserState, is_disabled_at
 from litestar_userio.users.passwords import PasswordVerifier
 from litestar_userio.users.repository import LoadedUsers, UserRepository
 from litestar_userio.users.search import Condition, UserSort
+from userio_core.attribute_formats import LOGIN_ID_ATTRIBUTES, storable_text
+from userio_core.clock import Clock
+from userio_core.ids import new_id
+from userio_core.retry import Backoff, retrying
 
 __all__ = [
     "KEEP",

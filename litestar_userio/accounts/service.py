@@ -9,7 +9,6 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from litestar_userio.clock import Clock, SystemClock
 from litestar_userio.config import PasswordConfig, PasswordHashBounds
 from litestar_userio.db.engine import Database
 from litestar_userio.errors import (
@@ -25,11 +24,12 @@ from litestar_userio.passwords.formats import is_target, stored_format
 from litestar_userio.passwords.schemas import FormatCount, PasswordMigration
 from litestar_userio.projects.service import ProjectService
 from litestar_userio.tokens.applications import ApplicationService, refuse_unstorable_sign_in
-from litestar_userio.users.formats import LOGIN_ID_ATTRIBUTES
 from litestar_userio.users.login_id_rules import CASE_INSENSITIVE, LoginIDRules
 from litestar_userio.users.model import disabled_state
 from litestar_userio.users.passwords import PasswordVerifier, hash_format
 from litestar_userio.users.repository import SignInState, UserRepository
+from userio_core.attribute_formats import LOGIN_ID_ATTRIBUTES
+from userio_core.clock import Clock, SystemClock
 
 if TYPE_CHECKING:
     from litestar_userio.accounts.migration import PasswordMigrator

@@ -15,11 +15,11 @@ from typing import Any
 import jwt
 from litestar.connection import ASGIConnection
 
-from litestar_userio.auth.keys import load_public_key
-from litestar_userio.clock import Clock
 from litestar_userio.config import AuthConfig
 from litestar_userio.errors import AdminAuthFailed, HTTPSRequired, UnknownHost
 from litestar_userio.projects.service import ProjectRecord, ProjectService
+from userio_core.admin_keys import load_public_key
+from userio_core.clock import Clock
 
 __all__ = ["ADMIN_IDENTITY", "AdminAuthenticator", "AdminIdentity"]
 

@@ -34,10 +34,10 @@ import msgspec
 from litestar_userio.changes.cursors import LATEST, decode_cursor, encode_cursor
 from litestar_userio.changes.entries import ChangeEntry, ChangeOrigin, Position
 from litestar_userio.changes.repository import ChangeRepository
-from litestar_userio.clock import Clock
 from litestar_userio.config import ChangeLogConfig
 from litestar_userio.db.engine import Database, Tx
 from litestar_userio.errors import ChangeCursorExpired, InvalidRequest
+from userio_core.clock import Clock
 
 __all__ = ["ChangeConsumer", "ChangePage", "ChangeService", "FeedEntry", "entry_document"]
 

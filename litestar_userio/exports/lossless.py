@@ -18,7 +18,7 @@ import msgspec
 
 from litestar_userio.db.engine import Row
 from litestar_userio.passwords.formats import load_stored
-from litestar_userio.users.formats import LOGIN_ID_ATTRIBUTES, STANDARD_STRING_ATTRIBUTES
+from userio_core.attribute_formats import LOGIN_ID_ATTRIBUTES, STANDARD_STRING_ATTRIBUTES
 
 __all__ = ["CONTENT_TYPE", "EXTENSION", "import_record", "lossless_lines"]
 

@@ -18,7 +18,6 @@ import msgspec
 
 from litestar_userio.auth.admin import AdminIdentity
 from litestar_userio.changes.service import ChangeService
-from litestar_userio.clock import Clock
 from litestar_userio.config import ExportConfig, QueueConfig
 from litestar_userio.db.engine import Database, Row, Tx
 from litestar_userio.errors import (
@@ -38,7 +37,6 @@ from litestar_userio.exports.encoding import CONTENT_TYPES, csv_header, csv_rows
 from litestar_userio.exports.encryption import AgeStream, parse_recipients
 from litestar_userio.exports.repository import ExportRepository, ExportTaskRow
 from litestar_userio.exports.schemas import ExportProgress, ExportRequest, ExportTask, ExportTaskList
-from litestar_userio.ids import new_task_id
 from litestar_userio.observability import telemetry
 from litestar_userio.paging import PageCursor, encode_cursor
 from litestar_userio.projects.service import ProjectRecord, ProjectService
@@ -51,6 +49,8 @@ from litestar_userio.statuses import error_object
 from litestar_userio.storage.base import Storage
 from litestar_userio.users.exported import build_document
 from litestar_userio.users.repository import UserRepository
+from userio_core.clock import Clock
+from userio_core.ids import new_task_id
 
 __all__ = ["EXPORT_JOB", "RATE_LIMIT_BUCKET", "ExportService"]
 

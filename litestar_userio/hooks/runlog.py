@@ -15,10 +15,10 @@ import random
 import time
 from datetime import UTC, datetime
 
-from litestar_userio.clock import Clock
 from litestar_userio.config import HookConfig
 from litestar_userio.db.engine import Database
 from litestar_userio.hooks.repository import HookRepository, RunRow
+from userio_core.clock import Clock
 
 __all__ = ["RunLog"]
 

@@ -34,7 +34,7 @@ from typing import Any, Literal
 import msgspec
 
 from litestar_userio.config import HookConfig
-from litestar_userio.retry import Backoff, retrying
+from userio_core.retry import Backoff, retrying
 
 __all__ = ["ErrorKind", "Fetcher", "HookRunResult", "HookRuntime", "HookSource", "PoolState", "RuntimeLimits"]
 

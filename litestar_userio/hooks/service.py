@@ -21,7 +21,6 @@ from typing import Any, Literal
 
 import msgspec
 
-from litestar_userio.clock import Clock
 from litestar_userio.config import HookConfig
 from litestar_userio.db.engine import Database
 from litestar_userio.errors import (
@@ -64,6 +63,7 @@ from litestar_userio.hooks.user_events import (
 from litestar_userio.observability import telemetry
 from litestar_userio.statuses import error_object
 from litestar_userio.users.model import UserState
+from userio_core.clock import Clock
 
 __all__ = ["ChainResult", "HookPreview", "HookRun", "HookService", "HookSpec", "SavedHook"]
 

@@ -17,8 +17,8 @@ from litestar_userio.db.engine import Tx
 from litestar_userio.imports.planning import LoginKey, record_login_keys
 from litestar_userio.imports.schemas import UserRecord
 from litestar_userio.users.login_id_rules import LoginIDRules
-from litestar_userio.users.login_ids import login_key
 from litestar_userio.users.repository import UserRepository
+from userio_core.login_ids import login_key
 
 __all__ = ["Claims", "by_attribute", "look_up_claims", "wanted_login_ids"]
 

@@ -13,9 +13,9 @@ from collections.abc import Mapping, Sequence
 
 import msgspec
 
-from litestar_userio.users.formats import LOGIN_ID_ATTRIBUTES
 from litestar_userio.users.login_id_rules import CASE_INSENSITIVE, LoginIDRules
-from litestar_userio.users.login_ids import login_key
+from userio_core.attribute_formats import LOGIN_ID_ATTRIBUTES
+from userio_core.login_ids import login_key
 
 __all__ = ["OAUTH_KEY", "LoginKey", "login_keys", "oauth_keys", "plan_chunks", "record_login_keys"]
 

@@ -15,9 +15,8 @@ from typing import Any
 
 from jsonschema import Draft202012Validator, FormatChecker
 
-from litestar_userio.ids import USER_ID_PATTERN
 from litestar_userio.passwords.formats import MIGRATE_ON_SIGN_IN, PASSWORD_TYPES
-from litestar_userio.users.formats import (
+from userio_core.attribute_formats import (
     ATTRIBUTE_FORMATS,
     KEY_PATTERN,
     STANDARD_STRING_ATTRIBUTES,
@@ -25,6 +24,7 @@ from litestar_userio.users.formats import (
     email_refusal,
     invisible_character,
 )
+from userio_core.ids import USER_ID_PATTERN
 
 __all__ = ["FORMAT_CHECKS", "KEY_PATTERN", "format_error", "is_rfc3339", "parse_rfc3339", "record_validator"]
 

@@ -24,7 +24,6 @@ from litestar_userio.errors import (
     UserIOError,
     ValidationFailed,
 )
-from litestar_userio.ids import new_id
 from litestar_userio.imports.record_schema import parse_rfc3339
 from litestar_userio.imports.schemas import (
     AddressInput,
@@ -36,10 +35,11 @@ from litestar_userio.imports.schemas import (
 from litestar_userio.imports.validation import STANDARD_STRING_ATTRIBUTES, ParsedRecord
 from litestar_userio.statuses import error_object
 from litestar_userio.users.custom_attributes import CustomAttributeSpec
-from litestar_userio.users.formats import LOGIN_ID_ATTRIBUTES
 from litestar_userio.users.login_id_rules import CASE_INSENSITIVE, LoginIDRules
-from litestar_userio.users.login_ids import login_key
 from litestar_userio.users.model import AuthenticatorState, LoginID, OAuthLink, UserState, disabled_state
+from userio_core.attribute_formats import LOGIN_ID_ATTRIBUTES
+from userio_core.ids import new_id
+from userio_core.login_ids import login_key
 
 __all__ = ["ImportWorld", "check_disable_window", "utc_timestamp"]
 

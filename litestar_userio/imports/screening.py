@@ -15,7 +15,7 @@ from typing import Any
 import msgspec
 
 from litestar_userio.errors import Cause
-from litestar_userio.users.formats import NUL_MESSAGE, storable_text
+from userio_core.attribute_formats import NUL_MESSAGE, storable_text
 
 __all__ = ["may_hold_nul", "safe_decode", "screen_record", "storable_text"]
 

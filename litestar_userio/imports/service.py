@@ -24,7 +24,6 @@ from msgspec import Raw
 
 from litestar_userio.changes.entries import ChangeOrigin
 from litestar_userio.changes.service import ChangeService
-from litestar_userio.clock import Clock
 from litestar_userio.config import ImportConfig, QueueConfig
 from litestar_userio.db.engine import Database, Tx
 from litestar_userio.errors import (
@@ -37,7 +36,6 @@ from litestar_userio.errors import (
     ValidationFailed,
     WriteConflict,
 )
-from litestar_userio.ids import new_task_id
 from litestar_userio.imports.claims import by_attribute, look_up_claims, wanted_login_ids
 from litestar_userio.imports.planning import OAUTH_KEY, LoginKey, login_keys, oauth_keys, plan_chunks
 from litestar_userio.imports.repository import OUTCOMES, ImportRepository, TaskRow, TaskSettings
@@ -62,13 +60,15 @@ from litestar_userio.projects.service import ProjectRecord, ProjectService
 from litestar_userio.queue.base import JobQueue
 from litestar_userio.queue.leases import hold_lease
 from litestar_userio.queue.requeue import Pending, requeue
-from litestar_userio.retry import Backoff, retrying
 from litestar_userio.runtime import paused_gc
 from litestar_userio.statuses import error_object
 from litestar_userio.users.custom_attributes import CustomAttributeSpec
 from litestar_userio.users.login_id_rules import LoginIDRules
 from litestar_userio.users.passwords import PasswordVerifier
 from litestar_userio.users.repository import UserRepository
+from userio_core.clock import Clock
+from userio_core.ids import new_task_id
+from userio_core.retry import Backoff, retrying
 
 __all__ = ["IMPORT_CHUNK_JOB", "ImportService"]
 

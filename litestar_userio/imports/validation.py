@@ -27,7 +27,6 @@ from litestar_userio.errors import (
     UserIOError,
     ValidationFailed,
 )
-from litestar_userio.ids import RESERVED_USER_IDS, USER_ID_PATTERN, is_user_id
 from litestar_userio.imports.record_schema import KEY_PATTERN, format_error, is_rfc3339, record_validator
 from litestar_userio.imports.schemas import AddressInput, OAuthIdentityInput, PasswordInput, TOTPInput, UserRecord
 from litestar_userio.passwords.formats import (
@@ -39,7 +38,8 @@ from litestar_userio.passwords.formats import (
     parse_password,
 )
 from litestar_userio.users.custom_attributes import CustomAttributeSpec, check_custom_attribute
-from litestar_userio.users.formats import ATTRIBUTE_FORMATS, STANDARD_STRING_ATTRIBUTES, email_refusal
+from userio_core.attribute_formats import ATTRIBUTE_FORMATS, STANDARD_STRING_ATTRIBUTES, email_refusal
+from userio_core.ids import RESERVED_USER_IDS, USER_ID_PATTERN, is_user_id
 
 __all__ = [
     "REDACTED",

@@ -11,12 +11,12 @@ from typing import Any, cast
 import idna
 import msgspec
 
-from litestar_userio.clock import Clock
 from litestar_userio.db.engine import Database, Tx
 from litestar_userio.projects.repository import KEY_TABLES, KeyTable, ProjectRecord, ProjectRepository
 from litestar_userio.projects.settings import ProjectSettings
 from litestar_userio.users.custom_attributes import CustomAttributeSpec, declaration_problems
-from litestar_userio.users.formats import KEY_PATTERN
+from userio_core.attribute_formats import KEY_PATTERN
+from userio_core.clock import Clock
 
 __all__ = ["ProjectRecord", "ProjectService", "normalize_host", "project_domain"]
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from litestar_userio.queue.base import JobFunction
 from litestar_userio.queue.leases import MemoryLeaseStore
-from litestar_userio.retry import Backoff, retrying
+from userio_core.retry import Backoff, retrying
 
 __all__ = ["InProcessQueue"]
 

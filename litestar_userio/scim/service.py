@@ -18,7 +18,6 @@ import msgspec
 
 from litestar_userio.accounts.admin import NewUser, UserAdminService
 from litestar_userio.changes.entries import ChangeOrigin
-from litestar_userio.clock import Clock
 from litestar_userio.config import AuthConfig, ScimConfig
 from litestar_userio.db.engine import Database
 from litestar_userio.errors import (
@@ -30,7 +29,6 @@ from litestar_userio.errors import (
     ScimTooLarge,
     UnknownHost,
 )
-from litestar_userio.ids import new_id
 from litestar_userio.projects.service import ProjectRecord, ProjectService
 from litestar_userio.scim.failures import error_body, scim_failure
 from litestar_userio.scim.filters import GROUP_ATTRIBUTES, USER_ATTRIBUTES, FilterLimits, parse_filter
@@ -46,6 +44,8 @@ from litestar_userio.scim.resources import (
     user_resource,
 )
 from litestar_userio.users.search import AllOf, AnyOf, Compare, Condition, Constant, Negation, UserSort
+from userio_core.clock import Clock
+from userio_core.ids import new_id
 
 __all__ = ["GroupNotFound", "ListQuery", "ScimService", "ScimTokenCreated"]
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from litestar_userio.clock import Clock
 from litestar_userio.config import LocalStorageConfig, S3StorageConfig
 from litestar_userio.extras import require
 from litestar_userio.storage.base import (
@@ -20,6 +19,7 @@ from litestar_userio.storage.base import (
     validate_key,
 )
 from litestar_userio.storage.local import LocalDownload, LocalFileWriter, LocalStorage
+from userio_core.clock import Clock
 
 if TYPE_CHECKING:
     from litestar_userio.storage.s3 import S3FileWriter, S3Storage

@@ -32,17 +32,17 @@ from urllib.parse import quote, urlencode
 
 import msgspec
 
-from litestar_userio.clock import Clock
 from litestar_userio.config import LocalStorageConfig
 from litestar_userio.errors import Forbidden
-from litestar_userio.files import fsync_directory, open_private, write_private
-from litestar_userio.retry import retrying_sync
 from litestar_userio.storage.base import (
     StoredFile,
     check_content_type,
     content_disposition,
     validate_key,
 )
+from userio_core.clock import Clock
+from userio_core.files import fsync_directory, open_private, write_private
+from userio_core.retry import retrying_sync
 
 __all__ = ["LocalDownload", "LocalFileWriter", "LocalStorage"]
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 import re
 import time
 
-from litestar_userio.clock import Clock
 from litestar_userio.db.engine import Database
 from litestar_userio.errors import InvalidSignInRequest
 from litestar_userio.tokens.repository import ApplicationRecord, ApplicationRepository
-from litestar_userio.users.formats import storable_text
+from userio_core.attribute_formats import storable_text
+from userio_core.clock import Clock
 
 __all__ = ["ApplicationRecord", "ApplicationService", "refuse_unstorable_sign_in"]
 
@@ -22,8 +22,8 @@ _CLIENT_ID = re.compile(r"[\x21-\x7e](?:[\x20-\x7e]{0,253}[\x21-\x7e])?")
 def refuse_unstorable_sign_in(**parameters: str) -> None:
     """`InvalidSignInRequest` (RFC 6749 `invalid_request`) naming the first token-request parameter holding U+0000.
 
-    No login id or client id holds it (the one rule, `users.formats.storable_text`), and PostgreSQL refuses the
-    query that would look for one: refused here, before any lookup, on every deployment alike.
+    No login id or client id holds it (the one rule, `userio_core.attribute_formats.storable_text`), and PostgreSQL
+    refuses the query that would look for one: refused here, before any lookup, on every deployment alike.
     """
     for name, value in parameters.items():
         if not storable_text(value):

@@ -9,10 +9,10 @@ from typing import Any
 import jwt
 from cryptography.hazmat.primitives.asymmetric.rsa import RSAPrivateKey
 
-from litestar_userio.auth.keys import KeyPair, generate_key_pair, load_private_key
-from litestar_userio.clock import Clock
 from litestar_userio.db.engine import Database
 from litestar_userio.tokens.repository import SigningKeyRepository, StoredKey
+from userio_core.admin_keys import KeyPair, generate_key_pair, load_private_key
+from userio_core.clock import Clock
 
 __all__ = ["ActiveKey", "SigningKeyStore"]
 

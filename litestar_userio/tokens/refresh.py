@@ -17,12 +17,12 @@ import secrets
 from dataclasses import dataclass
 from datetime import timedelta
 
-from litestar_userio.clock import Clock
 from litestar_userio.db.engine import Database
 from litestar_userio.errors import RefreshTokenInvalid
-from litestar_userio.ids import new_id
 from litestar_userio.observability import telemetry
 from litestar_userio.tokens.repository import RefreshTokenRepository
+from userio_core.clock import Clock
+from userio_core.ids import new_id
 
 __all__ = ["RefreshGrant", "RefreshTokenService"]
 

@@ -15,7 +15,7 @@ import msgspec
 
 from litestar_userio.db.engine import Tx
 from litestar_userio.db.tables import Application, Project, RefreshToken, SigningKey
-from litestar_userio.ids import new_id
+from userio_core.ids import new_id
 
 __all__ = [
     "ApplicationRecord",

@@ -16,7 +16,6 @@ from typing import Any
 import jwt
 import msgspec
 
-from litestar_userio.clock import Clock
 from litestar_userio.config import TokenConfig
 from litestar_userio.db.engine import Database
 from litestar_userio.errors import InvalidRequest, NotFound, UnknownClient
@@ -29,6 +28,7 @@ from litestar_userio.tokens.keys import SigningKeyStore
 from litestar_userio.tokens.refresh import RefreshGrant, RefreshTokenService
 from litestar_userio.users.model import UserState
 from litestar_userio.users.repository import UserRepository
+from userio_core.clock import Clock
 
 __all__ = ["AccessToken", "TokenResponse", "TokenService"]
 

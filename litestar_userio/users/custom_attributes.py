@@ -13,7 +13,7 @@ from typing import Any, Literal
 import msgspec
 
 from litestar_userio.errors import Cause
-from litestar_userio.users.formats import STANDARD_ATTRIBUTES, is_country_code, is_e164, is_email, is_http_url
+from userio_core.attribute_formats import STANDARD_ATTRIBUTES, is_country_code, is_e164, is_email, is_http_url
 
 __all__ = ["CUSTOM_ATTRIBUTE_TYPES", "CustomAttributeSpec", "check_custom_attribute", "declaration_problems"]
 

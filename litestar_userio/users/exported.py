@@ -16,8 +16,8 @@ from urllib.parse import quote, quote_plus
 import msgspec
 
 from litestar_userio.db.engine import Row
-from litestar_userio.users.formats import LOGIN_ID_ATTRIBUTES, STANDARD_ATTRIBUTES
 from litestar_userio.users.model import UserState, disabled_state
+from userio_core.attribute_formats import LOGIN_ID_ATTRIBUTES, STANDARD_ATTRIBUTES
 
 __all__ = ["build_document", "document_of", "encode_sorted", "totp_uri", "without_secrets"]
 

@@ -1,6 +1,6 @@
 """Per-project login-id rules (ref: `identity.login_id.types.<type>.case_sensitive`, default false).
 
-`normalize_login_id` (users/formats.py) gives the case-insensitive form. A project may make emails or
+`normalize_login_id` (userio_core/login_ids.py) gives the case-insensitive form. A project may make emails or
 usernames case sensitive, as the reference configures it: an email then keeps the case of its local part
 (the domain is still folded, NFKC applies), a username is only NFKC-normalized. Import matching, sign-in
 and the stored attributes all go through `LoginIDRules.normalize`, so they agree.
@@ -11,7 +11,7 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass
 
-from litestar_userio.users.login_ids import normalize_login_id
+from userio_core.login_ids import normalize_login_id
 
 __all__ = ["CASE_INSENSITIVE", "LoginIDRules"]
 

@@ -23,9 +23,7 @@ from litestar_userio.changes.entries import ChangeKind, ChangeOrigin, UserChange
 from litestar_userio.changes.repository import ChangeRepository
 from litestar_userio.db.engine import Row, Tx
 from litestar_userio.db.tables import Authenticator, Group, RefreshToken, Role, User
-from litestar_userio.ids import new_id
 from litestar_userio.users.exported import document_of, without_secrets
-from litestar_userio.users.formats import LOGIN_ID_ATTRIBUTES
 from litestar_userio.users.model import (
     AccountState,
     AuthenticatorState,
@@ -36,6 +34,8 @@ from litestar_userio.users.model import (
     ends_sessions,
 )
 from litestar_userio.users.search import AllOf, AnyOf, Compare, Condition, Constant, Negation, UserSort
+from userio_core.attribute_formats import LOGIN_ID_ATTRIBUTES
+from userio_core.ids import new_id
 
 __all__ = ["LoadedUsers", "UserRepository", "lossless_rows_query", "user_from_row", "user_rows_query"]
 

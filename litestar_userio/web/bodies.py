@@ -42,7 +42,7 @@ from litestar_userio.errors import (
 from litestar_userio.imports.screening import may_hold_nul, screen_record
 from litestar_userio.jsonbody import find_duplicate_key
 from litestar_userio.openapi import struct_schema
-from litestar_userio.users.formats import NUL_MESSAGE, storable_text
+from userio_core.attribute_formats import NUL_MESSAGE, storable_text
 
 if TYPE_CHECKING:
     from litestar.handlers import BaseRouteHandler

@@ -27,14 +27,12 @@ import msgspec
 
 from litestar_userio.changes.entries import ChangeEntry
 from litestar_userio.changes.service import entry_document
-from litestar_userio.clock import Clock
 from litestar_userio.config import WebhookConfig
 from litestar_userio.db.engine import Database, Tx
 from litestar_userio.errors import Invalid, WebhookDeliveryNotFound, WebhookInvalid, WebhookNotFound
 from litestar_userio.hooks.events import user_object_of_document
 from litestar_userio.hooks.secrets import SecretBox
 from litestar_userio.hooks.user_events import TRIGGERED_BY
-from litestar_userio.ids import new_id
 from litestar_userio.observability import telemetry
 from litestar_userio.queue.base import JobQueue
 from litestar_userio.webhooks.delivery import Attempt, WebhookSender, check_url, private_origins
@@ -48,6 +46,8 @@ from litestar_userio.webhooks.repository import (
 )
 from litestar_userio.webhooks.schemas import CHANGE_TYPES, DeliveryInfo, DeliveryPage, WebhookInfo, WebhookSpec
 from litestar_userio.webhooks.signing import new_secret
+from userio_core.clock import Clock
+from userio_core.ids import new_id
 
 __all__ = ["DELIVER_JOB", "WebhookService", "event_body"]
 

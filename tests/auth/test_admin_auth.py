@@ -115,7 +115,7 @@ async def test_leeway_of_five_minutes_is_tolerated(project):
 
 
 async def test_a_rotated_second_key_also_works(env, project):
-    from litestar_userio.auth.keys import generate_key_pair, sign_admin_token
+    from userio_core.admin_keys import generate_key_pair, sign_admin_token
 
     second = generate_key_pair()
     await env.services.projects.add_admin_key(project.id, second.kid, second.public_pem)

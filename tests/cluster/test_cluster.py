@@ -30,9 +30,9 @@ import msgspec
 import pytest
 
 from bench.generate import split_requests, users
-from litestar_userio.auth.keys import sign_admin_token
 from tests.cluster.hosts import Cluster, cluster_unavailable, free_port, pg_binary, wait_for_port
 from tests.conftest import REQUIRE_SERVICES
+from userio_core.admin_keys import sign_admin_token
 
 pytestmark = pytest.mark.cluster
 

@@ -18,12 +18,12 @@ from typing import Any
 
 import pytest
 
-from litestar_userio.clock import SystemClock
 from litestar_userio.worker import _close, build_worker
 from tests.conftest import Backend, Env, Project
 from tests.exports.helpers import initiate
 from tests.helpers import IMPORT
 from tests.imports.test_worker_kill import wait_for
+from userio_core.clock import SystemClock
 
 pytestmark = pytest.mark.engine
 

@@ -6,11 +6,11 @@ from datetime import UTC, datetime
 
 import pytest
 
-from litestar_userio.clock import FrozenClock
 from litestar_userio.projects.settings import ProjectSettings
 from litestar_userio.users.custom_attributes import CustomAttributeSpec
 from tests.exports.helpers import exported_bytes
 from tests.helpers import HASH_2B, run_import
+from userio_core.clock import FrozenClock
 
 START = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 

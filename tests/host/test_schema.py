@@ -8,12 +8,12 @@ from __future__ import annotations
 import asyncpg
 import pytest
 
-from litestar_userio.clock import SystemClock
 from litestar_userio.db.engine import Database
 from litestar_userio.db.migrate import migrate
 from litestar_userio.db.migrations import migration_ids
 from litestar_userio.db.tables import TABLES
 from litestar_userio.projects.service import ProjectService
+from userio_core.clock import SystemClock
 
 OURS = {table._meta.tablename for table in TABLES}
 

@@ -15,9 +15,9 @@ from datetime import UTC, datetime
 import pytest
 
 from example_app.oauth import token
-from litestar_userio.clock import FrozenClock
 from tests.exports.helpers import exported_bytes
 from tests.helpers import HASH_2B, PASSWORD, import_one
+from userio_core.clock import FrozenClock
 
 NOW = datetime(2026, 6, 1, 12, 0, 0, tzinfo=UTC)
 PERIOD_ERROR = (

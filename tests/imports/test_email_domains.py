@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from litestar_userio.users.formats import SPECIAL_USE_HINT
 from tests.helpers import HASH_2B, PASSWORD, identities, run_import
+from userio_core.attribute_formats import SPECIAL_USE_HINT
 
 pytestmark = pytest.mark.engine
 

@@ -13,8 +13,8 @@ from datetime import UTC, datetime
 import pytest
 
 from litestar_userio.errors import WriteConflict
-from litestar_userio.ids import new_id
 from tests.helpers import HASH_2B, PASSWORD, import_one, run_import
+from userio_core.ids import new_id
 
 pytestmark = pytest.mark.engine
 

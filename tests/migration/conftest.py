@@ -34,18 +34,18 @@ from typing import Any
 import httpx
 import pytest
 
-from litestar_userio.clock import SystemClock
 from litestar_userio.db.engine import Database
 from litestar_userio.projects.service import ProjectService
 from litestar_userio.projects.settings import ProjectSettings
 from tests.click_runner import run_click
 from tests.conftest import admin_key, own_postgres_database
 from tests.helpers import HASH_2B
+from userio_core.clock import SystemClock
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = Path(__file__).parent / "fixtures"
 USERIO = str(Path(sys.executable).parent / "userio")
-"""The migration client's console script, as `pip install 'litestar-userio[cli]'` installs it."""
+"""The `userio` console script, as `pip install litestar-userio-client` (or the server's `cli` extra) installs it."""
 ROLES = ("admin", "editor", "viewer")
 GROUPS = ("staff", "customers")
 
@@ -200,7 +200,7 @@ class Deployment:
             return CLIResult(
                 result.returncode, result.stdout.decode(), result.stderr.decode(), time.monotonic() - started
             )
-        from litestar_userio.transfer.main import main
+        from userio_client.main import main
 
         ran = run_click(main, args, environment, cwd=cwd, prog_name="userio", timeout=timeout, stdin=stdin)
         return CLIResult(ran.returncode, ran.stdout, ran.stderr, time.monotonic() - started)

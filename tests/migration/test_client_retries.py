@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from litestar_userio.transfer.client import IMPORT_PATH, AdminClient, Connection, TokenSource, TransferError
+from userio_client.client import IMPORT_PATH, AdminClient, Connection, TokenSource, TransferError
 
 URL = "https://userio.example.test"
 Answer = httpx.Response | Exception

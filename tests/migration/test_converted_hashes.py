@@ -11,8 +11,8 @@ import pytest
 from passlib import hash as passlib_hash
 
 from litestar_userio.projects.settings import ProjectSettings
-from litestar_userio.transfer.converters import auth0_record, django_record
 from tests.helpers import PASSWORD, run_import
+from userio_client.sources import auth0_record, django_record
 
 _ARGON2_FAST = {"time_cost": 1, "memory_cost": 1024, "parallelism": 1}
 

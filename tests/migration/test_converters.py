@@ -12,9 +12,9 @@ import msgspec
 import pytest
 
 from litestar_userio.imports.schemas import UserRecord
-from litestar_userio.transfer.converters import COGNITO_HEADER, ConversionError, auth0_record, cognito_record
-from litestar_userio.transfer.reader import CSVRows
 from tests.migration.conftest import FIXTURES, Deployment, read_report
+from userio_client.reader import CSVRows
+from userio_client.sources import COGNITO_HEADER, ConversionError, auth0_record, cognito_record
 
 AUTH0 = FIXTURES / "auth0_users.ndjson"
 COGNITO = FIXTURES / "cognito_users.csv"
@@ -253,7 +253,7 @@ def csv_rows(path) -> list[dict[str, str]]:
 
 
 def test_supabase_header_is_auth_users_and_rows_convert_to_records_the_api_accepts():
-    from litestar_userio.transfer.converters import SUPABASE_HEADER, supabase_record
+    from userio_client.sources import SUPABASE_HEADER, supabase_record
 
     assert CSVRows(io.BytesIO(SUPABASE.read_bytes())).header == list(SUPABASE_HEADER)
     for row in csv_rows(SUPABASE):
@@ -262,7 +262,7 @@ def test_supabase_header_is_auth_users_and_rows_convert_to_records_the_api_accep
 
 
 def test_supabase_mapping_and_warnings():
-    from litestar_userio.transfer.converters import supabase_record
+    from userio_client.sources import supabase_record
 
     ada, _, phone, google, banned = csv_rows(SUPABASE)
     warnings: list[dict[str, str]] = []
@@ -296,7 +296,7 @@ def test_supabase_mapping_and_warnings():
 
 
 def test_clerk_header_is_the_dashboard_export_and_rows_convert_to_records_the_api_accepts():
-    from litestar_userio.transfer.converters import CLERK_HEADER, clerk_record
+    from userio_client.sources import CLERK_HEADER, clerk_record
 
     assert CSVRows(io.BytesIO(CLERK.read_bytes())).header == list(CLERK_HEADER)
     for row in csv_rows(CLERK):
@@ -305,7 +305,7 @@ def test_clerk_header_is_the_dashboard_export_and_rows_convert_to_records_the_ap
 
 
 def test_clerk_mapping_and_warnings():
-    from litestar_userio.transfer.converters import clerk_record
+    from userio_client.sources import clerk_record
 
     ada, grace, soren, ken = csv_rows(CLERK)
     warnings: list[dict[str, str]] = []
@@ -331,7 +331,7 @@ def test_clerk_mapping_and_warnings():
 
 
 def test_our_export_converts_back_to_records_the_api_accepts():
-    from litestar_userio.transfer.converters import userio_record
+    from userio_client.sources import userio_record
 
     ada, grace, ken = [json.loads(line) for line in USERIO_EXPORT.read_text().splitlines()]
     warnings: list[dict[str, str]] = []

@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime
 
-from litestar_userio.clock import FrozenClock
 from litestar_userio.config import QueueConfig
 from tests.conftest import Backend
 from tests.helpers import IMPORT
+from userio_core.clock import FrozenClock
 
 
 async def test_the_running_deployment_never_sweeps_a_tests_finished_import(

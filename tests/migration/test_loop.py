@@ -750,7 +750,7 @@ async def test_a_secret_is_asked_for_without_echo_on_a_terminal_and_never_empty(
 
 
 async def test_hooks_secrets_versions_and_rollback_from_the_client(embedded: Deployment, tmp_path):
-    from litestar_userio.auth.keys import sign_admin_token
+    from userio_core.admin_keys import sign_admin_token
 
     project = await embedded.make_project()
     args = project.args(embedded)

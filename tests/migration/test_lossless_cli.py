@@ -10,11 +10,11 @@ import msgspec
 import pytest
 from pyrage import decrypt, x25519
 
-from litestar_userio.auth.keys import sign_admin_token
 from litestar_userio.projects.settings import ProjectSettings
 from tests.helpers import HASH_2B, TOTP_SECRET
 from tests.migration.conftest import Deployment, Project
 from tests.test_password_formats import LEGACY_HASHES
+from userio_core.admin_keys import sign_admin_token
 
 ALLOWED = ProjectSettings(allow_secret_export=True)
 

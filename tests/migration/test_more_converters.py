@@ -12,7 +12,9 @@ import bcrypt
 import msgspec
 
 from litestar_userio.imports.schemas import UserRecord
-from litestar_userio.transfer.converters import (
+from tests.migration.conftest import FIXTURES, Deployment, read_report
+from userio_client.records import InputPass
+from userio_client.sources import (
     FIREBASE_CSV_HEADER,
     SOURCES,
     django_record,
@@ -20,8 +22,6 @@ from litestar_userio.transfer.converters import (
     kratos_record,
     source_with,
 )
-from litestar_userio.transfer.records import InputPass
-from tests.migration.conftest import FIXTURES, Deployment, read_report
 
 PASSWORD = b"correct horse battery staple"
 HASH_CONFIG = {
@@ -211,7 +211,7 @@ async def test_import_from_kratos_links_the_google_identity_and_the_password_sig
 
 
 def test_a_file_that_looks_like_another_systems_export_is_named():
-    from litestar_userio.transfer.converters import guess_source
+    from userio_client.sources import guess_source
 
     expected = {
         "firebase_users.json": "firebase",

@@ -11,8 +11,8 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from litestar_userio.transfer import reader
-from litestar_userio.transfer.reader import CSVRows, InputError, JSONRecords, decode_record, one_line
+from userio_client import reader
+from userio_client.reader import CSVRows, InputError, JSONRecords, decode_record, one_line
 
 RECORDS = [
     {"email": f"u{i}@example.com", "name": 'Zoë "quoted" \\ [not] {structure}', "roles": ["a", {"x": "}"}]}

@@ -9,10 +9,10 @@ import jwt
 import msgspec
 import pytest
 
-from litestar_userio.clock import FrozenClock
-from litestar_userio.transfer.client import TokenSource
-from litestar_userio.transfer.report import ReportError, ReportWriter, read_report
 from tests.conftest import admin_key
+from userio_client.client import TokenSource
+from userio_client.report import ReportError, ReportWriter, read_report
+from userio_core.clock import FrozenClock
 
 
 def write(path, *lines: bytes) -> None:
@@ -100,7 +100,7 @@ def test_signed_tokens_are_renewed_before_they_expire():
 
 
 def test_details_laid_out_over_lines_still_give_one_report_line_per_record(tmp_path):
-    from litestar_userio.transfer.details import decode_details
+    from userio_client.details import decode_details
 
     status = (
         b'[\n  {\n    "index": 0,\n    "record": {"email": "a@x.com", "name": "Ada\\nLovelace"},\n'

@@ -15,7 +15,7 @@ import pytest
 from scim2_client.engines.httpx2 import SyncSCIMClient
 from scim2_tester import Status, check_server
 
-from litestar_userio.auth.keys import sign_admin_token
+from userio_core.admin_keys import sign_admin_token
 
 pytestmark = [pytest.mark.engine, pytest.mark.slow]
 

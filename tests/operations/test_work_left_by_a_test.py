@@ -11,9 +11,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from litestar_userio.clock import FrozenClock
 from tests.helpers import IMPORT, run_import
 from tests.operations.conftest import delta, scrape
+from userio_core.clock import FrozenClock
 
 pytestmark = pytest.mark.engine
 

@@ -22,7 +22,7 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from litestar_userio.auth.keys import sign_admin_token
+from userio_core.admin_keys import sign_admin_token
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = int(os.environ.get("USERIO_SCHEMATHESIS_EXAMPLES", "15"))

@@ -1,6 +1,6 @@
 """U+0000 (NUL) anywhere a client can put it is a 400 naming where, never a 500 (issue 46, DECISIONS 10).
 
-PostgreSQL refuses NUL in text and JSONB; SQLite stores it. One rule (`users.formats.storable_text`, the import's
+PostgreSQL refuses NUL in text and JSONB; SQLite stores it. One rule (`userio_core.attribute_formats.storable_text`, the import's
 screening) refuses it on both deployments alike: at the token endpoint (RFC 6749 `invalid_request`), in the admin
 API's query and path parameters and bodies, and in `db/engine.py` for a value that came another way.
 """

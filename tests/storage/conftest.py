@@ -8,11 +8,11 @@ from litestar import Litestar, Router
 from litestar.di import Provide
 from litestar.testing import AsyncTestClient
 
-from litestar_userio.clock import FrozenClock
 from litestar_userio.config import LocalStorageConfig
 from litestar_userio.storage import LocalStorage, build_storage
 from litestar_userio.web.downloads import DownloadController
 from tests.fixtures.s3 import moto_endpoint, s3_client, s3_config
+from userio_core.clock import FrozenClock
 
 __all__ = ["moto_endpoint", "s3_client", "s3_config"]
 

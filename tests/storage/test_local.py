@@ -12,10 +12,10 @@ from litestar import Litestar, Router
 from litestar.di import Provide
 from litestar.testing import AsyncTestClient
 
-from litestar_userio.clock import FrozenClock
 from litestar_userio.config import LocalStorageConfig
 from litestar_userio.storage import LocalStorage, StoredFile
 from litestar_userio.web.downloads import DownloadController
+from userio_core.clock import FrozenClock
 
 from .conftest import BASE_URL
 

@@ -14,9 +14,9 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import pytest
 
-from litestar_userio.clock import FrozenClock
 from litestar_userio.config import S3StorageConfig
 from litestar_userio.storage import S3Storage, Storage, StoredFile, build_storage
+from userio_core.clock import FrozenClock
 
 KEY = "proj_1/userexport_ABC/proj_1-userexport_ABC-20261103093000Z.csv"
 FILENAME = "proj_1-userexport_ABC-20261103093000Z.csv"

@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from litestar_userio.users.formats import invisible_character, is_email, is_username
 from tests.helpers import HASH_2B, PASSWORD, import_one, run_import
+from userio_core.attribute_formats import invisible_character, is_email, is_username
 
 INVISIBLE = ["\u200b", "\u200d", "\u00ad", "\u2060", "\ufeff", "\u202e", "\u061c", "\u034f", "\ufe0f", "\U000e0041"]
 

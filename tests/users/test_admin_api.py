@@ -15,11 +15,11 @@ import pytest
 from litestar.events import listener
 
 from litestar_userio import PasswordConfig
-from litestar_userio.clock import FrozenClock
 from litestar_userio.errors import RefreshTokenInvalid
-from litestar_userio.users.formats import SPECIAL_USE_HINT
 from tests.exports.helpers import exported_bytes
 from tests.helpers import HASH_2B, PASSWORD, authenticators, identities, import_one, memberships, until
+from userio_core.attribute_formats import SPECIAL_USE_HINT
+from userio_core.clock import FrozenClock
 
 USERS = "/_api/admin/users"
 NOW = datetime(2026, 6, 1, 12, 0, 0, tzinfo=UTC)

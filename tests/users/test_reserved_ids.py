@@ -8,9 +8,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from litestar_userio.ids import RESERVED_USER_IDS
-from litestar_userio.users.login_ids import login_key
 from tests.helpers import import_one
+from userio_core.ids import RESERVED_USER_IDS
+from userio_core.login_ids import login_key
 
 USERS = "/_api/admin/users"
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from litestar_userio.clock import FrozenClock
 from tests.helpers import until
 from tests.webhooks.helpers import NOW, create_user, sub_of
 from tests.webhooks.receiver import Receiver
+from userio_core.clock import FrozenClock
 
 HOOKS = "/_api/admin/hooks"
 

@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
-from litestar_userio.clock import FrozenClock
 from litestar_userio.config import WebhookConfig
 from litestar_userio.hooks.secrets import SecretBox
 from tests.helpers import HASH_2B, run_import, until
@@ -34,6 +33,7 @@ from tests.webhooks.helpers import (
     update_user,
 )
 from tests.webhooks.receiver import Receiver
+from userio_core.clock import FrozenClock
 
 ALL = ["user.created", "user.profile.updated", "user.disabled", "user.reenabled", "user.deleted"]
 
