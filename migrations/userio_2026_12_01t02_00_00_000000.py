@@ -26,7 +26,7 @@ from piccolo.columns.column_types import Text
 from piccolo.engine import engine_finder
 from piccolo.querystring import QueryString
 
-from litestar_userio.users.login_ids import login_key
+from userio_core.login_ids import login_key
 
 ID = "2026-12-01T02:00:00:000000"
 VERSION = "1.38.0"
