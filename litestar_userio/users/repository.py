@@ -194,6 +194,17 @@ class SignInState:
     temporarily_disabled_until: datetime | None = None
 
 
+@dataclass(frozen=True)
+class SignInUser:
+    """What a sign-in or a refresh reads of a user, in one query: the user as tokens see it, its state, its hash."""
+
+    user: UserState
+    """With login ids, roles, groups and attributes (`user_rows_query`)."""
+    state: SignInState
+    password_hash: str | None
+    """The primary password's stored hash; None without one."""
+
+
 class UserRepository:
     """Bulk reads and writes of whole users inside a caller's transaction."""
 
@@ -221,6 +232,46 @@ class UserRepository:
             row["temporarily_disabled_from"],
             row["temporarily_disabled_until"],
         )
+
+    async def sign_in_user(
+        self, tx: Tx, project_id: str, *, login_ids: Mapping[str, str] | None = None, user_id: str | None = None
+    ) -> SignInUser | None:
+        """The user a sign-in (`login_ids`: attribute -> normalized) or a refresh (`user_id`) names, whole, or None.
+
+        One statement: `user_rows_query`'s user with its sign-in state and primary password hash, where a password
+        grant read the hash, the state twice and the user twice (5 statements, issue 47).
+        """
+        args: list[str] = [project_id]
+        if login_ids is not None:
+            clauses = []
+            for attribute, normalized in login_ids.items():
+                args += [LOGIN_ID_ATTRIBUTES[attribute], normalized]
+                clauses.append(f"(i.login_id_key = ${len(args) - 1} AND i.normalized_value = ${len(args)})")
+            where = (
+                "u.project_id = $1 AND u.id = (SELECT i.user_id FROM userio_identity i"
+                f" WHERE i.project_id = $1 AND ({' OR '.join(clauses)}) LIMIT 1)"
+            )
+        else:
+            assert user_id is not None
+            args.append(user_id)
+            where = "u.project_id = $1 AND u.id = $2"
+        row = await tx.fetchrow(
+            f"SELECT q.*, a.password_hash, a.expire_after FROM ({user_rows_query(tx, where)}) q"
+            " LEFT JOIN userio_authenticator a ON a.user_id = q.id AND a.kind = 'primary' AND a.type = 'password'",
+            *args,
+        )
+        if row is None:
+            return None
+        user = user_from_row(row)
+        state = SignInState(
+            user.disabled,
+            user.account_valid_from,
+            user.account_valid_until,
+            row["expire_after"],
+            user.temporarily_disabled_from,
+            user.temporarily_disabled_until,
+        )
+        return SignInUser(user, state, row["password_hash"])
 
     async def record_sign_in(self, tx: Tx, project_id: str, user_id: str, at: datetime) -> None:
         """Set the user's `last_login_at`."""
