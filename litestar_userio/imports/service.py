@@ -102,6 +102,7 @@ class ImportService:
         *,
         passwords: PasswordVerifier | None = None,
         changes: ChangeService | None = None,
+        emit: Callable[..., None] | None = None,
     ) -> None:
         self.db = db
         self.changes = changes
@@ -119,8 +120,8 @@ class ImportService:
         """Chunks this process applies at once; the other jobs' chunks wait here, their leases held."""
         self._conflicted_at: dict[str, float] = {}
         """Project id -> when (monotonic) an optimistic run of one of its chunks last conflicted, oldest first."""
-        self.emit: Callable[..., None] = _no_events
-        """Litestar's `app.emit` once the plugin bound it: `userio.import.completed` once per task
+        self.emit: Callable[..., None] = emit or _no_events
+        """Litestar's `app.emit` (the plugin's lifespan passes it): `userio.import.completed` once per task
         (docs/reference.md#events; no event per record, docs/reference.md#import-no-user-events). A worker
         process has no app: its completions emit nothing."""
 
@@ -580,7 +581,7 @@ class ImportService:
 
 
 def _no_events(event_id: str, *args: object) -> None:
-    """Until the plugin binds the app's emitter, a completion emits nothing."""
+    """Without the app's emitter (a worker, the CLI), a completion emits nothing."""
 
 
 def _list_item(task: TaskRow) -> ImportTaskItem:
