@@ -15,10 +15,10 @@ from litestar_userio.config import UserIOConfig
 from litestar_userio.errors import HookError, PasswordVerificationBusy, SignInRefused
 from litestar_userio.events import app_emitter
 from litestar_userio.extras import require_extras
-from litestar_userio.openapi import document_admin_api
 from litestar_userio.services import Services
 from litestar_userio.web.bodies import StrictBodySchemas
 from litestar_userio.web.errors import oauth_busy_handler, oauth_error_handler, oauth_refusal_handler
+from litestar_userio.web.openapi import document_admin_api
 from litestar_userio.web.providers import SERVICES_STATE_KEY, app_dependencies
 from litestar_userio.web.router import build_router
 

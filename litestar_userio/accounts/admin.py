@@ -54,7 +54,6 @@ from litestar_userio.users.search import Condition, UserSort
 
 __all__ = [
     "KEEP",
-    "USER_EVENTS",
     "ChangeOrigin",
     "NewUser",
     "UserAdminService",
@@ -65,16 +64,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger("litestar_userio.users")
-
-USER_EVENTS = (
-    "userio.user.created",
-    "userio.user.updated",
-    "userio.user.password_changed",
-    "userio.user.disabled",
-    "userio.user.enabled",
-    "userio.user.deleted",
-)
-"""The events a change of one user emits (from its change-log entry); the argument is the user as exported."""
 
 _CONFLICT_RETRIES = 5
 _SCAN_BATCH = 200

@@ -40,9 +40,9 @@ from litestar_userio.errors import (
     ValidationFailed,
 )
 from litestar_userio.imports.screening import may_hold_nul, screen_record
-from litestar_userio.jsonbody import find_duplicate_key
-from litestar_userio.openapi import struct_schema
 from litestar_userio.users.formats import NUL_MESSAGE, storable_text
+from litestar_userio.web.jsonbody import find_duplicate_key
+from litestar_userio.web.openapi import struct_schema
 
 if TYPE_CHECKING:
     from litestar.handlers import BaseRouteHandler
