@@ -542,26 +542,31 @@ class UserRepository:
         ]
         if not changed:
             return 0
-        dump = _dump
         new_users = [u for u in changed if u.is_new]
         old_users = [u for u in changed if not u.is_new]
-        old_ids = {u.id for u in old_users}
-
         kept_identities = {
             i.id
             for u in old_users
             for i in u.login_ids.values()
             if loaded.identities.get(i.id) == (u.id, i.original, i.normalized)
         }
-        stale_identities = [
-            i for i, (owner, *_) in loaded.identities.items() if owner in old_ids and i not in kept_identities
-        ]
-        current_authenticators = {a.id for u in old_users for a in u.authenticators}
-        stale_authenticators = [
-            a for a, owner in loaded.authenticators.items() if owner in old_ids and a not in current_authenticators
-        ]
-        role_users = [u.id for u in old_users if u.roles_changed]
-        group_users = [u.id for u in old_users if u.groups_changed]
+        await self._end_sessions(tx, loaded, old_users)
+        await self._delete_stale(tx, loaded, old_users, kept_identities)
+        await self._insert_users(tx, project_id, new_users)
+        await self._update_users(tx, old_users)
+        await self._insert_related(tx, project_id, loaded, changed, kept_identities, role_ids, group_ids)
+        await self._log(
+            tx,
+            project_id,
+            [UserChange(u.id, _kind(u, loaded), _entry_document(u, project_id, at)) for u in changed],
+            origin,
+            at,
+        )
+        return len(changed)
+
+    @staticmethod
+    async def _end_sessions(tx: Tx, loaded: LoadedUsers, old_users: list[UserState]) -> None:
+        """Revoke the refresh tokens of users whose change ends their sessions (a password set, a disable)."""
         ending = [
             u
             for u in old_users
@@ -576,11 +581,26 @@ class UserRepository:
                 )
             )
 
+    @staticmethod
+    async def _delete_stale(tx: Tx, loaded: LoadedUsers, old_users: list[UserState], kept_identities: set[str]) -> None:
+        """Delete what loaded users no longer have (first, so a login id can move), and their roles and groups."""
+        old_ids = {u.id for u in old_users}
+        stale_identities = [
+            i for i, (owner, *_) in loaded.identities.items() if owner in old_ids and i not in kept_identities
+        ]
+        current_authenticators = {a.id for u in old_users for a in u.authenticators}
+        stale_authenticators = [
+            a for a, owner in loaded.authenticators.items() if owner in old_ids and a not in current_authenticators
+        ]
         await tx.delete_in("userio_identity", "id", stale_identities)
         await tx.delete_in("userio_authenticator", "id", stale_authenticators)
-        await tx.delete_in("userio_user_role", "user_id", role_users)
-        await tx.delete_in("userio_user_group", "user_id", group_users)
+        await tx.delete_in("userio_user_role", "user_id", [u.id for u in old_users if u.roles_changed])
+        await tx.delete_in("userio_user_group", "user_id", [u.id for u in old_users if u.groups_changed])
 
+    @staticmethod
+    async def _insert_users(tx: Tx, project_id: str, new_users: list[UserState]) -> None:
+        """The new users' rows (COPY on PostgreSQL)."""
+        dump = _dump
         await tx.insert_many(
             "userio_user",
             (
@@ -615,6 +635,11 @@ class UserRepository:
                 for u in new_users
             ],
         )
+
+    @staticmethod
+    async def _update_users(tx: Tx, old_users: list[UserState]) -> None:
+        """The loaded users' rows, rewritten."""
+        dump = _dump
         await tx.executemany(
             "UPDATE userio_user SET updated_at = $2, is_disabled = $3, standard_attributes = $4,"
             " custom_attributes = $5, account_valid_from = $6, account_valid_until = $7,"
@@ -635,6 +660,19 @@ class UserRepository:
                 for u in old_users
             ],
         )
+
+    @staticmethod
+    async def _insert_related(
+        tx: Tx,
+        project_id: str,
+        loaded: LoadedUsers,
+        changed: list[UserState],
+        kept_identities: set[str],
+        role_ids: Mapping[str, str],
+        group_ids: Mapping[str, str],
+    ) -> None:
+        """The changed users' new login ids, authenticators, linked identities, roles and groups."""
+        dump = _dump
         await tx.insert_many(
             "userio_identity",
             (
@@ -710,14 +748,6 @@ class UserRepository:
             ("user_id", "group_id"),
             [(u.id, group_ids[k]) for u in changed if u.groups_changed for k in sorted(u.groups)],
         )
-        await self._log(
-            tx,
-            project_id,
-            [UserChange(u.id, _kind(u, loaded), _entry_document(u, project_id, at)) for u in changed],
-            origin,
-            at,
-        )
-        return len(changed)
 
     async def _log(
         self, tx: Tx, project_id: str, changes: list[UserChange], origin: ChangeOrigin, at: datetime
