@@ -55,15 +55,15 @@ async def token(
         if not username or not password:
             return oauth_error("invalid_request", "username, password and client_id are required")
         scope = str(form.get("scope") or "openid")
-        user_id = await userio_users.sign_in(project.id, username, password, client_id)
+        signed_in = await userio_users.password_grant(project, username, password, client_id)
+        user, application = signed_in.user, signed_in.application
     else:
         presented = form.get("refresh_token")
         if not presented:
             return oauth_error("invalid_request", "refresh_token is required")
-        await userio_tokens.application(project.id, client_id)  # an unknown client: invalid_client
+        application = await userio_tokens.application(project.id, client_id)  # an unknown client: invalid_client
         grant = await userio_tokens.refresh_tokens.check(project.id, client_id, presented)
-        await userio_users.check_sign_in(project.id, grant.user_id, password=False)
-        user_id, scope = grant.user_id, grant.scope
+        user, scope = await userio_users.refresh_grant_user(project.id, grant.user_id), grant.scope
     context = EventContext(
         client_id=client_id,
         app_id=project.id,
@@ -74,10 +74,12 @@ async def token(
     body = await userio_tokens.token_response(
         project.id,
         client_id,
-        user_id,
+        user.id,
         issuer=str(request.base_url).rstrip("/"),
         scope=scope,
         refresh=grant,
         context=context,
+        user=user,  # read once by the grant, passed down
+        application=application,
     )
     return Response(body, headers={"Cache-Control": "no-store"})

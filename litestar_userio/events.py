@@ -24,7 +24,7 @@ EVENTS = (
     "userio.user.deleted",
     "userio.import.completed",
 )
-"""Every event id the plugin emits."""
+"""Every event id the plugin emits (the one list: a user's are `userio.user.<kind>` of its change-log entry)."""
 
 
 def app_emitter(app: Litestar) -> Callable[..., None]:

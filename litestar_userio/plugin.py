@@ -15,21 +15,21 @@ from litestar_userio.config import UserIOConfig
 from litestar_userio.errors import HookError, PasswordVerificationBusy, SignInRefused
 from litestar_userio.events import app_emitter
 from litestar_userio.extras import require_extras
-from litestar_userio.openapi import document_admin_api
 from litestar_userio.services import Services
 from litestar_userio.web.bodies import StrictBodySchemas
 from litestar_userio.web.errors import oauth_busy_handler, oauth_error_handler, oauth_refusal_handler
+from litestar_userio.web.openapi import document_admin_api
 from litestar_userio.web.providers import SERVICES_STATE_KEY, app_dependencies
 from litestar_userio.web.router import build_router
 
 __all__ = ["UserIOPlugin"]
 
 
-class UserIOPlugin(InitPlugin, CLIPlugin, StrictBodySchemas):
+class UserIOPlugin(InitPlugin, CLIPlugin):
     """Adds the bulk import/export admin APIs, token hooks and the `userio` CLI group to a Litestar app.
 
-    It is its own OpenAPI schema plugin (`StrictBodySchemas`, the strict bodies only): the host's plugins and
-    Litestar's struct plugin come after it, so it documents those bodies before they would.
+    It registers `StrictBodySchemas` (the strict bodies' OpenAPI schemas) right after itself: the host's later
+    plugins and Litestar's struct plugin come after it, so it documents those bodies before they would.
     """
 
     __slots__ = ("_config",)
@@ -46,6 +46,7 @@ class UserIOPlugin(InitPlugin, CLIPlugin, StrictBodySchemas):
     def on_app_init(self, app_config: AppConfig) -> AppConfig:
         """Register controllers, one provider per service and the lifespan that starts the services."""
         app_config.route_handlers.append(build_router(self._config))
+        self._add_body_schemas(app_config)
         document_admin_api(app_config)
         self._add_tracing(app_config)
         app_config.exception_handlers.setdefault(HookError, oauth_error_handler)
@@ -54,6 +55,16 @@ class UserIOPlugin(InitPlugin, CLIPlugin, StrictBodySchemas):
         app_config.dependencies.update(app_dependencies(self._config.dependency_keys))
         app_config.lifespan.append(self._lifespan)
         return app_config
+
+    def _add_body_schemas(self, app_config: AppConfig) -> None:
+        """`StrictBodySchemas` just after this plugin (where it stood when the plugin was its own schema plugin).
+
+        After, not before: Litestar is iterating the plugins to call `on_app_init`, and the schema plugin has none.
+        """
+        plugins = app_config.plugins
+        at = next((i + 1 for i, plugin in enumerate(plugins) if plugin is self), len(plugins))
+        if not (at < len(plugins) and isinstance(plugins[at], StrictBodySchemas)):
+            plugins.insert(at, StrictBodySchemas())
 
     def _add_tracing(self, app_config: AppConfig) -> None:
         """Request spans, only when configured; the probes and `/metrics` are in the router.
@@ -78,8 +89,7 @@ class UserIOPlugin(InitPlugin, CLIPlugin, StrictBodySchemas):
 
     @asynccontextmanager
     async def _lifespan(self, app: Litestar) -> AsyncIterator[None]:
-        services = await Services.start(self._config)
-        services.bind_events(app_emitter(app))
+        services = await Services.start(self._config, emit=app_emitter(app))
         app.state[SERVICES_STATE_KEY] = services
         try:
             yield

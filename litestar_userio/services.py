@@ -7,6 +7,7 @@ import logging
 from collections.abc import Callable
 
 from litestar_userio.accounts.admin import UserAdminService
+from litestar_userio.accounts.credentials import PasswordCredentials
 from litestar_userio.accounts.migration import PasswordMigrator
 from litestar_userio.accounts.service import UserService
 from litestar_userio.auth.admin import AdminAuthenticator
@@ -29,6 +30,7 @@ from litestar_userio.storage import Storage, build_storage
 from litestar_userio.tokens.applications import ApplicationService
 from litestar_userio.tokens.keys import SigningKeyStore
 from litestar_userio.tokens.service import TokenService
+from litestar_userio.users.passwords import PasswordVerifier
 from litestar_userio.webhooks.consumer import WebhookConsumer
 from litestar_userio.webhooks.service import WebhookService
 
@@ -94,8 +96,18 @@ class Services:
         """SCIM tokens and provisioning (its routes only where `UserIOConfig.scim` is set)."""
 
     @classmethod
-    async def start(cls, config: UserIOConfig, *, queue: JobQueue | None = None, run_jobs: bool = True) -> Services:
-        """Open the database (migrating it if configured), the queue and the storage.
+    async def start(
+        cls,
+        config: UserIOConfig,
+        *,
+        queue: JobQueue | None = None,
+        run_jobs: bool = True,
+        emit: Callable[..., None] | None = None,
+    ) -> Services:
+        """Open the database (migrating it if configured), the queue and the storage; build every service once.
+
+        `emit` is the app's (`app.emit`, in a web process): the plugin's events (`events.EVENTS`) go through it, the
+        users' following the change log (`changes/events.py`: this process becomes one of its consumers).
 
         Without `queue`, a Redis URL in the config selects arq (enqueue only: workers run the jobs), else the
         in-process runner runs them here. `run_jobs=False` builds an in-process queue that runs nothing (CLI).
@@ -119,6 +131,13 @@ class Services:
         projects = ProjectService(db, clock)
         changes = ChangeService(db, config.changes, clock)
         applications = ApplicationService(db, clock)
+        passwords = PasswordVerifier(config.passwords, config.imports.max_bcrypt_cost, config.imports.hash_bounds)
+        credentials = PasswordCredentials(db, passwords, projects, clock)
+        hooks = HookService(db, config.hooks, clock)
+        tokens = TokenService(db, SigningKeyStore(db, clock), applications, hooks, config.tokens, clock)
+        user_admin = UserAdminService(
+            db, projects, passwords, clock, imports=config.imports, changes=changes, hooks=hooks
+        )
         users = UserService(
             db,
             config.passwords,
@@ -127,12 +146,12 @@ class Services:
             projects=projects,
             hash_bounds=config.imports.hash_bounds,
             applications=applications,
+            passwords=passwords,
+            credentials=credentials,
+            migrator=PasswordMigrator(hooks, user_admin, credentials),
         )
-        hooks = HookService(db, config.hooks, clock)
-        tokens = TokenService(db, SigningKeyStore(db, clock), applications, hooks, config.tokens, clock)
-        user_admin = UserAdminService(
-            db, projects, users.passwords, clock, imports=config.imports, changes=changes, hooks=hooks
-        )
+        if emit is not None:
+            changes.register(EventsConsumer(emit))
         services = cls(
             config=config,
             db=db,
@@ -147,8 +166,9 @@ class Services:
                 config.imports,
                 config.queue,
                 clock,
-                passwords=users.passwords,
+                passwords=passwords,
                 changes=changes,
+                emit=emit,
             ),
             exports=ExportService(db, queue, projects, storage, config.exports, config.queue, clock, changes=changes),
             admin=AdminAuthenticator(config.auth, projects, clock),
@@ -174,21 +194,12 @@ class Services:
                 ca_file=config.hooks.fetch_ca_file,
             ),
         )
-        users.migrator = PasswordMigrator(hooks, services.user_admin)
         telemetry.watch("pending_checks", services.users.passwords.pending)
         if run_jobs:
             # Every process that runs jobs follows the log for the webhooks (and their non-blocking hooks).
             changes.register(WebhookConsumer(services.webhooks, hooks))
             await queue.serve({CONTEXT_KEY: services})
         return services
-
-    def bind_events(self, emit: Callable[..., None]) -> None:
-        """Emit the plugin's events (`events.EVENTS`) through `emit`: the app's, in a web process.
-
-        The users' events follow the change log (`changes/events.py`): this process becomes one of its consumers.
-        """
-        self.changes.register(EventsConsumer(emit))
-        self.imports.emit = emit
 
     async def ready(self, *, hooks: bool = True) -> bool:
         """Readiness: the database answers, the queue takes jobs, the V8 pool runs a trivial hook.

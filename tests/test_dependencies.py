@@ -53,12 +53,12 @@ def test_keys_must_be_distinct():
         DependencyKeys(users="userio_tokens")
 
 
-def test_every_service_has_one_generated_provider_and_one_key():
-    """The providers come from one table: a service added to `Services` without a key or a provider fails here."""
+def test_every_service_has_one_provider_and_one_key():
+    """A service added to `Services` without a key or a provider fails here; each provider is a plain function."""
     services = set(get_type_hints(providers.Services)) - {"db"}
     keys = {field.name for field in fields(DependencyKeys)}
 
     assert set(providers.PROVIDERS) == services == keys
     assert get_type_hints(providers.provide_token_service)["return"] is TokenService
-    assert providers.provide_hook_service.__name__ == "provide_hooks"
+    assert providers.provide_hook_service.__name__ == "provide_hook_service"
     assert providers.provide_storage.__doc__ == "The export storage; None when exports are disabled."

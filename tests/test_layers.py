@@ -260,3 +260,52 @@ def test_no_module_subclasses_a_litestar_dto_or_imports_a_private_litestar_modul
 
     assert private == {}
     assert dtos == {}
+
+
+_SERVICE_FIELDS = {
+    "users",
+    "imports",
+    "exports",
+    "hooks",
+    "tokens",
+    "user_admin",
+    "changes",
+    "scim",
+    "projects",
+    "admin",
+}
+"""The `Services` attributes: a service is built whole in `services.py`, never given a field afterwards."""
+
+
+def _fields_set_on_services(tree: ast.AST) -> list[str]:
+    """`x.users.migrator = ...`, `users.migrator = ...`: a field set on a service from outside it."""
+    found = []
+    for node in ast.walk(tree):
+        targets = (
+            node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        )
+        for target in targets:
+            if not isinstance(target, ast.Attribute):
+                continue
+            owner = target.value
+            name = owner.id if isinstance(owner, ast.Name) else owner.attr if isinstance(owner, ast.Attribute) else None
+            if name in _SERVICE_FIELDS:
+                found.append(f"{name}.{target.attr} (line {node.lineno})")
+    return found
+
+
+def test_the_check_for_fields_set_after_construction_sees_one():
+    assert _fields_set_on_services(ast.parse("users.migrator = m\nself.imports.emit: E = e")) == [
+        "users.migrator (line 1)",
+        "imports.emit (line 2)",
+    ]
+
+
+def test_no_service_gets_a_field_after_it_is_built():
+    """STYLE "Wired through constructors": collaborators come in through `__init__`, in the composition root."""
+    offenders = {
+        str(path.relative_to(PACKAGE)): found
+        for path in PACKAGE.rglob("*.py")
+        if (found := _fields_set_on_services(ast.parse(path.read_text())))
+    }
+    assert offenders == {}

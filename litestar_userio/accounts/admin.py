@@ -59,7 +59,6 @@ from userio_core.retry import Backoff, retrying
 
 __all__ = [
     "KEEP",
-    "USER_EVENTS",
     "ChangeOrigin",
     "NewUser",
     "UserAdminService",
@@ -70,16 +69,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger("litestar_userio.users")
-
-USER_EVENTS = (
-    "userio.user.created",
-    "userio.user.updated",
-    "userio.user.password_changed",
-    "userio.user.disabled",
-    "userio.user.enabled",
-    "userio.user.deleted",
-)
-"""The events a change of one user emits (from its change-log entry); the argument is the user as exported."""
 
 _CONFLICT_RETRIES = 5
 _SCAN_BATCH = 200

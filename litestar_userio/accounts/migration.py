@@ -13,12 +13,12 @@ like any other: the hook never runs again for them.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 import msgspec
 
 from litestar_userio.accounts.admin import UserAdminService
+from litestar_userio.accounts.credentials import PasswordCredentials
 from litestar_userio.causes import Cause
 from litestar_userio.changes.entries import ChangeOrigin
 from litestar_userio.errors import HookError, UserIOError, ValidationFailed
@@ -35,50 +35,46 @@ _SIGN_IN = ChangeOrigin("sign_in")
 """The origin of the changes a lazy migration makes (docs/changes.md)."""
 
 
-Verify = Callable[[str, str, str], Awaitable[str | None]]
-"""(project id, login id, password) -> the user id when the password matches (`UserService.verify_password`)."""
-Lookup = Callable[[str, str], Awaitable[tuple[str, str | None] | None]]
-"""(project id, login id) -> (user id, stored password hash) of its user, or None (`UserService.find_password`)."""
-
-
 def is_waiting(found: tuple[str, str | None] | None) -> bool:
-    """Whether a user found by `Lookup` waits for lazy migration: an imported `{"type": "migrate_on_sign_in"}`."""
+    """Whether a user `PasswordCredentials.find` found waits for lazy migration (`{"type": "migrate_on_sign_in"}`)."""
     return found is not None and found[1] is not None and stored_format(found[1]) == MIGRATE_ON_SIGN_IN
 
 
 class PasswordMigrator:
     """Creates or completes, at most once, the user an old system vouches for; fails closed (None: refused)."""
 
-    def __init__(self, hooks: HookService, user_admin: UserAdminService) -> None:
+    def __init__(self, hooks: HookService, user_admin: UserAdminService, credentials: PasswordCredentials) -> None:
         self.hooks = hooks
         self.user_admin = user_admin
+        self.credentials = credentials
+        """The sign-in's own password lookup and check (the one `UserService` is built with)."""
         self.locks = MigrationLocks()
         """One run per project and login id at a time; the database's login-id uniqueness backs it."""
 
-    async def migrate(
-        self, project_id: str, login_id: str, password: str, verify: Verify, lookup: Lookup
-    ) -> str | None:
+    async def migrate(self, project_id: str, login_id: str, password: str) -> str | None:
         """The id of the user created or completed for `login_id`, or None (no hook, a refusal, any failure).
 
         Only a login id no user has, or one of a user still waiting, is asked of the hooks; a waiting user stays
         waiting unless the hooks vouch for the password. A sign-in that waited for another one's run finds the
-        user created or completed: `verify` checks its password then.
+        user created or completed: `PasswordCredentials.verify` checks its password then.
         """
         if not self.hooks.has_migration(await self.hooks.list(project_id)):
             return None
         project = await self.user_admin.projects.get(project_id)
         if project is None:
             return None
-        found = await lookup(project_id, login_id)
+        found = await self.credentials.find(project_id, login_id)
         key = login_id.strip().lower()
         if found is not None and not is_waiting(found) and not self.locks.busy(project_id, key):
             return None  # a known user whose password was wrong: nothing to migrate
         # A user found while a run for its login id is under way may be the one that run just created, its password
         # not stored yet: wait for that run, then check the password against what it stored.
         async with self.locks.hold(project_id, key):
-            found = await lookup(project_id, login_id)
+            found = await self.credentials.find(project_id, login_id)
             if found is not None and not is_waiting(found):
-                return await verify(project_id, login_id, password)  # done by the run this one waited for
+                return await self.credentials.verify(
+                    project_id, login_id, password
+                )  # done by the run this one waited for
             waiting = None if found is None else await self.user_admin.load(project_id, found[0])
             kind = login_id_type(login_id)
             try:

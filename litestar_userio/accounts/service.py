@@ -6,13 +6,16 @@ sign-in, raising the typed errors of `errors.py` (`SignInRefused`) that the plug
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from litestar_userio.accounts.credentials import PasswordCredentials, disabled_refusal
 from litestar_userio.config import PasswordConfig, PasswordHashBounds
 from litestar_userio.db.engine import Database
 from litestar_userio.errors import (
     InvalidCredentials,
+    NotFound,
     PasswordExpired,
     UnknownClient,
     UserDisabled,
@@ -22,19 +25,29 @@ from litestar_userio.errors import (
 from litestar_userio.observability import telemetry
 from litestar_userio.passwords.formats import is_target, stored_format
 from litestar_userio.passwords.schemas import FormatCount, PasswordMigration
-from litestar_userio.projects.service import ProjectService
-from litestar_userio.tokens.applications import ApplicationService, refuse_unstorable_sign_in
-from litestar_userio.users.login_id_rules import CASE_INSENSITIVE, LoginIDRules
-from litestar_userio.users.model import disabled_state
+from litestar_userio.projects.service import ProjectRecord, ProjectService
+from litestar_userio.projects.settings import ProjectSettings
+from litestar_userio.tokens.applications import ApplicationRecord, ApplicationService, refuse_unstorable_sign_in
+from litestar_userio.users.model import UserState
 from litestar_userio.users.passwords import PasswordVerifier, hash_format
-from litestar_userio.users.repository import SignInState, UserRepository
+from litestar_userio.users.repository import SignInState, SignInUser, UserRepository
 from userio_core.attribute_formats import LOGIN_ID_ATTRIBUTES
 from userio_core.clock import Clock, SystemClock
 
 if TYPE_CHECKING:
     from litestar_userio.accounts.migration import PasswordMigrator
 
-__all__ = ["UserService"]
+__all__ = ["SignedIn", "UserService"]
+
+
+@dataclass(frozen=True)
+class SignedIn:
+    """A password sign-in that passed every rule: what it read, for `TokenService.token_response` to reuse."""
+
+    user: UserState
+    """The user as tokens see it (login ids, roles, groups, attributes)."""
+    application: ApplicationRecord
+    """The client it signed in to."""
 
 
 class UserService:
@@ -50,23 +63,35 @@ class UserService:
         projects: ProjectService | None = None,
         applications: ApplicationService | None = None,
         hash_bounds: PasswordHashBounds | None = None,
+        passwords: PasswordVerifier | None = None,
+        credentials: PasswordCredentials | None = None,
+        migrator: PasswordMigrator | None = None,
     ) -> None:
         self.db = db
-        self.passwords = PasswordVerifier(config or PasswordConfig(), max_bcrypt_cost, hash_bounds)
+        self.passwords = passwords or PasswordVerifier(config or PasswordConfig(), max_bcrypt_cost, hash_bounds)
+        """The bounded bcrypt pool (shared with the import and the admin API by the composition root)."""
         self.clock: Clock = clock or SystemClock()
         self.projects = projects or ProjectService(db, self.clock)
         """Where the project's login-id rules come from."""
         self.applications = applications or ApplicationService(db, self.clock)
         """The project's clients, which `sign_in` checks first."""
+        self.credentials = credentials or PasswordCredentials(db, self.passwords, self.projects, self.clock)
+        """A login id's password, found and checked (shared with `migrator`)."""
         self.repository = UserRepository()
-        self.migrator: PasswordMigrator | None = None
-        """Lazy migration (docs/reference.md#hooks-lazy-migration): asked when a password sign-in finds no user; set by
-        `Services`."""
+        self.migrator = migrator
+        """Lazy migration (docs/reference.md#hooks-lazy-migration): asked when a password sign-in finds no user."""
 
     async def sign_in(self, project_id: str, login_id: str, password: str, client_id: str) -> str:
         """The user id of a password sign-in that passes every rule; else the refusal, typed.
 
-        See docs/reference.md#users-sign-in-refusals.
+        See docs/reference.md#users-sign-in-refusals. `password_grant` is the same sign-in for a host that holds
+        the project already and issues tokens next: it also answers the user and the client it read.
+        """
+        project = await self.projects.get(project_id) or ProjectRecord(project_id, ProjectSettings())
+        return (await self.password_grant(project, login_id, password, client_id)).user.id
+
+    async def password_grant(self, project: ProjectRecord, login_id: str, password: str, client_id: str) -> SignedIn:
+        """A password sign-in that passes every rule, with the user and client it read; else the refusal, typed.
 
         `InvalidSignInRequest` (`invalid_request`) for a login id or client id holding U+0000; then `UnknownClient`
         (RFC 6749 authenticates the client before the grant); `InvalidCredentials` for an
@@ -74,19 +99,57 @@ class UserService:
         `UserOutsideValidPeriod` and `PasswordExpired`. Records `last_login_at` when it lets the user in. A login id
         no user has, or a user waiting for migration (`migrate_on_sign_in`), goes to the project's
         `user.password_migration` hooks first (`migrator`, docs/reference.md#hooks-lazy-migration).
+
+        The user, its sign-in state and its password hash are one read (`UserRepository.sign_in_user`); the re-hash
+        and `last_login_at` one write.
         """
         refuse_unstorable_sign_in(username=login_id, client_id=client_id)
-        if await self.applications.get(project_id, client_id) is None:
+        application = await self.applications.get(project.id, client_id)
+        if application is None:
             raise UnknownClient()
-        user_id = await self.verify_password(project_id, login_id, password)
-        if user_id is None and self.migrator is not None:
-            user_id = await self.migrator.migrate(
-                project_id, login_id, password, self.verify_password, self.find_password
-            )
-        if user_id is None:
-            raise InvalidCredentials()
-        await self.check_sign_in(project_id, user_id, password=True)
-        return user_id
+        rules, algorithm = project.settings.login_id_rules(), project.settings.password_algorithm
+        candidates = {attribute: rules.normalize(attribute, login_id) for attribute in LOGIN_ID_ATTRIBUTES}
+        async with self.db.reader() as tx:
+            found = await self.repository.sign_in_user(tx, project.id, login_ids=candidates)
+        stored = found.password_hash if found is not None else None
+        ok = await self.passwords.check(project.id, password, stored, algorithm)
+        telemetry.password_checked(hash_format(stored), "match" if ok else "mismatch")
+        if ok and found is not None and stored is not None:
+            await self._let_in(project.id, found, password, stored, algorithm)
+            return SignedIn(found.user, application)
+        if self.migrator is not None:
+            user_id = await self.migrator.migrate(project.id, login_id, password)
+            if user_id is not None:
+                await self.check_sign_in(project.id, user_id, password=True)
+                return SignedIn(await self.refresh_grant_user(project.id, user_id), application)
+        raise InvalidCredentials()
+
+    async def _let_in(self, project_id: str, found: SignInUser, password: str, stored: str, algorithm: str) -> None:
+        """After a right password: re-hash a legacy hash (`_rehash`), refuse by the rules, else record the sign-in."""
+        new = None
+        if not is_target(stored, algorithm, self.passwords.config.bcrypt_cost):
+            new = await self.passwords.hash(project_id, password, algorithm)
+        now = self.clock.now()
+        refusal = self._refusal(found.state, now) or self._expired(found.state, now)
+        async with self.db.transaction() as tx:
+            if new is not None:
+                await self.repository.replace_password_hash(tx, project_id, found.user.id, stored, new)
+            if refusal is None:
+                await self.repository.record_sign_in(tx, project_id, found.user.id, now)
+        if refusal is not None:
+            raise refusal
+
+    async def refresh_grant_user(self, project_id: str, user_id: str) -> UserState:
+        """The user of a checked refresh token, read once, refused as `check_sign_in(password=False)` refuses.
+
+        `NotFound` when the project has no such user; pass it to `TokenService.token_response(user=...)`.
+        """
+        async with self.db.reader() as tx:
+            found = await self.repository.sign_in_user(tx, project_id, user_id=user_id)
+        if found is None:
+            raise NotFound("no such user")
+        self._refuse_disabled_state(found.state, self.clock.now())
+        return found.user
 
     async def check_sign_in(self, project_id: str, user_id: str, *, password: bool = True) -> None:
         """Refuse a sign-in the reference refuses, after the credentials were checked (`sign_in` calls it).
@@ -101,14 +164,22 @@ class UserService:
             return
         now = self.clock.now()
         self._refuse_disabled_state(state, now)
-        expire_after = state.password_expire_after
-        if password and expire_after is not None and expire_after < now:
-            raise PasswordExpired(
-                f"the password expired at {expire_after.isoformat()}; change it, then sign in again",
-                info={"expire_after": expire_after.isoformat()},
-            )
         if password:
+            expired = self._expired(state, now)
+            if expired is not None:
+                raise expired
             await self.record_sign_in(project_id, user_id)
+
+    @staticmethod
+    def _expired(state: SignInState, now: datetime) -> PasswordExpired | None:
+        """`PasswordExpired` when the primary password is past its `expire_after`, else None."""
+        expire_after = state.password_expire_after
+        if expire_after is None or expire_after >= now:
+            return None
+        return PasswordExpired(
+            f"the password expired at {expire_after.isoformat()}; change it, then sign in again",
+            info={"expire_after": expire_after.isoformat()},
+        )
 
     async def record_sign_in(self, project_id: str, user_id: str) -> None:
         """Set the user's `last_login_at` (exported): a password sign-in that passed every check.
@@ -121,64 +192,27 @@ class UserService:
     async def verify_password(self, project_id: str, login_id: str, password: str) -> str | None:
         """The user id when `password` matches the user's primary password, else None; never a disabled user.
 
-        A right password of a disabled user raises `UserDisabled` (a host that checks nothing more still refuses
-        it); `sign_in` adds the other rules.
-
-        An unknown login id, or a user without a password, costs a bcrypt check too (a fixed hash of the
-        configured typical cost), so timing does not tell which login ids exist. bcrypt compares only the first
-        72 bytes, as the systems the hashes come from did. Checks run on a bounded pool shared fairly by projects;
-        `PasswordVerificationBusy` when too many of this project's checks already wait. A good password whose hash
-        is not in the project's `password_algorithm` is re-hashed to it now (`_rehash`).
+        `PasswordCredentials.verify`: a right password of a disabled user raises `UserDisabled`; an unknown login id
+        costs a check too; a legacy hash is re-hashed to the project's `password_algorithm`.
         """
-        found = await self.find_password(project_id, login_id)
-        stored = found[1] if found is not None else None
-        ok = await self.passwords.check(project_id, password, stored, await self._algorithm(project_id))
-        telemetry.password_checked(hash_format(stored), "match" if ok else "mismatch")
-        if not ok or found is None:
-            return None
-        if stored is not None:
-            await self._rehash(project_id, found[0], password, stored)
-        await self._refuse_disabled(project_id, found[0])
-        return found[0]
+        return await self.credentials.verify(project_id, login_id, password)
 
     async def find_password(self, project_id: str, login_id: str) -> tuple[str, str | None] | None:
         """(user id, stored primary password hash or None) of the user `login_id` names as sign-in reads it."""
-        rules = await self._login_id_rules(project_id)
-        candidates = {attribute: rules.normalize(attribute, login_id) for attribute in LOGIN_ID_ATTRIBUTES}
-        async with self.db.reader() as tx:
-            return await self.repository.find_password(tx, project_id, candidates)
+        return await self.credentials.find(project_id, login_id)
 
-    async def _refuse_disabled(self, project_id: str, user_id: str) -> None:
-        async with self.db.reader() as tx:
-            state = await self.repository.sign_in_state(tx, project_id, user_id)
-        if state is not None:
-            self._refuse_disabled_state(state, self.clock.now())
+    @classmethod
+    def _refuse_disabled_state(cls, state: SignInState, now: datetime) -> None:
+        """Raise the refusal of a user disabled at `now` (`_refusal`)."""
+        refusal = cls._refusal(state, now)
+        if refusal is not None:
+            raise refusal
 
     @staticmethod
-    def _refuse_disabled_state(state: SignInState, now: datetime) -> None:
-        """The refusal of a user disabled at `now` as `disabled_state` (the one rule) says, with a fixed category."""
-        why = disabled_state(
-            now,
-            disabled=state.disabled,
-            temporarily_disabled_from=state.temporarily_disabled_from,
-            temporarily_disabled_until=state.temporarily_disabled_until,
-            account_valid_from=state.account_valid_from,
-            account_valid_until=state.account_valid_until,
-        )
-        if why == "disabled":
-            raise UserDisabled()
-        if why == "temporarily_disabled":
-            raise UserTemporarilyDisabled()
-        if why == "outside_valid_period":
-            valid_from, valid_until = state.account_valid_from, state.account_valid_until
-            raise UserOutsideValidPeriod(
-                f"the account can sign in only from {valid_from.isoformat() if valid_from else 'any time'}"
-                f" until {valid_until.isoformat() if valid_until else 'any time'}",
-                info={
-                    "account_valid_from": valid_from.isoformat() if valid_from else None,
-                    "account_valid_until": valid_until.isoformat() if valid_until else None,
-                },
-            )
+    def _refusal(
+        state: SignInState, now: datetime
+    ) -> UserDisabled | UserTemporarilyDisabled | UserOutsideValidPeriod | None:
+        return disabled_refusal(state, now)
 
     async def find_by_oauth(self, project_id: str, provider_alias: str, subject: str) -> str | None:
         """The id of the user linked to `subject` at `provider_alias` (an imported identity), or None.
@@ -189,31 +223,6 @@ class UserService:
         async with self.db.reader() as tx:
             owners = await self.repository.find_oauth_owners(tx, project_id, [(provider_alias, subject)])
         return owners.get((provider_alias, subject))
-
-    async def _rehash(self, project_id: str, user_id: str, password: str, stored: str) -> None:
-        """A hash not in the project's `password_algorithm` is replaced in the sign-in that proved it.
-
-        See docs/reference.md#passwords-re-hash-at-sign-in.
-
-        The swap is conditional on the legacy hash still being there, so two first sign-ins at once store one
-        new hash, and a password changed meanwhile is not overwritten.
-        """
-        algorithm = await self._algorithm(project_id)
-        if is_target(stored, algorithm, self.passwords.config.bcrypt_cost):
-            return
-        new = await self.passwords.hash(project_id, password, algorithm)
-        async with self.db.transaction() as tx:
-            await self.repository.replace_password_hash(tx, project_id, user_id, stored, new)
-
-    async def _algorithm(self, project_id: str) -> str:
-        """The project's `password_algorithm` (what a legacy hash is re-hashed to, and the dummy check's)."""
-        project = await self.projects.get(project_id)
-        return project.settings.password_algorithm if project is not None else "bcrypt"
-
-    async def _login_id_rules(self, project_id: str) -> LoginIDRules:
-        """The project's login-id case sensitivity: sign-in compares login ids as the import stored them."""
-        project = await self.projects.get(project_id)
-        return project.settings.login_id_rules() if project is not None else CASE_INSENSITIVE
 
     async def password_migration(self, project_id: str) -> PasswordMigration:
         """How far the project's users are from its `password_algorithm` (admin API, `userio password-migration`)."""

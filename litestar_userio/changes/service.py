@@ -16,7 +16,7 @@ catches what other processes committed (`catch_up`). A new consumer starts at th
 position fell behind the retention continues after the purged entries, and says so in the log.
 
 The Litestar user events (docs/reference.md#events) are the first consumer (`changes/events.py`, registered in a
-web process by `Services.bind_events`); the webhooks add theirs.
+web process by `Services.start(emit=...)`); the webhooks add theirs.
 """
 
 from __future__ import annotations

@@ -35,6 +35,7 @@ from litestar_userio.exports import lossless
 from litestar_userio.exports.columns import Column, check_request, columns_for
 from litestar_userio.exports.encoding import CONTENT_TYPES, csv_header, csv_rows, ndjson_lines
 from litestar_userio.exports.encryption import AgeStream, parse_recipients
+from litestar_userio.exports.ratelimit import DatabaseRateLimiter
 from litestar_userio.exports.repository import ExportRepository, ExportTaskRow
 from litestar_userio.exports.schemas import ExportProgress, ExportRequest, ExportTask, ExportTaskList
 from litestar_userio.observability import telemetry
@@ -43,7 +44,6 @@ from litestar_userio.projects.service import ProjectRecord, ProjectService
 from litestar_userio.queue.base import JobQueue
 from litestar_userio.queue.leases import hold_lease
 from litestar_userio.queue.requeue import Pending, requeue
-from litestar_userio.ratelimit import DatabaseRateLimiter
 from litestar_userio.runtime import paused_gc
 from litestar_userio.statuses import error_object
 from litestar_userio.storage.base import Storage

@@ -200,11 +200,6 @@ class HookRepository:
         )
         return row is not None
 
-    async def secret_count(self, tx: Tx, project_id: str) -> int:
-        """How many secrets the project holds."""
-        row = await tx.first(HookSecret.count().where(HookSecret.project == project_id))
-        return int(row["count"]) if row is not None else 0
-
     async def secrets(self, tx: Tx, project_id: str) -> list[Row]:
         """`name`, `ciphertext` and `updated_at` of each secret, by name."""
         rows = await tx.run(

@@ -18,6 +18,7 @@ import logging
 import time
 from collections.abc import Callable
 from datetime import datetime
+from enum import StrEnum
 
 import msgspec
 from msgspec import Raw
@@ -88,6 +89,17 @@ _REMEMBERED_PROJECTS = 1024
 """Projects whose last conflict is remembered (the oldest forgotten first): a bound on what a process keeps."""
 
 
+class ChunkMode(StrEnum):
+    """How `_finish_chunk` runs a chunk."""
+
+    WHOLE = "whole"
+    """Every record in one run (optimistic at first)."""
+    ONE_BY_ONE = "one_by_one"
+    """Record by record, after whole runs failed for a reason that is not transient."""
+    GIVE_UP = "give_up"
+    """Nothing applied: every record reported failed (a chunk that keeps killing its job)."""
+
+
 class ImportService:
     """Creates import tasks, applies their chunks, answers their status, purges old ones."""
 
@@ -102,6 +114,7 @@ class ImportService:
         *,
         passwords: PasswordVerifier | None = None,
         changes: ChangeService | None = None,
+        emit: Callable[..., None] | None = None,
     ) -> None:
         self.db = db
         self.changes = changes
@@ -119,8 +132,8 @@ class ImportService:
         """Chunks this process applies at once; the other jobs' chunks wait here, their leases held."""
         self._conflicted_at: dict[str, float] = {}
         """Project id -> when (monotonic) an optimistic run of one of its chunks last conflicted, oldest first."""
-        self.emit: Callable[..., None] = _no_events
-        """Litestar's `app.emit` once the plugin bound it: `userio.import.completed` once per task
+        self.emit: Callable[..., None] = emit or _no_events
+        """Litestar's `app.emit` (the plugin's lifespan passes it): `userio.import.completed` once per task
         (docs/reference.md#events; no event per record, docs/reference.md#import-no-user-events). A worker
         process has no app: its completions emit nothing."""
 
@@ -302,7 +315,7 @@ class ImportService:
                         task_id,
                         self.queue_config.max_attempts,
                     )
-                    completed = await self._finish_chunk(task_id, seq, mode="give_up")
+                    completed = await self._finish_chunk(task_id, seq, mode=ChunkMode.GIVE_UP)
                 else:
                     completed = await self._apply_chunk(task_id, seq)
         if completed is not None:
@@ -315,7 +328,7 @@ class ImportService:
         """
         for attempt in range(1, _WHOLE_CHUNK_TRIES + 1):
             try:
-                return await self._finish_with_conflict_retries(task_id, seq, mode="whole")
+                return await self._finish_with_conflict_retries(task_id, seq, mode=ChunkMode.WHOLE)
             except (ServiceUnavailable, WriteConflict):
                 raise  # transient: the queue runs the job again
             except Exception:
@@ -328,12 +341,12 @@ class ImportService:
                     "; applying its records one by one" if attempt == _WHOLE_CHUNK_TRIES else "",
                     exc_info=True,
                 )
-        return await self._finish_with_conflict_retries(task_id, seq, mode="one_by_one")
+        return await self._finish_with_conflict_retries(task_id, seq, mode=ChunkMode.ONE_BY_ONE)
 
-    async def _finish_with_conflict_retries(self, task_id: str, seq: int, *, mode: str) -> tuple[str, str] | None:
+    async def _finish_with_conflict_retries(self, task_id: str, seq: int, *, mode: ChunkMode) -> tuple[str, str] | None:
         # Another task wrote one of these users meanwhile: run the chunk again on what is committed now.
         retries = retrying(attempts=_CONFLICT_RETRIES + 1, on=WriteConflict, backoff=Backoff(0.01, jitter=(1.0, 5.0)))
-        optimistic = mode == "whole"
+        optimistic = mode is ChunkMode.WHOLE
         async for attempt in retries:
             with attempt:
                 try:
@@ -343,9 +356,9 @@ class ImportService:
         return None  # pragma: no cover  # retrying re-raises the last conflict
 
     async def _finish_chunk(
-        self, task_id: str, seq: int, *, mode: str, optimistic: bool = False
+        self, task_id: str, seq: int, *, mode: ChunkMode, optimistic: bool = False
     ) -> tuple[str, str] | None:
-        """Apply the chunk (`whole`, `one_by_one`) or report its records failed (`give_up`), and mark it done.
+        """Apply the chunk (`ChunkMode.WHOLE`, `ONE_BY_ONE`) or report its records failed (`GIVE_UP`); mark it done.
 
         `optimistic`: see `_apply`. (project id, task id) when this chunk completed the task.
         """
@@ -361,10 +374,10 @@ class ImportService:
             checked: dict[int, str] = {}
             if task.dry_run:
                 records = [_unwrap_checked(index, raw, checked) for index, raw in zip(indices, records, strict=True)]
-            if mode == "give_up":
+            if mode is ChunkMode.GIVE_UP:
                 error = InternalError("this record could not be processed; it was not applied")
                 details = [_refused_detail(i, raw, error) for i, raw in zip(indices, records, strict=True)]
-            elif mode == "one_by_one":
+            elif mode is ChunkMode.ONE_BY_ONE:
                 details = await self._apply_one_by_one(tx, task, task_id, indices, records)
             else:
                 details = await self._apply(tx, task, task_id, indices, records, optimistic=optimistic)
@@ -590,7 +603,7 @@ class ImportService:
 
 
 def _no_events(event_id: str, *args: object) -> None:
-    """Until the plugin binds the app's emitter, a completion emits nothing."""
+    """Without the app's emitter (a worker, the CLI), a completion emits nothing."""
 
 
 def _list_item(task: TaskRow) -> ImportTaskItem:

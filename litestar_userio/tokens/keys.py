@@ -95,10 +95,6 @@ class SigningKeyStore:
             keys = await self.repository.published_jwks(tx, project_id)
         return {"keys": keys}
 
-    def forget(self, project_id: str) -> None:
-        """Drop the cached active key (another process rotated it)."""
-        self._active.pop(project_id, None)
-
 
 async def _new_pair() -> tuple[KeyPair, dict[str, Any]]:
     """A new RSA key pair and the JWK that publishes its public half.

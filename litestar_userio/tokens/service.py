@@ -147,17 +147,12 @@ class TokenService:
         The token itself is `.token`; `token_response` gives a token endpoint's whole answer.
         """
         application = await self.application(project_id, client_id)
-        if not application.issue_jwt_access_token:
-            telemetry.token_issued("access")
-            return AccessToken(secrets.token_urlsafe(32), "Bearer", application.access_token_lifetime, False)
-        user = await self.load_user(project_id, user_id)
-        now = self.clock.now()
-        claims = self.access_claims(user, application, issuer, scope, now)
+        user = await self.load_user(project_id, user_id) if application.issue_jwt_access_token else None
+        hooks = await self.hooks.list(project_id) if user is not None else []
         context = context or EventContext(client_id=client_id, app_id=project_id)
-        hooks = await self.hooks.list(project_id)
-        result = await self.hooks.run_chain("oidc.jwt.pre_create", hooks, user, claims, context)
-        token = await self._sign(project_id, result.payload, typ="at+jwt")
-        return AccessToken(token, "Bearer", application.access_token_lifetime, True)
+        return await self._access_token(
+            project_id, application, user, hooks, issuer=issuer, scope=scope, context=context
+        )
 
     async def token_response(
         self,
@@ -169,6 +164,8 @@ class TokenService:
         scope: str = "openid",
         refresh: RefreshGrant | None = None,
         context: EventContext | None = None,
+        user: UserState | None = None,
+        application: ApplicationRecord | None = None,
     ) -> TokenResponse:
         """Everything a token endpoint answers for a user `UserService.sign_in` let in, or a checked refresh.
 
@@ -176,14 +173,27 @@ class TokenService:
         (from `refresh_tokens.check`) rotated, else a new one for `offline_access`. A failure before (a hook that
         threw) uses nothing up, so the client's retry works (issue 29). The hooks run on each token, as in
         `issue_access_token` and `issue_id_token`.
+
+        The client, the user and the project's hooks are read once and handed to both tokens; a caller that read
+        the user and the client already (`UserService.password_grant`, `refresh_grant_user`) passes them.
         """
         scopes = scope.split()
-        access = await self.issue_access_token(
-            project_id, client_id, user_id, issuer=issuer, scope=scope, context=context
+        if application is None:
+            application = await self.application(project_id, client_id)
+        context = context or EventContext(client_id=client_id, app_id=project_id)
+        signed = application.issue_jwt_access_token or "openid" in scopes
+        if user is None and signed:
+            user = await self.load_user(project_id, user_id)
+        hooks = await self.hooks.list(project_id) if signed else []
+        access = await self._access_token(
+            project_id, application, user, hooks, issuer=issuer, scope=scope, context=context
         )
         id_token = None
         if "openid" in scopes:
-            id_token = await self.issue_id_token(project_id, client_id, user_id, issuer=issuer, context=context)
+            assert user is not None
+            id_token = await self._id_token(
+                project_id, application, user, hooks, issuer=issuer, nonce=None, context=context
+            )
         refresh_token = None
         if refresh is not None:
             await self.refresh_tokens.rotate(project_id, refresh)  # a concurrent use first: RefreshTokenInvalid
@@ -205,10 +215,44 @@ class TokenService:
         """An ID token after `oidc.id_token.pre_create`."""
         application = await self.application(project_id, client_id)
         user = await self.load_user(project_id, user_id)
-        now = self.clock.now()
-        claims = self.id_token_claims(user, application, issuer, nonce, now)
-        context = context or EventContext(client_id=client_id, app_id=project_id)
         hooks = await self.hooks.list(project_id)
+        context = context or EventContext(client_id=client_id, app_id=project_id)
+        return await self._id_token(project_id, application, user, hooks, issuer=issuer, nonce=nonce, context=context)
+
+    async def _access_token(
+        self,
+        project_id: str,
+        application: ApplicationRecord,
+        user: UserState | None,
+        hooks: list[SavedHook],
+        *,
+        issuer: str,
+        scope: str,
+        context: EventContext,
+    ) -> AccessToken:
+        """The access token of what the caller read: opaque, or a JWT after `oidc.jwt.pre_create` (needs `user`)."""
+        if not application.issue_jwt_access_token:
+            telemetry.token_issued("access")
+            return AccessToken(secrets.token_urlsafe(32), "Bearer", application.access_token_lifetime, False)
+        assert user is not None
+        claims = self.access_claims(user, application, issuer, scope, self.clock.now())
+        result = await self.hooks.run_chain("oidc.jwt.pre_create", hooks, user, claims, context)
+        token = await self._sign(project_id, result.payload, typ="at+jwt")
+        return AccessToken(token, "Bearer", application.access_token_lifetime, True)
+
+    async def _id_token(
+        self,
+        project_id: str,
+        application: ApplicationRecord,
+        user: UserState,
+        hooks: list[SavedHook],
+        *,
+        issuer: str,
+        nonce: str | None,
+        context: EventContext,
+    ) -> str:
+        """The ID token of what the caller read, after `oidc.id_token.pre_create`."""
+        claims = self.id_token_claims(user, application, issuer, nonce, self.clock.now())
         result = await self.hooks.run_chain("oidc.id_token.pre_create", hooks, user, claims, context)
         return await self._sign(project_id, result.payload, typ="JWT")
 

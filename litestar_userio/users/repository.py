@@ -194,6 +194,17 @@ class SignInState:
     temporarily_disabled_until: datetime | None = None
 
 
+@dataclass(frozen=True)
+class SignInUser:
+    """What a sign-in or a refresh reads of a user, in one query: the user as tokens see it, its state, its hash."""
+
+    user: UserState
+    """With login ids, roles, groups and attributes (`user_rows_query`)."""
+    state: SignInState
+    password_hash: str | None
+    """The primary password's stored hash; None without one."""
+
+
 class UserRepository:
     """Bulk reads and writes of whole users inside a caller's transaction."""
 
@@ -221,6 +232,46 @@ class UserRepository:
             row["temporarily_disabled_from"],
             row["temporarily_disabled_until"],
         )
+
+    async def sign_in_user(
+        self, tx: Tx, project_id: str, *, login_ids: Mapping[str, str] | None = None, user_id: str | None = None
+    ) -> SignInUser | None:
+        """The user a sign-in (`login_ids`: attribute -> normalized) or a refresh (`user_id`) names, whole, or None.
+
+        One statement: `user_rows_query`'s user with its sign-in state and primary password hash, where a password
+        grant read the hash, the state twice and the user twice (5 statements, issue 47).
+        """
+        args: list[str] = [project_id]
+        if login_ids is not None:
+            clauses = []
+            for attribute, normalized in login_ids.items():
+                args += [LOGIN_ID_ATTRIBUTES[attribute], normalized]
+                clauses.append(f"(i.login_id_key = ${len(args) - 1} AND i.normalized_value = ${len(args)})")
+            where = (
+                "u.project_id = $1 AND u.id = (SELECT i.user_id FROM userio_identity i"
+                f" WHERE i.project_id = $1 AND ({' OR '.join(clauses)}) LIMIT 1)"
+            )
+        else:
+            assert user_id is not None
+            args.append(user_id)
+            where = "u.project_id = $1 AND u.id = $2"
+        row = await tx.fetchrow(
+            f"SELECT q.*, a.password_hash, a.expire_after FROM ({user_rows_query(tx, where)}) q"
+            " LEFT JOIN userio_authenticator a ON a.user_id = q.id AND a.kind = 'primary' AND a.type = 'password'",
+            *args,
+        )
+        if row is None:
+            return None
+        user = user_from_row(row)
+        state = SignInState(
+            user.disabled,
+            user.account_valid_from,
+            user.account_valid_until,
+            row["expire_after"],
+            user.temporarily_disabled_from,
+            user.temporarily_disabled_until,
+        )
+        return SignInUser(user, state, row["password_hash"])
 
     async def record_sign_in(self, tx: Tx, project_id: str, user_id: str, at: datetime) -> None:
         """Set the user's `last_login_at`."""
@@ -523,26 +574,31 @@ class UserRepository:
         ]
         if not changed:
             return 0
-        dump = _dump
         new_users = [u for u in changed if u.is_new]
         old_users = [u for u in changed if not u.is_new]
-        old_ids = {u.id for u in old_users}
-
         kept_identities = {
             i.id
             for u in old_users
             for i in u.login_ids.values()
             if loaded.identities.get(i.id) == (u.id, i.original, i.normalized, i.unique_key)
         }
-        stale_identities = [
-            i for i, (owner, *_) in loaded.identities.items() if owner in old_ids and i not in kept_identities
-        ]
-        current_authenticators = {a.id for u in old_users for a in u.authenticators}
-        stale_authenticators = [
-            a for a, owner in loaded.authenticators.items() if owner in old_ids and a not in current_authenticators
-        ]
-        role_users = [u.id for u in old_users if u.roles_changed]
-        group_users = [u.id for u in old_users if u.groups_changed]
+        await self._end_sessions(tx, loaded, old_users)
+        await self._delete_stale(tx, loaded, old_users, kept_identities)
+        await self._insert_users(tx, project_id, new_users, external_ids or {})
+        await self._update_users(tx, old_users)
+        await self._insert_related(tx, project_id, loaded, changed, kept_identities, role_ids, group_ids)
+        await self._log(
+            tx,
+            project_id,
+            [UserChange(u.id, _kind(u, loaded), _entry_document(u, project_id, at)) for u in changed],
+            origin,
+            at,
+        )
+        return len(changed)
+
+    @staticmethod
+    async def _end_sessions(tx: Tx, loaded: LoadedUsers, old_users: list[UserState]) -> None:
+        """Revoke the refresh tokens of users whose change ends their sessions (a password set, a disable)."""
         ending = [
             u
             for u in old_users
@@ -557,11 +613,28 @@ class UserRepository:
                 )
             )
 
+    @staticmethod
+    async def _delete_stale(tx: Tx, loaded: LoadedUsers, old_users: list[UserState], kept_identities: set[str]) -> None:
+        """Delete what loaded users no longer have (first, so a login id can move), and their roles and groups."""
+        old_ids = {u.id for u in old_users}
+        stale_identities = [
+            i for i, (owner, *_) in loaded.identities.items() if owner in old_ids and i not in kept_identities
+        ]
+        current_authenticators = {a.id for u in old_users for a in u.authenticators}
+        stale_authenticators = [
+            a for a, owner in loaded.authenticators.items() if owner in old_ids and a not in current_authenticators
+        ]
         await tx.delete_in("userio_identity", "id", stale_identities)
         await tx.delete_in("userio_authenticator", "id", stale_authenticators)
-        await tx.delete_in("userio_user_role", "user_id", role_users)
-        await tx.delete_in("userio_user_group", "user_id", group_users)
+        await tx.delete_in("userio_user_role", "user_id", [u.id for u in old_users if u.roles_changed])
+        await tx.delete_in("userio_user_group", "user_id", [u.id for u in old_users if u.groups_changed])
 
+    @staticmethod
+    async def _insert_users(
+        tx: Tx, project_id: str, new_users: list[UserState], external_ids: Mapping[str, str | None]
+    ) -> None:
+        """The new users' rows (COPY on PostgreSQL); SCIM's creations carry their external ids."""
+        dump = _dump
         columns: tuple[str, ...] = (
             "id",
             "project_id",
@@ -593,10 +666,15 @@ class UserRepository:
             )
             for u in new_users
         ]
-        if external_ids:  # SCIM's creations; an import's COPY stays as it is
+        if external_ids:  # an import's COPY stays as it is
             columns += ("external_id",)
             rows = [(*row, external_ids.get(row[0])) for row in rows]
         await tx.insert_many("userio_user", columns, rows)
+
+    @staticmethod
+    async def _update_users(tx: Tx, old_users: list[UserState]) -> None:
+        """The loaded users' rows, rewritten."""
+        dump = _dump
         await tx.executemany(
             "UPDATE userio_user SET updated_at = $2, is_disabled = $3, standard_attributes = $4,"
             " custom_attributes = $5, account_valid_from = $6, account_valid_until = $7,"
@@ -617,6 +695,19 @@ class UserRepository:
                 for u in old_users
             ],
         )
+
+    @staticmethod
+    async def _insert_related(
+        tx: Tx,
+        project_id: str,
+        loaded: LoadedUsers,
+        changed: list[UserState],
+        kept_identities: set[str],
+        role_ids: Mapping[str, str],
+        group_ids: Mapping[str, str],
+    ) -> None:
+        """The changed users' new login ids, authenticators, linked identities, roles and groups."""
+        dump = _dump
         await tx.insert_many(
             "userio_identity",
             (
@@ -693,14 +784,6 @@ class UserRepository:
             ("user_id", "group_id"),
             [(u.id, group_ids[k]) for u in changed if u.groups_changed for k in sorted(u.groups)],
         )
-        await self._log(
-            tx,
-            project_id,
-            [UserChange(u.id, _kind(u, loaded), _entry_document(u, project_id, at)) for u in changed],
-            origin,
-            at,
-        )
-        return len(changed)
 
     async def _log(
         self, tx: Tx, project_id: str, changes: list[UserChange], origin: ChangeOrigin, at: datetime

@@ -19,10 +19,12 @@ marker's parser given `b""` (`empty_body_refusal`).
 
 from __future__ import annotations
 
+import functools
+import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar, get_args, get_origin
 
 import msgspec
 from litestar import Request
@@ -40,8 +42,8 @@ from litestar_userio.errors import (
     ValidationFailed,
 )
 from litestar_userio.imports.screening import may_hold_nul, screen_record
-from litestar_userio.jsonbody import find_duplicate_key
-from litestar_userio.openapi import struct_schema
+from litestar_userio.web.jsonbody import find_duplicate_key
+from litestar_userio.web.openapi import struct_schema
 from userio_core.attribute_formats import NUL_MESSAGE, storable_text
 
 if TYPE_CHECKING:
@@ -140,9 +142,15 @@ def _marker(metadata: Any) -> StrictJSON | None:
 
 
 def strict_json_of(route_handler: BaseRouteHandler) -> StrictJSON | None:
-    """The marker on the handler's `data`, if it takes a strict body."""
-    data = route_handler.parsed_fn_signature.parameters.get("data")
-    return None if data is None else _marker(data.metadata)
+    """The marker on the handler's `data`, if it takes a strict body: read from the function's own annotation."""
+    return _strict_json_of_fn(route_handler.fn)
+
+
+@functools.cache
+def _strict_json_of_fn(fn: Callable[..., Any]) -> StrictJSON | None:
+    """Once per handler function (the web layer's annotations are evaluated, so `data`'s is the `Annotated`)."""
+    data = inspect.get_annotations(fn).get("data")
+    return _marker(get_args(data)[1:]) if get_origin(data) is Annotated else None
 
 
 class StrictBodyRequest(Request[Any, Any, Any]):

@@ -26,12 +26,12 @@ from litestar_userio.exports.schemas import (
     export_request_validator,
 )
 from litestar_userio.exports.service import ExportService
-from litestar_userio.jsonbody import find_duplicate_key
-from litestar_userio.openapi import ExportErrorBody, body_examples, error_responses
 from litestar_userio.paging import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, decode_cursor
 from litestar_userio.projects.service import ProjectRecord
 from litestar_userio.web.bodies import StrictJSON, json_body
 from litestar_userio.web.errors import export_error_handler
+from litestar_userio.web.jsonbody import find_duplicate_key
+from litestar_userio.web.openapi import ExportErrorBody, body_examples, error_responses
 from litestar_userio.web.providers import admin_dependencies, authenticate_admin, provide_export_service
 
 __all__ = ["EXPORT_EXAMPLES", "ExportBody", "ExportController", "parse_export_request"]

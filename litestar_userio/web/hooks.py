@@ -36,11 +36,11 @@ from litestar_userio.hooks.schemas import (
     HookVersionResult,
 )
 from litestar_userio.hooks.service import HookService
-from litestar_userio.openapi import ExportErrorBody, error_responses
 from litestar_userio.projects.service import ProjectRecord
 from litestar_userio.tokens.service import TokenService
 from litestar_userio.web.bodies import StrictJSON, json_body
 from litestar_userio.web.errors import export_error_handler
+from litestar_userio.web.openapi import ExportErrorBody, error_responses
 from litestar_userio.web.providers import (
     admin_dependencies,
     authenticate_admin,

@@ -23,13 +23,13 @@ from litestar_userio.imports.schemas import (
     UserRecord,
 )
 from litestar_userio.imports.service import ImportService
-from litestar_userio.jsonbody import find_duplicate_key
 from litestar_userio.observability import telemetry
-from litestar_userio.openapi import ImportErrorBody, body_examples, error_responses
 from litestar_userio.paging import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, decode_cursor
 from litestar_userio.projects.service import ProjectRecord
 from litestar_userio.web.bodies import StrictJSON, json_body
 from litestar_userio.web.errors import import_error_handler
+from litestar_userio.web.jsonbody import find_duplicate_key
+from litestar_userio.web.openapi import ImportErrorBody, body_examples, error_responses
 from litestar_userio.web.providers import admin_dependencies, authenticate_admin, provide_import_service
 
 __all__ = ["IMPORT_EXAMPLES", "ImportBody", "ImportController", "parse_import_request"]

@@ -7,10 +7,10 @@ from litestar import Controller, get
 from litestar.di import NamedDependency
 
 from litestar_userio.accounts.service import UserService
-from litestar_userio.openapi import ExportErrorBody, error_responses
 from litestar_userio.passwords.schemas import PasswordMigrationResult
 from litestar_userio.projects.service import ProjectRecord
 from litestar_userio.web.errors import export_error_handler
+from litestar_userio.web.openapi import ExportErrorBody, error_responses
 from litestar_userio.web.providers import admin_dependencies, authenticate_admin, provide_user_service
 
 __all__ = ["PasswordMigrationController"]

@@ -1,6 +1,6 @@
 """DI providers: one per service, and the authenticated project.
 
-As in advanced-alchemy, each service has its own provider; here they are generated from one table (`_SERVICES`).
+As in advanced-alchemy and litestar-saq, each service has its own provider, a plain two-line function.
 The plugin's controllers declare the ones they use under their own names (`imports_service`, ...), so those never
 depend on the host's naming; the plugin also registers every provider app-wide under the keys of `DependencyKeys`
 (configurable), for the host's handlers (a token endpoint takes `userio_tokens: NamedDependency[TokenService]`).
@@ -100,58 +100,82 @@ def services_of(state: State) -> Services:
     return services
 
 
-def _provider(attribute: str, service: Any, doc: str) -> Callable[[State], Any]:
-    """The provider of `Services.<attribute>`.
-
-    A function Litestar reads like a hand-written one: its name, its docstring, evaluated annotations.
-    """
-
-    def provide(state: State) -> Any:
-        return getattr(services_of(state), attribute)
-
-    provide.__name__ = provide.__qualname__ = f"provide_{attribute}"
-    provide.__doc__ = doc
-    provide.__annotations__ = {"state": State, "return": service}
-    return provide
+def provide_change_service(state: State) -> ChangeService:
+    """The change log: its feed, cursors, retention and consumers."""
+    return services_of(state).changes
 
 
-_SERVICES: dict[str, tuple[Any, str]] = {
-    "changes": (ChangeService, "The change log: its feed, cursors, retention and consumers."),
-    "imports": (ImportService, "Bulk import tasks."),
-    "exports": (ExportService, "Bulk export tasks."),
-    "hooks": (HookService, "The project's token hooks, their versions, secrets and run log."),
-    "projects": (ProjectService, "Projects, their domains, keys and settings."),
-    "users": (UserService, "Password checks and sign-in rules."),
-    "user_admin": (
-        UserAdminService,
-        "The single-user lifecycle: create, read, search, update, set password, disable, enable, delete.",
-    ),
-    "tokens": (TokenService, "Token issuance, signing keys, applications and refresh tokens."),
-    "webhooks": (WebhookService, "The project's webhooks and their deliveries."),
-    "admin": (AdminAuthenticator, "Admin API authentication."),
-    "storage": (Storage | None, "The export storage; None when exports are disabled."),
-    "scim": (ScimService, "SCIM 2.0 provisioning: tokens, Users, Groups."),
-}
-"""Every service the plugin provides: its attribute on `Services` (also its field in `DependencyKeys`), its type
-and what it is for. The providers below, and the host's app-wide ones, are generated from it."""
+def provide_import_service(state: State) -> ImportService:
+    """Bulk import tasks."""
+    return services_of(state).imports
+
+
+def provide_export_service(state: State) -> ExportService:
+    """Bulk export tasks."""
+    return services_of(state).exports
+
+
+def provide_hook_service(state: State) -> HookService:
+    """The project's token hooks, their versions, secrets and run log."""
+    return services_of(state).hooks
+
+
+def provide_project_service(state: State) -> ProjectService:
+    """Projects, their domains, keys and settings."""
+    return services_of(state).projects
+
+
+def provide_user_service(state: State) -> UserService:
+    """Password checks and sign-in rules."""
+    return services_of(state).users
+
+
+def provide_user_admin_service(state: State) -> UserAdminService:
+    """The single-user lifecycle: create, read, search, update, set password, disable, enable, delete."""
+    return services_of(state).user_admin
+
+
+def provide_token_service(state: State) -> TokenService:
+    """Token issuance, signing keys, applications and refresh tokens."""
+    return services_of(state).tokens
+
+
+def provide_admin_service(state: State) -> AdminAuthenticator:
+    """Admin API authentication."""
+    return services_of(state).admin
+
+
+def provide_storage(state: State) -> Storage | None:
+    """The export storage; None when exports are disabled."""
+    return services_of(state).storage
+
+
+def provide_scim_service(state: State) -> ScimService:
+    """SCIM 2.0 provisioning: tokens, Users, Groups."""
+    return services_of(state).scim
+
+
+def provide_webhook_service(state: State) -> WebhookService:
+    """The project's webhooks and their deliveries."""
+    return services_of(state).webhooks
+
 
 PROVIDERS: dict[str, Callable[[State], Any]] = {
-    attribute: _provider(attribute, service, doc) for attribute, (service, doc) in _SERVICES.items()
+    "changes": provide_change_service,
+    "imports": provide_import_service,
+    "exports": provide_export_service,
+    "hooks": provide_hook_service,
+    "projects": provide_project_service,
+    "users": provide_user_service,
+    "user_admin": provide_user_admin_service,
+    "tokens": provide_token_service,
+    "admin": provide_admin_service,
+    "storage": provide_storage,
+    "scim": provide_scim_service,
+    "webhooks": provide_webhook_service,
 }
-"""One provider per service, by its `Services` attribute."""
-
-provide_change_service: Callable[[State], ChangeService] = PROVIDERS["changes"]
-provide_import_service: Callable[[State], ImportService] = PROVIDERS["imports"]
-provide_export_service: Callable[[State], ExportService] = PROVIDERS["exports"]
-provide_hook_service: Callable[[State], HookService] = PROVIDERS["hooks"]
-provide_project_service: Callable[[State], ProjectService] = PROVIDERS["projects"]
-provide_user_service: Callable[[State], UserService] = PROVIDERS["users"]
-provide_user_admin_service: Callable[[State], UserAdminService] = PROVIDERS["user_admin"]
-provide_token_service: Callable[[State], TokenService] = PROVIDERS["tokens"]
-provide_webhook_service: Callable[[State], WebhookService] = PROVIDERS["webhooks"]
-provide_admin_service: Callable[[State], AdminAuthenticator] = PROVIDERS["admin"]
-provide_storage: Callable[[State], Storage | None] = PROVIDERS["storage"]
-provide_scim_service: Callable[[State], ScimService] = PROVIDERS["scim"]
+"""Every service's provider by its `Services` attribute (also its field in `DependencyKeys`): the host's app-wide
+providers are these."""
 
 
 _ADMIN_PROJECT = "userio_admin_project"

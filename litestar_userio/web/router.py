@@ -11,7 +11,6 @@ from litestar.di import Provide
 from litestar.types import ControllerRouterHandler, Dependencies
 
 from litestar_userio.config import LocalStorageConfig, UserIOConfig
-from litestar_userio.openapi import ADMIN_SECURITY
 from litestar_userio.web.bodies import StrictBodyRequest, refuse_unstorable_parameters
 from litestar_userio.web.changes import ChangesController
 from litestar_userio.web.console import ConsoleController
@@ -21,6 +20,7 @@ from litestar_userio.web.exports import ExportController
 from litestar_userio.web.hooks import HooksController
 from litestar_userio.web.imports import ImportController
 from litestar_userio.web.jwks import JWKSController
+from litestar_userio.web.openapi import ADMIN_SECURITY
 from litestar_userio.web.operations import HealthController, MetricsController
 from litestar_userio.web.password_migration import PasswordMigrationController
 from litestar_userio.web.providers import DOWNLOAD_STORAGE_KEY, provide_storage

@@ -22,13 +22,13 @@ from litestar_userio.errors import (
     ScimTooLarge,
     UnsupportedMediaType,
 )
-from litestar_userio.openapi import ExportErrorBody, error_responses
 from litestar_userio.projects.service import ProjectRecord
 from litestar_userio.scim.discovery import resource_types, schemas, service_provider_config
 from litestar_userio.scim.failures import error_body, scim_failure
 from litestar_userio.scim.resources import LIST_SCHEMA
 from litestar_userio.scim.service import ListQuery, ScimService
 from litestar_userio.web.errors import export_error_handler
+from litestar_userio.web.openapi import ExportErrorBody, error_responses
 from litestar_userio.web.providers import admin_dependencies, authenticate_admin, provide_scim_service, services_of
 
 __all__ = ["SCIM_MEDIA_TYPE", "ScimBulkController", "ScimController", "ScimTokensController", "scim_error_handler"]

@@ -14,10 +14,10 @@ from litestar.params import FromPath, QueryParameter
 
 from litestar_userio.accounts.admin import UserAdminService
 from litestar_userio.imports.schemas import PasswordInput, UserRecord
-from litestar_userio.openapi import ExportErrorBody, error_responses
 from litestar_userio.projects.service import ProjectRecord
 from litestar_userio.web.bodies import StrictJSON, json_body, parse_json_body
 from litestar_userio.web.errors import export_error_handler
+from litestar_userio.web.openapi import ExportErrorBody, error_responses
 from litestar_userio.web.providers import admin_dependencies, authenticate_admin, provide_user_admin_service
 
 __all__ = [

@@ -11,10 +11,10 @@ from litestar import Controller, get, post, put
 from litestar.di import NamedDependency
 from litestar.params import FromPath, Parameter, QueryParameter
 
-from litestar_userio.openapi import ExportErrorBody, error_responses
 from litestar_userio.projects.service import ProjectRecord
 from litestar_userio.web.bodies import StrictJSON, json_body
 from litestar_userio.web.errors import export_error_handler
+from litestar_userio.web.openapi import ExportErrorBody, error_responses
 from litestar_userio.web.providers import admin_dependencies, authenticate_admin, provide_webhook_service
 from litestar_userio.webhooks.schemas import (
     DeliveryPageResult,

@@ -8,8 +8,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from litestar_userio.jsonbody import find_duplicate_key
 from litestar_userio.web.imports import parse_import_request
+from litestar_userio.web.jsonbody import find_duplicate_key
 
 KEYS = st.sampled_from(["a", "b", ":", "a:b", "~/", "é", "\u0000"])
 STRINGS = st.text(alphabet=st.sampled_from('a:b"\\/é\u0000\ud800 '), max_size=6)
