@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -112,10 +113,12 @@ class ArqQueue:
     async def enqueue(self, function: str, *args: Any, job_id: str | None = None, first: bool = False) -> bool:
         """Queue a job; False when arq still knows a job with this id (queued, running or its result kept).
 
-        The id is scoped by the queue name: arq keeps `arq:job:<id>` and friends outside the queue's own key.
-        `first` gives the job the score of a job deferred to 1970, so workers take it before the others waiting.
+        The id is scoped by the queue name: arq keeps `arq:job:<id>` and friends outside the queue's own key, so a
+        job without an id of its own gets a random one under the same scope (two deployments on one Redis never
+        share a key). `first` gives the job the score of a job deferred to 1970, so workers take it before the
+        others waiting.
         """
-        scoped = f"{self.queue_name}:{job_id}" if job_id is not None else None
+        scoped = f"{self.queue_name}:{job_id if job_id is not None else uuid.uuid4().hex}"
         options: dict[str, Any] = {"_defer_until": _FRONT, "_expires": _JOB_EXPIRY} if first else {}
         if self.deployment_id is not None:
             options[DEPLOYMENT_KWARG] = self.deployment_id
@@ -130,7 +133,9 @@ class ArqQueue:
         """
         options: dict[str, Any] = {DEPLOYMENT_KWARG: deployment_id, "_defer_by": _PUT_BACK_DELAY}
         with redis_errors():
-            await self.pool.enqueue_job(function, *args, _queue_name=self.queue_name, **options)
+            await self.pool.enqueue_job(
+                function, *args, _job_id=f"{self.queue_name}:{uuid.uuid4().hex}", _queue_name=self.queue_name, **options
+            )
 
     async def stalled_jobs(self, picked_before: timedelta) -> list[str]:
         """Jobs of this queue whose in-progress mark was set at least `picked_before` ago (it dies with its TTL).

@@ -4,11 +4,12 @@ Thin: authenticate (the admin guard), call `ChangeService.page`, answer `{"resul
 has_more}}`; the entries' `user` members are the stored JSON, spliced in as they are.
 """
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import msgspec
 from litestar import Controller, Response, get
 from litestar.di import NamedDependency
+from litestar.openapi import ResponseSpec
 from litestar.params import QueryParameter
 
 from litestar_userio.changes.service import ChangeService, FeedEntry
@@ -30,6 +31,30 @@ class _Body(msgspec.Struct):
     result: _Page
 
 
+class ChangeFeedEntry(msgspec.Struct):
+    """An entry as documented: `user` is the stored JSON object (the exported user), or null for a deletion."""
+
+    id: str
+    cursor: str
+    type: str
+    user_id: str
+    occurred_at: str
+    origin: dict[str, str]
+    user: dict[str, Any] | None
+
+
+class ChangeFeedPage(msgspec.Struct):
+    items: list[ChangeFeedEntry]
+    next_cursor: str
+    has_more: bool
+
+
+class ChangeFeedBody(msgspec.Struct):
+    """The answer's schema in the OpenAPI document (the handler splices the stored JSON in as bytes)."""
+
+    result: ChangeFeedPage
+
+
 _encode = msgspec.json.Encoder().encode
 
 
@@ -47,7 +72,10 @@ class ChangesController(Controller):
         summary="The change log: every committed change of a user, in commit order",
         description="Without `cursor`: from the oldest kept entry; `cursor=latest`: no items and the newest entry's"
         " cursor. Pass `next_cursor` back to see every committed entry exactly once.",
-        responses=error_responses(ExportErrorBody, 400, 403, 410, 503),
+        responses={
+            200: ResponseSpec(data_container=ChangeFeedBody, description="A page of the log", generate_examples=False),
+            **error_responses(ExportErrorBody, 400, 403, 410, 503),
+        },
     )
     async def changes(
         self,
