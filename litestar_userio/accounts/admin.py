@@ -39,7 +39,7 @@ from litestar_userio.errors import (
 from litestar_userio.hooks.events import user_object
 from litestar_userio.hooks.service import HookService
 from litestar_userio.hooks.user_events import PRE_CREATE, PRE_UPDATE, TRIGGERED_BY
-from litestar_userio.imports.claims import look_up_claims
+from litestar_userio.imports.claims import Claims, look_up_claims
 from litestar_userio.imports.rules import ImportWorld, check_disable_window, utc_timestamp
 from litestar_userio.imports.schemas import PasswordInput, UserRecord
 from litestar_userio.imports.validation import ParsedRecord, parse_record, timestamp_causes
@@ -346,22 +346,7 @@ class UserAdminService:
                     role_ids = await self.users.key_ids(tx, project.id, "userio_role", roles)
                     group_ids = await self.users.key_ids(tx, project.id, "userio_group", groups)
                     now = self.clock.now()
-                    world = ImportWorld(
-                        identifier="email",
-                        upsert=True,
-                        now=now,
-                        users={},
-                        known_roles=set(role_ids),
-                        known_groups=set(group_ids),
-                        create_unknown_roles=settings.create_unknown_roles_on_import,
-                        create_unknown_groups=settings.create_unknown_groups_on_import,
-                        custom_schema=schema or None,
-                        login_id_rules=rules,
-                        taken_ids=claims.taken_ids,
-                        key_owners=claims.key_owners,
-                    )
-                    world.owners.update(claims.owners)
-                    world.oauth_owners.update(claims.oauth_owners)
+                    world = _world(project, "email", now, {}, role_ids, group_ids, schema, claims)
                     created: dict[int, tuple[str, list[str]]] = {}
                     external_ids: dict[str, str | None] = {}
                     with paused_gc():  # a synchronous burst, as an import chunk's apply
@@ -603,22 +588,7 @@ class UserAdminService:
                     role_ids = await self.users.key_ids(tx, project.id, "userio_role", keys[0])
                     group_ids = await self.users.key_ids(tx, project.id, "userio_group", keys[1])
                     now = self.clock.now()
-                    world = ImportWorld(
-                        identifier=identifier,
-                        upsert=True,
-                        now=now,
-                        users=loaded.users,
-                        known_roles=set(role_ids),
-                        known_groups=set(group_ids),
-                        create_unknown_roles=settings.create_unknown_roles_on_import,
-                        create_unknown_groups=settings.create_unknown_groups_on_import,
-                        custom_schema=schema or None,
-                        login_id_rules=rules,
-                        taken_ids=claims.taken_ids,
-                        key_owners=claims.key_owners,
-                    )
-                    world.owners.update(claims.owners)
-                    world.oauth_owners.update(claims.oauth_owners)
+                    world = _world(project, identifier, now, loaded.users, role_ids, group_ids, schema, claims)
                     changed_id = await apply(tx, world)
                     if dry:
                         raise _WouldBe(user_object(world.users[changed_id], now))
@@ -705,6 +675,37 @@ class _WouldBe(Exception):
     def __init__(self, user: dict[str, Any]) -> None:
         super().__init__("dry run")
         self.user = user
+
+
+def _world(
+    project: ProjectRecord,
+    identifier: str,
+    now: datetime,
+    users: dict[str, UserState],
+    role_ids: dict[str, str],
+    group_ids: dict[str, str],
+    schema: dict[str, CustomAttributeSpec],
+    claims: Claims,
+) -> ImportWorld:
+    """The world a change applies the import's rules in: the project's settings and who holds what (`claims`)."""
+    settings = project.settings
+    world = ImportWorld(
+        identifier=identifier,
+        upsert=True,
+        now=now,
+        users=users,
+        known_roles=set(role_ids),
+        known_groups=set(group_ids),
+        create_unknown_roles=settings.create_unknown_roles_on_import,
+        create_unknown_groups=settings.create_unknown_groups_on_import,
+        custom_schema=schema or None,
+        login_id_rules=settings.login_id_rules(),
+        taken_ids=claims.taken_ids,
+        key_owners=claims.key_owners,
+    )
+    world.owners.update(claims.owners)
+    world.oauth_owners.update(claims.oauth_owners)
+    return world
 
 
 def _merged(record: bytes, changes: dict[str, Any]) -> bytes:

@@ -19,6 +19,23 @@ from litestar_userio.db.tables import Webhook, WebhookDelivery
 __all__ = ["Claimed", "DeliveryRow", "NewDelivery", "Outcome", "WebhookRepository", "WebhookRow"]
 
 
+_LISTED = (
+    WebhookDelivery.id,
+    WebhookDelivery.webhook,
+    WebhookDelivery.change_id,
+    WebhookDelivery.event_type,
+    WebhookDelivery.user_id,
+    WebhookDelivery.status,
+    WebhookDelivery.attempts,
+    WebhookDelivery.last_status_code,
+    WebhookDelivery.last_error,
+    WebhookDelivery.next_attempt_at,
+    WebhookDelivery.created_at,
+    WebhookDelivery.updated_at,
+)
+"""The columns a delivery is listed with (the list, and a retry's answer)."""
+
+
 @dataclass(frozen=True)
 class WebhookRow:
     """A saved webhook (its secret as stored: possibly sealed)."""
@@ -272,23 +289,7 @@ class WebhookRepository:
         if before:
             where &= WebhookDelivery.id < before
         rows = await tx.run(
-            WebhookDelivery.select(
-                WebhookDelivery.id,
-                WebhookDelivery.webhook,
-                WebhookDelivery.change_id,
-                WebhookDelivery.event_type,
-                WebhookDelivery.user_id,
-                WebhookDelivery.status,
-                WebhookDelivery.attempts,
-                WebhookDelivery.last_status_code,
-                WebhookDelivery.last_error,
-                WebhookDelivery.next_attempt_at,
-                WebhookDelivery.created_at,
-                WebhookDelivery.updated_at,
-            )
-            .where(where)
-            .order_by(WebhookDelivery.id, ascending=False)
-            .limit(limit)
+            WebhookDelivery.select(*_LISTED).where(where).order_by(WebhookDelivery.id, ascending=False).limit(limit)
         )
         return [_delivery(r) for r in rows]
 
@@ -308,22 +309,7 @@ class WebhookRepository:
                 }
             ).where(where & (WebhookDelivery.status == "failed"))
         )
-        rows = await tx.run(
-            WebhookDelivery.select(
-                WebhookDelivery.id,
-                WebhookDelivery.webhook,
-                WebhookDelivery.change_id,
-                WebhookDelivery.event_type,
-                WebhookDelivery.user_id,
-                WebhookDelivery.status,
-                WebhookDelivery.attempts,
-                WebhookDelivery.last_status_code,
-                WebhookDelivery.last_error,
-                WebhookDelivery.next_attempt_at,
-                WebhookDelivery.created_at,
-                WebhookDelivery.updated_at,
-            ).where(where)
-        )
+        rows = await tx.run(WebhookDelivery.select(*_LISTED).where(where))
         return _delivery(rows[0]) if rows else None
 
     async def purge(self, tx: Tx, finished_before: datetime) -> None:
