@@ -99,6 +99,7 @@ async def test_a_database_whose_migration_table_lacks_ours_is_migrated(tmp_path)
 
 
 UNIQUE_KEY_MIGRATION = "2026-12-01T02:00:00:000000"
+ONE_INDEX_MIGRATION = "2026-12-02T01:00:00:000000"
 
 
 @asynccontextmanager
@@ -123,14 +124,20 @@ async def _fresh_database(engine: str, tmp_path: Path) -> AsyncIterator[Database
 
 @pytest.mark.parametrize("engine", ["sqlite", "postgres"])
 async def test_the_login_key_migration_keeps_a_clash_it_finds_and_never_fails(tmp_path, engine):
-    """Two users holding one login id as email and username (imported before the rule) survive the migration:
-    the earlier keeps the key, the later none; sign-in picks the earlier; the index holds from then on."""
+    """Two users holding one login id as email and username (imported before the rule) survive the migrations:
+    the earlier keeps the key, the later's is joined with its kind; sign-in picks the earlier; the one index holds
+    from then on, for a second user of a key and for a second value of one kind."""
     now = datetime.now(UTC)
     async with _fresh_database(engine, tmp_path) as db:
-        async with db.transaction() as tx:  # back to the schema before the migration, with a clash in it
+        async with db.transaction() as tx:  # back to the schema before both migrations, with a clash in it
             await tx.execute("DROP INDEX userio_identity_unique_key")
             await tx.execute("ALTER TABLE userio_identity DROP COLUMN unique_key")
-            await tx.execute("DELETE FROM migration WHERE name = $1", UNIQUE_KEY_MIGRATION)
+            await tx.execute(
+                "CREATE UNIQUE INDEX userio_identity_login_id"
+                " ON userio_identity (project_id, login_id_key, normalized_value)"
+            )
+            for name in (UNIQUE_KEY_MIGRATION, ONE_INDEX_MIGRATION):
+                await tx.execute("DELETE FROM migration WHERE name = $1", name)
             await tx.execute("INSERT INTO userio_project (id, created_at, settings) VALUES ('p1', $1, '{}')", now)
             for user_id, created in (("first", now - timedelta(days=2)), ("second", now - timedelta(days=1))):
                 await tx.execute(
@@ -160,15 +167,38 @@ async def test_the_login_key_migration_keeps_a_clash_it_finds_and_never_fails(tm
         async with db.reader() as tx:
             keys = {r["id"]: r["unique_key"] for r in await tx.fetch("SELECT id, unique_key FROM userio_identity")}
         assert "No migrations need to be run" not in report
-        assert keys == {"i1": "ada@example.com", "i2": None, "i3": "bob@example.com", "i4": "+14155550100"}
-        with pytest.raises(WriteConflict):
-            async with db.transaction() as tx:
-                await tx.execute(
-                    "INSERT INTO userio_identity (id, project_id, user_id, login_id_key, login_id_type,"
-                    " original_value, normalized_value, created_at, unique_key)"
-                    " VALUES ('i5', 'p1', 'second', 'username', 'username', 'bob', 'bob', $1, '+14155550100')",
-                    now,
+        assert keys == {
+            "i1": "ada@example.com",
+            "i2": "ada@example.com\x1fusername",
+            "i3": "bob@example.com",
+            "i4": "+14155550100",
+        }
+        async with db.reader() as tx:
+            indexes = {
+                r["name"]
+                for r in await tx.fetch(
+                    "SELECT indexname AS name FROM pg_indexes WHERE tablename = 'userio_identity'"
+                    if engine == "postgres"
+                    else "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'userio_identity'"
                 )
+            }
+        assert "userio_identity_unique_key" in indexes and "userio_identity_login_id" not in indexes
+        for identity, key, value, unique_key in (
+            ("i5", "username", "bob", "+14155550100"),  # a second user of a key
+            ("i6", "username", "ada@example.com", "ada@example.com\x1fusername"),  # one value of one kind twice
+        ):
+            with pytest.raises(WriteConflict):
+                async with db.transaction() as tx:
+                    await tx.execute(
+                        "INSERT INTO userio_identity (id, project_id, user_id, login_id_key, login_id_type,"
+                        " original_value, normalized_value, created_at, unique_key)"
+                        " VALUES ($1, 'p1', 'first', $2, $2, $3, $3, $4, $5)",
+                        identity,
+                        key,
+                        value,
+                        now,
+                        unique_key,
+                    )
         users = UserService(db)
         try:
             found = await users.find_password("p1", "ada@example.com")

@@ -125,7 +125,7 @@ class User(Table, tablename="userio_user"):
 
 
 class Identity(Table, tablename="userio_identity"):
-    """A login id (email, phone, username); unique per project and key on the normalized value."""
+    """A login id (email, phone, username); one unique index, on `(project_id, unique_key)`."""
 
     id = Varchar(length=36, primary_key=True)
     project_id = Varchar(length=64)
@@ -137,8 +137,9 @@ class Identity(Table, tablename="userio_identity"):
     normalized_value = Text()
     created_at = Timestamptz()
     unique_key = Text(null=True, default=None)
-    """`users.login_ids.login_key` of the normalized value: unique per project across kinds (one login id, one user);
-    NULL on a second login id of the same user with the same key."""
+    """`userio_core.login_ids.login_key` of the normalized value: unique per project across kinds (one login id, one
+    user); on a second login id with the same key, the key and `login_id_key` joined by U+001F (migration
+    2026-12-02T01), so the one index also keeps one value per kind. Never NULL once migrated."""
 
 
 class OAuthIdentity(Table, tablename="userio_oauth_identity"):

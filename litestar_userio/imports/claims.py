@@ -18,7 +18,6 @@ from litestar_userio.imports.planning import LoginKey, record_login_keys
 from litestar_userio.imports.schemas import UserRecord
 from litestar_userio.users.login_id_rules import LoginIDRules
 from litestar_userio.users.repository import UserRepository
-from userio_core.login_ids import login_key
 
 __all__ = ["Claims", "by_attribute", "look_up_claims", "wanted_login_ids"]
 
@@ -48,15 +47,13 @@ async def look_up_claims(
 ) -> Claims:
     """The holders of the records' login ids and linked identities, and which of their `sub`s are taken.
 
-    A query each (a login id's holders two: by kind, and by the key unique across kinds); `holders=False` (an
+    A query each (a login id's holders by kind and by the key unique across kinds in one); `holders=False` (an
     optimistic import chunk whose sample names no stored user) skips the holders.
     """
     claims = Claims()
     if holders:
         if login_ids := wanted_login_ids(records, rules):
-            claims.owners = await users.find_owners(tx, project_id, login_ids)
-            keys = {login_key(value) for values in login_ids.values() for value in values}
-            claims.key_owners = await users.find_key_owners(tx, project_id, keys)
+            claims.owners, claims.key_owners = await users.find_holders(tx, project_id, login_ids)
         if pairs := oauth_pairs(records):
             claims.oauth_owners = await users.find_oauth_owners(tx, project_id, pairs)
     if subs := {record.sub for record in records if isinstance(record.sub, str)}:

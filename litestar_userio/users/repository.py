@@ -36,12 +36,62 @@ from litestar_userio.users.model import (
 from litestar_userio.users.search import AllOf, AnyOf, Compare, Condition, Constant, Negation, UserSort
 from userio_core.attribute_formats import LOGIN_ID_ATTRIBUTES
 from userio_core.ids import new_id
+from userio_core.login_ids import login_key
 
 __all__ = ["LoadedUsers", "UserRepository", "lossless_rows_query", "user_from_row", "user_rows_query"]
 
 _ATTRIBUTE_OF_KEY = {key: attribute for attribute, key in LOGIN_ID_ATTRIBUTES.items()}
 _VERIFIED_FLAGS = ("email_verified", "phone_number_verified")
 _KEY_TABLES: dict[str, type[Role] | type[Group]] = {"userio_role": Role, "userio_group": Group}
+
+
+_SECOND = "\x1f"
+"""Joins a login key and a kind into the stored key of a user's second login id with that key (its email that is
+its username too): no login id holds a control character, so no first holder's key looks like one. One unique index,
+`(project_id, unique_key)`, then keeps both rules: one login id names one user across kinds, and one value per kind
+(migration 2026-12-02T01; a second index on `(project_id, login_id_key, normalized_value)` cost each imported record
+about 260 bytes of WAL)."""
+
+
+def _stored_key(login_id: LoginID) -> str:
+    """`userio_identity.unique_key` of `login_id`: its login key where it holds it, else key and kind joined."""
+    if login_id.unique_key is not None:
+        return login_id.unique_key
+    return f"{login_key(login_id.normalized)}{_SECOND}{login_id.key}"
+
+
+def _held_key(stored: str | None) -> str | None:
+    """The login key a stored `unique_key` holds (None for a second login id with that key)."""
+    return None if stored is None or _SECOND in stored else stored
+
+
+def _probe(kind: str, normalized: str) -> list[str]:
+    """The stored keys a login id of `kind` with value `normalized` may have: what an index probe looks up."""
+    key = login_key(normalized)
+    return [key, f"{key}{_SECOND}{kind}"]
+
+
+def _login_id_match(args: list[str], login_ids: Mapping[str, str]) -> str:
+    """A condition on `userio_identity i` finding one of `login_ids` (attribute -> normalized) by index probes.
+
+    Its values are appended to `args`; an ORDER BY follows that puts the key's holder first.
+
+    Where two users held one key before the rule of migration 2026-12-01T02, the holder is the one signed in, never
+    whichever row comes first.
+    """
+    clauses, held = [], []
+    for attribute, normalized in login_ids.items():
+        kind = LOGIN_ID_ATTRIBUTES[attribute]
+        args += [*_probe(kind, normalized), kind, normalized]
+        n = len(args)
+        clauses.append(
+            f"(i.unique_key IN (${n - 3}, ${n - 2}) AND i.login_id_key = ${n - 1} AND i.normalized_value = ${n})"
+        )
+        held.append(f"${n - 3}")
+    return (
+        f"({' OR '.join(clauses) or 'FALSE'})"
+        f" ORDER BY CASE WHEN i.unique_key IN ({', '.join(held) or 'NULL'}) THEN 0 ELSE 1 END, i.created_at, i.id"
+    )
 
 
 def _dump(value: Any) -> str:
@@ -243,13 +293,9 @@ class UserRepository:
         """
         args: list[str] = [project_id]
         if login_ids is not None:
-            clauses = []
-            for attribute, normalized in login_ids.items():
-                args += [LOGIN_ID_ATTRIBUTES[attribute], normalized]
-                clauses.append(f"(i.login_id_key = ${len(args) - 1} AND i.normalized_value = ${len(args)})")
             where = (
                 "u.project_id = $1 AND u.id = (SELECT i.user_id FROM userio_identity i"
-                f" WHERE i.project_id = $1 AND ({' OR '.join(clauses)}) LIMIT 1)"
+                f" WHERE i.project_id = $1 AND {_login_id_match(args, login_ids)} LIMIT 1)"
             )
         else:
             assert user_id is not None
@@ -285,18 +331,11 @@ class UserRepository:
         None when no user of the project has any of them.
         """
         args: list[str] = [project_id]
-        clauses = []
-        for attribute, normalized in login_ids.items():
-            args += [LOGIN_ID_ATTRIBUTES[attribute], normalized]
-            clauses.append(f"(i.login_id_key = ${len(args) - 1} AND i.normalized_value = ${len(args)})")
         row = await tx.fetchrow(
             "SELECT i.user_id, a.password_hash FROM userio_identity i"
             " LEFT JOIN userio_authenticator a"
             " ON a.user_id = i.user_id AND a.kind = 'primary' AND a.type = 'password'"
-            # One login id names one user (`unique_key`); where two users held one before that rule (migration
-            # 2026-12-01T02), the key's holder is the one signed in, never whichever row comes first.
-            f" WHERE i.project_id = $1 AND ({' OR '.join(clauses)})"
-            " ORDER BY CASE WHEN i.unique_key IS NULL THEN 1 ELSE 0 END, i.created_at, i.id LIMIT 1",
+            f" WHERE i.project_id = $1 AND {_login_id_match(args, login_ids)} LIMIT 1",
             *args,
         )
         return (row["user_id"], row["password_hash"]) if row is not None else None
@@ -339,55 +378,47 @@ class UserRepository:
     async def find_owners(
         self, tx: Tx, project_id: str, login_ids: Mapping[str, Iterable[str]]
     ) -> dict[tuple[str, str], str]:
-        """(attribute, normalized value) -> user id, for the login ids that exist; one query.
+        """(attribute, normalized value) -> user id, for the login ids that exist; one query (`find_holders`)."""
+        owners, _ = await self.find_holders(tx, project_id, login_ids)
+        return owners
 
-        On PostgreSQL each value is an index probe (LATERAL ... LIMIT 1): while a table grows fast from empty,
-        as in a first bulk import, its statistics lag and `= ANY(...)` was planned as a scan of the whole
-        project (measured: 0.5 s per chunk at 70 000 identities).
+    async def find_holders(
+        self, tx: Tx, project_id: str, login_ids: Mapping[str, Iterable[str]]
+    ) -> tuple[dict[tuple[str, str], str], dict[str, str]]:
+        """Who holds `login_ids` (attribute -> normalized values), in one query over the one unique index.
+
+        Two maps: (attribute, normalized value) -> user id, for the login ids that exist; and login key
+        (`login_ids.login_key`) -> user id, for the keys of those values some login id of the project holds, whatever
+        its kind (what refuses a username spelled like another user's email). On PostgreSQL each key is an index
+        probe (LATERAL): while a table grows fast from empty, as in a first bulk import, its statistics lag and
+        `= ANY(...)` was planned as a scan of the whole project (measured: 0.5 s per chunk at 70 000 identities).
         """
-        keys = [LOGIN_ID_ATTRIBUTES[a] for a, values in login_ids.items() for _ in set(values)]
-        values = [v for a, vs in login_ids.items() for v in sorted(set(vs))]
-        if not values:
-            return {}
+        wanted = {(LOGIN_ID_ATTRIBUTES[a], v) for a, values in login_ids.items() for v in values}
+        if not wanted:
+            return {}, {}
+        keys = sorted({key for kind, value in wanted for key in _probe(kind, value)})
         if tx.dialect == "postgres":
             rows = await tx.fetch(
-                "SELECT k.key AS login_id_key, k.value AS normalized_value, i.user_id"
-                " FROM unnest($2::text[], $3::text[]) AS k(key, value)"
-                " CROSS JOIN LATERAL (SELECT user_id FROM userio_identity WHERE project_id = $1"
-                " AND login_id_key = k.key AND normalized_value = k.value LIMIT 1) AS i",
+                "SELECT i.unique_key, i.login_id_key, i.normalized_value, i.user_id FROM unnest($2::text[]) AS k(key)"
+                " CROSS JOIN LATERAL (SELECT unique_key, login_id_key, normalized_value, user_id FROM userio_identity"
+                " WHERE project_id = $1 AND unique_key = k.key) AS i",
                 project_id,
                 keys,
-                values,
             )
         else:
             rows = await tx.fetch(
-                "SELECT login_id_key, normalized_value, user_id FROM userio_identity WHERE project_id = $1"
-                " AND (login_id_key, normalized_value) IN"
-                " (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each($2))",
+                "SELECT unique_key, login_id_key, normalized_value, user_id FROM userio_identity"
+                " WHERE project_id = $1 AND unique_key IN (SELECT value FROM json_each($2))",
                 project_id,
-                tx.array([k, v] for k, v in zip(keys, values, strict=True)),
+                tx.array(keys),
             )
-        return {(_ATTRIBUTE_OF_KEY[r["login_id_key"]], r["normalized_value"]): r["user_id"] for r in rows}
-
-    async def find_key_owners(self, tx: Tx, project_id: str, keys: Iterable[str]) -> dict[str, str]:
-        """Login key (`login_ids.login_key`) -> user id, for the keys some login id of the project holds; one query.
-
-        What refuses a username spelled like another user's email: the key is unique per project across kinds.
-        """
-        wanted = sorted(set(keys))
-        if not wanted:
-            return {}
-        rows = await tx.fetch(
-            "SELECT unique_key, user_id FROM userio_identity WHERE project_id = $1 AND "
-            + (
-                "unique_key = ANY($2::text[])"
-                if tx.dialect == "postgres"
-                else "unique_key IN (SELECT value FROM json_each($2))"
-            ),
-            project_id,
-            wanted if tx.dialect == "postgres" else tx.array(wanted),
-        )
-        return {r["unique_key"]: r["user_id"] for r in rows}
+        owners = {
+            (_ATTRIBUTE_OF_KEY[r["login_id_key"]], r["normalized_value"]): r["user_id"]
+            for r in rows
+            if (r["login_id_key"], r["normalized_value"]) in wanted
+        }
+        key_owners = {r["unique_key"]: r["user_id"] for r in rows if _SECOND not in r["unique_key"]}
+        return owners, key_owners
 
     async def find_oauth_owners(
         self, tx: Tx, project_id: str, pairs: Iterable[tuple[str, str]]
@@ -473,13 +504,13 @@ class UserRepository:
                     original=row["original_value"],
                     normalized=row["normalized_value"],
                     created_at=row["created_at"],
-                    unique_key=row["unique_key"],
+                    unique_key=_held_key(row["unique_key"]),
                 )
                 loaded.identities[row["id"]] = (
                     row["user_id"],
                     row["original_value"],
                     row["normalized_value"],
-                    row["unique_key"],
+                    _held_key(row["unique_key"]),
                 )
         for user in users.values():
             user.verified &= set(user.login_ids)
@@ -722,7 +753,7 @@ class UserRepository:
                 "unique_key",
             ),
             [
-                (i.id, project_id, u.id, i.key, i.key, i.original, i.normalized, i.created_at, i.unique_key)
+                (i.id, project_id, u.id, i.key, i.key, i.original, i.normalized, i.created_at, _stored_key(i))
                 for u in changed
                 for i in u.login_ids.values()
                 if i.id not in kept_identities
@@ -1056,8 +1087,12 @@ class _Where:
         # `u.id IN (...)`, not a correlated EXISTS: SQLite then runs the subquery once (an index probe for `eq`) and
         # looks the users up by id, where EXISTS probed the identities once per user of the project (2.9 s at 200 000).
         if field in _LOGIN_ID_FIELDS:
-            key = self.param(_LOGIN_ID_FIELDS[field])
+            kind = _LOGIN_ID_FIELDS[field]
+            key = self.param(kind)
             inner = "" if c.op == "pr" else " AND " + self.text("i.normalized_value", c, negate=False)
+            if c.op in ("eq", "ne") and c.case_exact:  # a normalized value (scim/filters.py): an index probe
+                held, second = _probe(kind, str(c.value))
+                inner += f" AND i.unique_key IN ({self.param(held)}, {self.param(second)})"
             found = (
                 f"u.id IN (SELECT i.user_id FROM userio_identity i WHERE i.project_id = $1"
                 f" AND i.login_id_key = {key}{inner})"

@@ -24,6 +24,7 @@ from tests.conftest import REQUIRE_SERVICES
 
 ROOT = Path(__file__).resolve().parents[2]
 RECORDS = 1200
+CHUNK = 20
 
 
 def free_port() -> int:
@@ -84,7 +85,11 @@ async def test_prometheus_scrapes_the_app_and_two_workers_during_an_import(postg
         "USERIO_DATABASE_URL": postgres_url,
         "USERIO_REDIS_URL": redis_url,
         "USERIO_QUEUE_NAME": f"userio:prometheus:{uuid.uuid4().hex[:8]}",
-        "USERIO_CHUNK_SIZE": "100",
+        # Chunks that wait, whatever the machine's speed: the import is queued before a worker runs, each worker
+        # takes one chunk at a time, and each reports the queue every half second (a scrape each second reads it).
+        "USERIO_CHUNK_SIZE": str(CHUNK),
+        "USERIO_WORKER_MAX_JOBS": "1",
+        "USERIO_SWEEP_INTERVAL": "0.5",
         "PORT": str(web_port),
         "LOG_LEVEL": "warning",
     }
@@ -119,8 +124,6 @@ async def test_prometheus_scrapes_the_app_and_two_workers_during_an_import(postg
                 "the example app",
                 processes=running,
             )
-            for index, port in enumerate(worker_ports):
-                start(f"worker-{index}", [*worker, "--metrics-port", str(port)])
             headers = {"Authorization": f"Bearer {token_file.read_text().strip()}", "Host": "localhost"}
             records = [{"email": f"user{i}@example.com", "name": f"User {i}"} for i in range(RECORDS)]
             records[7] = {"email": "not an email"}
@@ -130,6 +133,8 @@ async def test_prometheus_scrapes_the_app_and_two_workers_during_an_import(postg
                 headers=headers,
             )
             assert created.status_code == 202, created.text
+            for index, port in enumerate(worker_ports):
+                start(f"worker-{index}", [*worker, "--metrics-port", str(port)])
 
             async def completed():
                 status = (await web.get(base + created.headers["location"], headers=headers)).json()
@@ -176,7 +181,7 @@ async def test_prometheus_scrapes_the_app_and_two_workers_during_an_import(postg
     assert status["summary"] == {"total": RECORDS, "inserted": RECORDS - 1, "updated": 0, "skipped": 0, "failed": 1}
     assert by_outcome == {"outcome=failed": 1, "outcome=inserted": RECORDS - 1}
     assert list(failed.values()) == [1] and "reason=" in next(iter(failed))
-    assert list(chunks.values()) == [RECORDS / 100]
+    assert list(chunks.values()) == [RECORDS / CHUNK]
     assert sorted(up.values()) == [1, 1, 1], up
     assert len([k for k in up if "job=userio-worker" in k]) == 2
     assert max(queue.values()) >= 1, "the workers reported chunks waiting during the import"

@@ -64,10 +64,10 @@ async def test_a_login_id_stored_before_the_rule_still_signs_in(world):
         {"preferred_username": "dave", "password": {"type": "bcrypt", "password_hash": HASH_2B}},
         identifier="preferred_username",
     )
-    stored = "da\u200bve"  # as an import before issue 29 stored it
+    stored = "da\u200bve"  # as an import before issue 29 stored it, and migration 2026-12-01T02 keyed it
     async with world.env.services.db.transaction() as tx:
         await tx.execute(
-            "UPDATE userio_identity SET original_value = $1, normalized_value = $1 WHERE user_id = $2",
+            "UPDATE userio_identity SET original_value = $1, normalized_value = $1, unique_key = $1 WHERE user_id = $2",
             stored,
             detail["user_id"],
         )

@@ -16,7 +16,6 @@ from tests.webhooks.receiver import Receiver
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[2]
 
 PRELUDE = """
 import asyncio, os, signal, sys
@@ -61,9 +60,16 @@ asyncio.run(main())
 )
 
 
-async def run(script: str, *args: str) -> asyncio.subprocess.Process:
+async def run(script: str, database: str, *args: str) -> asyncio.subprocess.Process:
+    """`script` in the database's folder: the default export directory (`userio-exports/`) goes there too."""
     return await asyncio.create_subprocess_exec(
-        sys.executable, "-c", textwrap.dedent(script), *args, cwd=ROOT, stdout=subprocess.PIPE
+        sys.executable,
+        "-c",
+        textwrap.dedent(script),
+        database,
+        *args,
+        cwd=Path(database).parent,
+        stdout=subprocess.PIPE,
     )
 
 
