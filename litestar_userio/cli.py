@@ -415,7 +415,7 @@ def console_url(
     except OSError as exc:
         raise click.ClickException(f"cannot read the admin key {path}: {exc.strerror}") from exc
     lifetime = timedelta(seconds=ttl) if ttl is not None else console.token_ttl
-    token = sign_admin_token(pem, project_id, ttl=lifetime)
+    token = sign_admin_token(pem, project_id, ttl=lifetime, origin="console")  # its changes: origin `console`
     origin = (base_url or console.public_url or f"https://localhost:{os.environ.get('PORT', '8443')}").rstrip("/")
     click.echo(
         f"Admin console for project {project_id!r}; the link signs you in for {int(lifetime.total_seconds())} s:"

@@ -1,4 +1,4 @@
-"""The plugin's Litestar events: a change of one user, and the completion of an import task.
+"""The plugin's Litestar events: a change of one user (its record, its change-log entry), an import task's completion.
 
 See docs/reference.md#events.
 
@@ -13,7 +13,10 @@ from typing import Any
 
 from litestar import Litestar
 
-__all__ = ["EVENTS", "app_emitter"]
+__all__ = ["CHANGE_EVENT", "EVENTS", "app_emitter"]
+
+CHANGE_EVENT = "userio.change"
+"""A user's change as its change-log entry, exactly as the feed answers it (its `id` drops a duplicate)."""
 
 EVENTS = (
     "userio.user.created",
@@ -22,9 +25,11 @@ EVENTS = (
     "userio.user.disabled",
     "userio.user.enabled",
     "userio.user.deleted",
+    CHANGE_EVENT,
     "userio.import.completed",
 )
-"""Every event id the plugin emits (the one list: a user's are `userio.user.<kind>` of its change-log entry)."""
+"""Every event id the plugin emits (the one list: a user's are `userio.user.<kind>` of its change-log entry, then
+`userio.change` with the entry itself)."""
 
 
 def app_emitter(app: Litestar) -> Callable[..., None]:

@@ -9,7 +9,7 @@ import base64
 import hashlib
 from datetime import timedelta
 from functools import lru_cache
-from typing import Any
+from typing import Any, Literal
 
 import jwt
 from cryptography.hazmat.primitives import serialization
@@ -17,7 +17,19 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 
 from userio_core.clock import Clock, SystemClock
 
-__all__ = ["KeyPair", "generate_key_pair", "key_id", "load_private_key", "load_public_key", "sign_admin_token"]
+__all__ = [
+    "ORIGIN_CLAIM",
+    "KeyPair",
+    "generate_key_pair",
+    "key_id",
+    "load_private_key",
+    "load_public_key",
+    "sign_admin_token",
+]
+
+ORIGIN_CLAIM = "userio_origin"
+"""The admin token's claim naming what the changes made with it come from: `"console"` in the console's sign-in link
+(the change log's `origin.kind`); a token without it is the admin API's (`admin_api`)."""
 
 
 class KeyPair:
@@ -68,13 +80,23 @@ def load_private_key(private_pem: str) -> Any:
 
 
 def sign_admin_token(
-    private_pem: str, project_id: str, *, ttl: timedelta = timedelta(minutes=5), clock: Clock | None = None
+    private_pem: str,
+    project_id: str,
+    *,
+    ttl: timedelta = timedelta(minutes=5),
+    clock: Clock | None = None,
+    origin: Literal["console"] | None = None,
 ) -> str:
-    """An Admin API JWT for `project_id`: RS256, `kid` of the key, `aud` the project, short-lived."""
+    """An Admin API JWT for `project_id`: RS256, `kid` of the key, `aud` the project, short-lived.
+
+    `origin="console"`: the console's token, whose changes the change log records as the console's (`ORIGIN_CLAIM`).
+    """
     key = load_private_key(private_pem)
     public_pem = key.public_key().public_bytes(
         serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
     )
     now = (clock or SystemClock()).now()
-    claims = {"aud": project_id, "iat": now, "nbf": now, "exp": now + ttl, "iss": "litestar-userio"}
+    claims: dict[str, Any] = {"aud": project_id, "iat": now, "nbf": now, "exp": now + ttl, "iss": "litestar-userio"}
+    if origin is not None:
+        claims[ORIGIN_CLAIM] = origin
     return jwt.encode(claims, key, algorithm="RS256", headers={"kid": key_id(public_pem.decode())})

@@ -15,10 +15,11 @@ from typing import Any
 import jwt
 from litestar.connection import ASGIConnection
 
+from litestar_userio.changes.entries import ADMIN_API, CONSOLE, ChangeOrigin
 from litestar_userio.config import AuthConfig
 from litestar_userio.errors import AdminAuthFailed, HTTPSRequired, UnknownHost
 from litestar_userio.projects.service import ProjectRecord, ProjectService
-from userio_core.admin_keys import load_public_key
+from userio_core.admin_keys import ORIGIN_CLAIM, load_public_key
 from userio_core.clock import Clock
 
 __all__ = ["ADMIN_IDENTITY", "AdminAuthenticator", "AdminIdentity"]
@@ -30,10 +31,15 @@ ADMIN_IDENTITY = "userio_admin_identity"
 
 @dataclass(frozen=True)
 class AdminIdentity:
-    """Who made an admin request, as its verified token says: the admin key (`kid`) and the `sub`, if any."""
+    """Who made an admin request, as its verified token says: the admin key (`kid`), the `sub`, the changes' origin.
+
+    `origin` is `console` for a token carrying the console's claim (`userio_core.admin_keys.ORIGIN_CLAIM`), else
+    `admin_api`.
+    """
 
     key_id: str
     sub: str | None
+    origin: ChangeOrigin = ADMIN_API
 
 
 class AdminAuthenticator:
@@ -57,7 +63,8 @@ class AdminAuthenticator:
         claims = await self.verify(token.strip(), project.id)
         sub = claims.get("sub")
         key_id = str(jwt.get_unverified_header(token.strip()).get("kid"))
-        identity = AdminIdentity(key_id, sub if isinstance(sub, str) else None)
+        origin = CONSOLE if claims.get(ORIGIN_CLAIM) == "console" else ADMIN_API
+        identity = AdminIdentity(key_id, sub if isinstance(sub, str) else None, origin)
         connection.scope.setdefault("state", {})[ADMIN_IDENTITY] = identity
         return project
 

@@ -8,6 +8,7 @@ from typing import Literal, NamedTuple
 
 __all__ = [
     "ADMIN_API",
+    "CONSOLE",
     "ENTRY_TYPES",
     "ChangeEntry",
     "ChangeKind",
@@ -46,6 +47,8 @@ class ChangeOrigin:
 
 ADMIN_API = ChangeOrigin("admin_api")
 """The default origin of `UserAdminService`'s changes."""
+CONSOLE = ChangeOrigin("console")
+"""The changes made through the admin API with the console's token (`userio_core.admin_keys.ORIGIN_CLAIM`)."""
 
 
 class Position(NamedTuple):

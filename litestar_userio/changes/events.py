@@ -1,12 +1,12 @@
 """The Litestar events of docs/reference.md#events, emitted from the change log: the log's first consumer.
 
 A change emits `userio.user.<kind>` (`created`, `updated`, `password_changed`, `disabled`, `enabled`, `deleted`)
-with the user as exported (never a secret; for `deleted`, its last state) once its transaction committed, and
-never for one that rolled back. At least once: an emit is followed by the consumer's commit, so a process that
-stops in between emits those again after it restarts, with the same argument (the same `sub` and `updated_at`: a
-listener that must not act twice drops a repeat by them; the argument stays the exported record, so the entry's
-id is the feed's, not the event's). An import's records emit none (docs/reference.md#events: one
-`userio.import.completed` per task), as before the log.
+with the user as exported (never a secret; for `deleted`, its last state), then `userio.change` with the entry as
+the feed answers it (`feed_entry`: `id`, `cursor`, `type`, `user_id`, `occurred_at`, `origin`, `user`), once its
+transaction committed, and never for one that rolled back. At least once: an emit is followed by the consumer's
+commit, so a process that stops in between emits those again after it restarts, with the same arguments (a listener
+that must not act twice drops a repeat by the `userio.change` entry's `id`, or the record's `sub` and `updated_at`).
+An import's records emit none (docs/reference.md#events: one `userio.import.completed` per task), as before the log.
 """
 
 from __future__ import annotations
@@ -17,13 +17,17 @@ from typing import Any
 import msgspec
 
 from litestar_userio.changes.entries import ChangeEntry
+from litestar_userio.changes.service import feed_entry
 from litestar_userio.db.engine import Tx
+from litestar_userio.events import CHANGE_EVENT
 
 __all__ = ["EventsConsumer"]
 
+_encode = msgspec.json.Encoder().encode
+
 
 class EventsConsumer:
-    """Emits each committed entry's event through `emit` (the app's, in a web process)."""
+    """Emits each committed entry's events through `emit` (the app's, in a web process)."""
 
     name = "events"
     with_imports = False
@@ -39,3 +43,5 @@ class EventsConsumer:
                 continue
             document: dict[str, Any] = msgspec.json.decode(entry.document)
             self.emit(f"userio.user.{entry.kind}", document)
+            item: dict[str, Any] = msgspec.json.decode(_encode(feed_entry(project_id, entry)))
+            self.emit(CHANGE_EVENT, item)

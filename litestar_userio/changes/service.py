@@ -39,7 +39,7 @@ from litestar_userio.db.engine import Database, Tx
 from litestar_userio.errors import ChangeCursorExpired, InvalidRequest
 from userio_core.clock import Clock
 
-__all__ = ["ChangeConsumer", "ChangePage", "ChangeService", "FeedEntry", "entry_document"]
+__all__ = ["ChangeConsumer", "ChangePage", "ChangeService", "FeedEntry", "entry_document", "feed_entry"]
 
 logger = logging.getLogger("litestar_userio.changes")
 
@@ -123,6 +123,20 @@ def _origin_json(origin: ChangeOrigin) -> dict[str, str]:
     return found
 
 
+def feed_entry(project_id: str, entry: ChangeEntry) -> FeedEntry:
+    """`entry` as the feed answers it: the one serialization of an entry (the `userio.change` event is its JSON)."""
+    document = entry_document(entry)
+    return FeedEntry(
+        id=entry.id,
+        cursor=encode_cursor(project_id, entry.position),
+        type=entry.type,
+        user_id=entry.user_id,
+        occurred_at=_timestamp(entry.occurred_at),
+        origin=_origin_json(entry.origin),
+        user=None if document is None else msgspec.Raw(document),
+    )
+
+
 class ChangeService:
     """The feed (`page`), cursors and watermarks, retention (`purge`) and consumers (`register`, `wake`)."""
 
@@ -150,7 +164,7 @@ class ChangeService:
                 return ChangePage([], encode_cursor(project_id, await self._latest(tx, project_id)), False)
             after = await self.position(tx, project_id, cursor)
             entries = await self.repository.page(tx, project_id, after, limit + 1)
-        items = [self._feed_entry(project_id, entry) for entry in entries[:limit]]
+        items = [feed_entry(project_id, entry) for entry in entries[:limit]]
         last = entries[limit - 1].position if len(entries) > limit else (entries[-1].position if entries else after)
         return ChangePage(items, encode_cursor(project_id, last), len(entries) > limit)
 
@@ -182,18 +196,6 @@ class ChangeService:
         newest = await self.repository.newest(tx, project_id)
         horizon = await self.repository.horizon(tx, project_id)
         return max(newest or horizon, horizon)
-
-    def _feed_entry(self, project_id: str, entry: ChangeEntry) -> FeedEntry:
-        document = entry_document(entry)
-        return FeedEntry(
-            id=entry.id,
-            cursor=encode_cursor(project_id, entry.position),
-            type=entry.type,
-            user_id=entry.user_id,
-            occurred_at=_timestamp(entry.occurred_at),
-            origin=_origin_json(entry.origin),
-            user=None if document is None else msgspec.Raw(document),
-        )
 
     # Retention.
 

@@ -22,7 +22,8 @@ from litestar.params import HeaderParameter
 
 from litestar_userio.accounts.admin import UserAdminService
 from litestar_userio.accounts.service import UserService
-from litestar_userio.auth.admin import AdminAuthenticator
+from litestar_userio.auth.admin import ADMIN_IDENTITY, AdminAuthenticator, AdminIdentity
+from litestar_userio.changes.entries import ADMIN_API, ChangeOrigin
 from litestar_userio.changes.service import ChangeService
 from litestar_userio.config import DependencyKeys
 from litestar_userio.db.engine import Database
@@ -45,6 +46,7 @@ __all__ = [
     "authenticate_admin",
     "provide_admin_project",
     "provide_admin_service",
+    "provide_change_origin",
     "provide_change_service",
     "provide_export_service",
     "provide_hook_service",
@@ -216,15 +218,27 @@ async def provide_admin_project(
     return await admin_service.authenticate(request)
 
 
-def admin_dependencies(**services: Callable[[State], object]) -> dict[str, Provide]:
-    """An admin controller's dependencies: the authenticated `project` and the services its handlers name.
+async def provide_change_origin(
+    request: Request[Any, Any, Any], project: NamedDependency[ProjectRecord]
+) -> ChangeOrigin:
+    """What the request's changes come from, as its verified admin token says (`AdminIdentity.origin`).
 
-    `admin_dependencies(imports_service=provide_import_service)` gives the handlers `project` and
+    `console` for the console's token, else `admin_api` (docs/changes.md#what-is-logged); never a request header.
+    Takes `project` so the request is authenticated first (the guard, or `provide_admin_project`).
+    """
+    identity = request.scope.get("state", {}).get(ADMIN_IDENTITY)
+    return identity.origin if isinstance(identity, AdminIdentity) else ADMIN_API
+
+
+def admin_dependencies(**services: Callable[[State], object]) -> dict[str, Provide]:
+    """An admin controller's dependencies: the authenticated `project`, its `change_origin`, the services it names.
+
+    `admin_dependencies(imports_service=provide_import_service)` gives the handlers `project`, `change_origin` and
     `imports_service`, and nothing else of the plugin's.
     """
     providers = {"admin_service": provide_admin_service, **services}
     named = {name: Provide(provider, sync_to_thread=False) for name, provider in providers.items()}
-    return {"project": Provide(provide_admin_project), **named}
+    return {"project": Provide(provide_admin_project), "change_origin": Provide(provide_change_origin), **named}
 
 
 def app_dependencies(keys: DependencyKeys) -> dict[str, Provide]:

@@ -13,6 +13,7 @@ from litestar.di import NamedDependency
 from litestar.params import FromPath, QueryParameter
 
 from litestar_userio.accounts.admin import UserAdminService
+from litestar_userio.changes.entries import ChangeOrigin
 from litestar_userio.imports.schemas import PasswordInput, UserRecord
 from litestar_userio.projects.service import ProjectRecord
 from litestar_userio.web.bodies import StrictJSON, json_body, parse_json_body
@@ -102,8 +103,9 @@ class UsersController(Controller):
         data: UserBodyData,
         project: NamedDependency[ProjectRecord],
         user_admin: NamedDependency[UserAdminService],
+        change_origin: NamedDependency[ChangeOrigin],
     ) -> Response[Any]:
-        user, warnings = await user_admin.create(project, data.json)
+        user, warnings = await user_admin.create(project, data.json, origin=change_origin)
         return _result(user, warnings, status_code=201)
 
     @get(
@@ -164,8 +166,9 @@ class UsersController(Controller):
         data: UserBodyData,
         project: NamedDependency[ProjectRecord],
         user_admin: NamedDependency[UserAdminService],
+        change_origin: NamedDependency[ChangeOrigin],
     ) -> Response[Any]:
-        user, warnings = await user_admin.update(project, user_id, data.json)
+        user, warnings = await user_admin.update(project, user_id, data.json, origin=change_origin)
         return _result(user, warnings)
 
     @put(
@@ -180,9 +183,12 @@ class UsersController(Controller):
         data: PasswordBody,
         project: NamedDependency[ProjectRecord],
         user_admin: NamedDependency[UserAdminService],
+        change_origin: NamedDependency[ChangeOrigin],
     ) -> None:
         hash_object = msgspec.to_builtins(data.password_hash) if data.password_hash is not None else None
-        await user_admin.set_password(project, user_id, password=data.password, password_hash=hash_object)
+        await user_admin.set_password(
+            project, user_id, password=data.password, password_hash=hash_object, origin=change_origin
+        )
 
     @post(
         ["/{user_id:str}/disable", "/id/{user_id:str}/disable"],
@@ -196,6 +202,7 @@ class UsersController(Controller):
         data: DisableBody,
         project: NamedDependency[ProjectRecord],
         user_admin: NamedDependency[UserAdminService],
+        change_origin: NamedDependency[ChangeOrigin],
     ) -> dict[str, Any]:
         user = await user_admin.disable(
             project,
@@ -203,6 +210,7 @@ class UsersController(Controller):
             reason=data.reason,
             temporarily_disabled_from=data.temporarily_disabled_from,
             temporarily_disabled_until=data.temporarily_disabled_until,
+            origin=change_origin,
         )
         return {"result": user}
 
@@ -217,8 +225,9 @@ class UsersController(Controller):
         user_id: FromPath[str],
         project: NamedDependency[ProjectRecord],
         user_admin: NamedDependency[UserAdminService],
+        change_origin: NamedDependency[ChangeOrigin],
     ) -> dict[str, Any]:
-        return {"result": await user_admin.enable(project, user_id)}
+        return {"result": await user_admin.enable(project, user_id, origin=change_origin)}
 
     @delete(
         ["/{user_id:str}", "/id/{user_id:str}"],
@@ -231,5 +240,6 @@ class UsersController(Controller):
         user_id: FromPath[str],
         project: NamedDependency[ProjectRecord],
         user_admin: NamedDependency[UserAdminService],
+        change_origin: NamedDependency[ChangeOrigin],
     ) -> None:
-        await user_admin.delete(project, user_id)
+        await user_admin.delete(project, user_id, origin=change_origin)
