@@ -12,7 +12,7 @@ from litestar_userio.accounts.migration import PasswordMigrator
 from litestar_userio.accounts.service import UserService
 from litestar_userio.auth.admin import AdminAuthenticator
 from litestar_userio.changes.events import EventsConsumer
-from litestar_userio.changes.service import ChangeService
+from litestar_userio.changes.service import ChangeConsumer, ChangeService
 from litestar_userio.config import ScimConfig, UserIOConfig
 from litestar_userio.db.engine import Database
 from litestar_userio.db.migrate import migrate
@@ -129,11 +129,26 @@ class Services:
         clock = config.clock
         storage = build_storage(config.exports.storage, clock) if config.exports.storage is not None else None
         projects = ProjectService(db, clock)
-        changes = ChangeService(db, config.changes, clock)
         applications = ApplicationService(db, clock)
         passwords = PasswordVerifier(config.passwords, config.imports.max_bcrypt_cost, config.imports.hash_bounds)
         credentials = PasswordCredentials(db, passwords, projects, clock)
         hooks = HookService(db, config.hooks, clock)
+        webhooks = WebhookService(
+            db,
+            queue,
+            config.webhooks,
+            clock,
+            secrets_key=config.hooks.secrets_key,
+            ca_file=config.hooks.fetch_ca_file,
+        )
+        # The change log's consumers in this process: the app's events where there is an app (`emit`); the
+        # webhooks (and their non-blocking hooks) wherever jobs run.
+        consumers: list[ChangeConsumer] = []
+        if emit is not None:
+            consumers.append(EventsConsumer(emit))
+        if run_jobs:
+            consumers.append(WebhookConsumer(webhooks, hooks))
+        changes = ChangeService(db, config.changes, clock, consumers=consumers)
         tokens = TokenService(db, SigningKeyStore(db, clock), applications, hooks, config.tokens, clock)
         user_admin = UserAdminService(
             db, projects, passwords, clock, imports=config.imports, changes=changes, hooks=hooks
@@ -150,8 +165,6 @@ class Services:
             credentials=credentials,
             migrator=PasswordMigrator(hooks, user_admin, credentials),
         )
-        if emit is not None:
-            changes.register(EventsConsumer(emit))
         services = cls(
             config=config,
             db=db,
@@ -185,19 +198,11 @@ class Services:
                 auth=config.auth,
                 served=config.scim is not None,
             ),
-            webhooks=WebhookService(
-                db,
-                queue,
-                config.webhooks,
-                clock,
-                secrets_key=config.hooks.secrets_key,
-                ca_file=config.hooks.fetch_ca_file,
-            ),
+            webhooks=webhooks,
         )
         telemetry.watch("pending_checks", services.users.passwords.pending)
+        changes.start()
         if run_jobs:
-            # Every process that runs jobs follows the log for the webhooks (and their non-blocking hooks).
-            changes.register(WebhookConsumer(services.webhooks, hooks))
             await queue.serve({CONTEXT_KEY: services})
         return services
 

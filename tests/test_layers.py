@@ -273,31 +273,45 @@ _SERVICE_FIELDS = {
     "scim",
     "projects",
     "admin",
+    "webhooks",
 }
 """The `Services` attributes: a service is built whole in `services.py`, never given a field afterwards."""
 
+_HANDING_METHODS = ("register", "attach", "subscribe")
+"""Methods that hand a built service a collaborator (`changes.register(consumer)`): a field set by a call (a domain
+operation such as `user_admin.set_password` is not one)."""
+
+
+def _owner_name(node: ast.expr) -> str | None:
+    return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+
 
 def _fields_set_on_services(tree: ast.AST) -> list[str]:
-    """`x.users.migrator = ...`, `users.migrator = ...`: a field set on a service from outside it."""
+    """`x.users.migrator = ...`, `users.migrator = ...`, `changes.register(c)`: a service given a field from outside."""
     found = []
     for node in ast.walk(tree):
         targets = (
             node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
         )
         for target in targets:
-            if not isinstance(target, ast.Attribute):
-                continue
-            owner = target.value
-            name = owner.id if isinstance(owner, ast.Name) else owner.attr if isinstance(owner, ast.Attribute) else None
-            if name in _SERVICE_FIELDS:
-                found.append(f"{name}.{target.attr} (line {node.lineno})")
+            if isinstance(target, ast.Attribute) and _owner_name(target.value) in _SERVICE_FIELDS:
+                found.append(f"{_owner_name(target.value)}.{target.attr} (line {node.lineno})")
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr.startswith(_HANDING_METHODS)
+            and _owner_name(node.func.value) in _SERVICE_FIELDS
+        ):
+            found.append(f"{_owner_name(node.func.value)}.{node.func.attr}() (line {node.lineno})")
     return found
 
 
 def test_the_check_for_fields_set_after_construction_sees_one():
-    assert _fields_set_on_services(ast.parse("users.migrator = m\nself.imports.emit: E = e")) == [
+    source = "users.migrator = m\nself.imports.emit: E = e\nchanges.register(WebhookConsumer(w, h))\nx.register(y)"
+    assert _fields_set_on_services(ast.parse(source)) == [
         "users.migrator (line 1)",
         "imports.emit (line 2)",
+        "changes.register() (line 3)",
     ]
 
 

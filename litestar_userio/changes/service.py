@@ -1,8 +1,8 @@
 """The change log's feed, cursors and retention, and the consumers that follow it (docs/changes.md).
 
 Consumers. A consumer is anything with a `name`, `with_imports` (False: an import's entries are passed over, not
-handed to it) and an `async handle(tx, project_id, entries)`; register it with
-`ChangeService.register` in every process that should advance it. `advance(project_id, consumer)` then runs, in one
+handed to it) and an `async handle(tx, project_id, entries)`; every process that should advance it builds its
+`ChangeService` with it (`consumers=`, in the composition root). `advance(project_id, consumer)` then runs, in one
 transaction: lock the consumer's row of `userio_change_consumer` (project, name), read the next settled entries
 after its position, `handle` them (the consumer's own writes go in the same `tx`), save the position after the last.
 So a consumer sees every committed entry of a project once per successful transaction, in the log's order, and at
@@ -10,13 +10,13 @@ least once overall: a `handle` that raises, or a crash before the commit, leaves
 same entries come again (a consumer drops duplicates by `entry.id` where its effect is outside `tx`). Two
 processes never handle the same entries at once (the row lock).
 
-When: `wake(project_id)` after a commit of this process (the change services call it) advances every registered
-consumer of that project in a background task; a poll every `ChangeLogConfig.poll_interval` (and each sweep)
-catches what other processes committed (`catch_up`). A new consumer starts at the oldest kept entry; one whose
-position fell behind the retention continues after the purged entries, and says so in the log.
+When: `wake(project_id)` after a commit of this process (the change services call it) advances each of the
+service's consumers of that project in a background task; a poll every `ChangeLogConfig.poll_interval` (from
+`start`) and each sweep catch what other processes committed (`catch_up`). A new consumer starts at the oldest
+kept entry; one whose position fell behind the retention continues after the purged entries, and says so in the log.
 
-The Litestar user events (docs/reference.md#events) are the first consumer (`changes/events.py`, registered in a
-web process by `Services.start(emit=...)`); the webhooks add theirs.
+The Litestar user events (docs/reference.md#events) are the first consumer (`changes/events.py`, given to it in a
+web process by `Services.start(emit=...)`); the webhooks' (`webhooks/consumer.py`) in every process that runs jobs.
 """
 
 from __future__ import annotations
@@ -138,14 +138,17 @@ def feed_entry(project_id: str, entry: ChangeEntry) -> FeedEntry:
 
 
 class ChangeService:
-    """The feed (`page`), cursors and watermarks, retention (`purge`) and consumers (`register`, `wake`)."""
+    """The feed (`page`), cursors and watermarks, retention (`purge`) and consumers (`start`, `wake`)."""
 
-    def __init__(self, db: Database, config: ChangeLogConfig, clock: Clock) -> None:
+    def __init__(
+        self, db: Database, config: ChangeLogConfig, clock: Clock, *, consumers: Sequence[ChangeConsumer] = ()
+    ) -> None:
         self.db = db
         self.config = config
         self.clock = clock
         self.repository = ChangeRepository()
-        self._consumers: list[ChangeConsumer] = []
+        self._consumers: tuple[ChangeConsumer, ...] = tuple(consumers)
+        """The consumers this process advances (the composition root's: the events, the webhooks)."""
         self._woken: dict[str, asyncio.Task[None]] = {}
         self._again: set[str] = set()
         self._poller: asyncio.Task[None] | None = None
@@ -216,13 +219,12 @@ class ChangeService:
 
     # Consumers.
 
-    def register(self, consumer: ChangeConsumer) -> None:
-        """Advance `consumer` in this process: on `wake` and every `poll_interval`.
+    def start(self) -> None:
+        """Poll for the consumers every `poll_interval` until `close` (nothing to poll for without consumers).
 
-        The poll starts here and stops at `close`. Call it once per consumer and process, from a running event loop.
+        Call it once, from a running event loop; `wake` advances them sooner after this process's own commits.
         """
-        self._consumers.append(consumer)
-        if self._poller is None:
+        if self._consumers and self._poller is None:
             self._poller = asyncio.get_running_loop().create_task(self._poll(), name="userio:changes")
 
     def wake(self, project_id: str) -> None:
@@ -270,7 +272,7 @@ class ChangeService:
                 return handled
 
     async def catch_up(self) -> int:
-        """Advance every registered consumer in every project it is behind in (the poll, the sweep); how many."""
+        """Advance each consumer in every project it is behind in (the poll, the sweep); how many."""
         handled = 0
         for consumer in self._consumers:
             async with self.db.reader() as tx:

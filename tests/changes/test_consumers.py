@@ -3,11 +3,14 @@ at least once and in order, the position and the consumer's own writes in one tr
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+from collections.abc import AsyncIterator, Callable, Sequence
+from datetime import timedelta
 
 import pytest
 
 from litestar_userio.changes.entries import ChangeEntry
+from litestar_userio.changes.service import ChangeConsumer, ChangeService
 from litestar_userio.db.engine import Tx
 from tests.changes.test_log import USERS, call
 from tests.helpers import run_import, until
@@ -29,10 +32,28 @@ class Recorder:
         self.seen.extend((project_id, entry.id, entry.kind) for entry in entries)
 
 
-async def test_a_consumer_sees_every_entry_once_in_order_and_keeps_its_position(env):
+@pytest.fixture
+async def follow(env) -> AsyncIterator[Callable[[ChangeConsumer], ChangeService]]:
+    """`follow(consumer)`: a change service built with `consumer` and started, as another process of the deployment
+    would (it sees the others' commits through its poll, made short here), closed after the test."""
+    started: list[ChangeService] = []
+    config = dataclasses.replace(env.config.changes, poll_interval=timedelta(milliseconds=50))
+
+    def start(consumer: ChangeConsumer) -> ChangeService:
+        changes = ChangeService(env.services.db, config, env.clock, consumers=[consumer])
+        changes.start()
+        started.append(changes)
+        return changes
+
+    yield start
+    for changes in started:
+        await changes.close()
+
+
+async def test_a_consumer_sees_every_entry_once_in_order_and_keeps_its_position(env, follow):
     project = await env.make_project()
     recorder = Recorder("test-recorder")
-    env.services.changes.register(recorder)
+    follow(recorder)
     await run_import(project, [{"email": f"u{i}@example.com"} for i in range(3)])
     user = (await call(project, "POST", USERS, {"email": "ada@example.com"})).json()["result"]
     await call(project, "DELETE", f"{USERS}/{user['sub']}")
@@ -49,10 +70,10 @@ async def test_a_consumer_sees_every_entry_once_in_order_and_keeps_its_position(
     await until(saved, "the consumer's position saved")
 
 
-async def test_a_consumer_that_fails_gets_the_same_entries_again(env):
+async def test_a_consumer_that_fails_gets_the_same_entries_again(env, follow):
     project = await env.make_project()
     recorder = Recorder("test-failing", failures=2)
-    env.services.changes.register(recorder)
+    follow(recorder)
     await call(project, "POST", USERS, {"email": "ada@example.com"})
 
     await until(lambda: any(s[0] == project.id for s in recorder.seen), "the entry handled after two failures")
@@ -60,10 +81,10 @@ async def test_a_consumer_that_fails_gets_the_same_entries_again(env):
     assert [kind for p, _, kind in recorder.seen if p == project.id] == ["created"]
 
 
-async def test_a_consumer_without_imports_passes_them_over(env):
+async def test_a_consumer_without_imports_passes_them_over(env, follow):
     project = await env.make_project()
     recorder = Recorder("test-no-imports", with_imports=False)
-    env.services.changes.register(recorder)
+    follow(recorder)
     await run_import(project, [{"email": f"u{i}@example.com"} for i in range(3)])
     await call(project, "POST", USERS, {"email": "ada@example.com"})
 
