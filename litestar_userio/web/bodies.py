@@ -1,30 +1,32 @@
 """Typed request bodies: handlers take `data: ImportBody` (an `ImportRequest`), our strict parser decodes it.
 
 Litestar's own JSON decoding is lenient where the API is not (content type, UTF-8, duplicate keys, nesting)
-and answers in its own words, not the envelopes'. A handler's `data` annotation carries a `StrictJSON` marker
-(`Annotated[ImportRequest, json_body("ImportBody"), StrictJSON(ImportRequest, parse_import_request)]`) that
-names its parser and the type that documents it; two supported Litestar hooks read it:
+and answers in its own words, not the envelopes'. Each body route says so where it is declared, through two
+public Litestar hooks:
 
-- `StrictBodyRequest`, the plugin Router's `request_class`: Litestar gets a JSON `data` from `Request.json()`
-  (no DTO), so that method runs the marker's parser; msgspec then passes the decoded struct through the
-  signature model unchanged. (A DTO, `AbstractDTO`, was the other way in; its internals change in Litestar 3.)
-- `StrictBodySchemas`, an `OpenAPISchemaPlugin` that `UserIOPlugin` is: the body's schema is the type's own
-  (msgspec's JSON schema, inline), and only for fields with the marker, so a struct inside an answer keeps its
-  component. `json_body` gives each body its own schema key: Litestar answers a struct it already documented
-  (`HookList`, an answer's member too) with that component before it asks a plugin.
+- its parser, in the route's `opt` (`@post("/", opt={BODY_PARSER: parse_import_request})`, or
+  `json_parser(HookList)` for `parse_json_body` into a type): `StrictBodyRequest`, the plugin Router's
+  `request_class`, reads it from `route_handler.opt` (Litestar's per-route options) in `Request.json()`, where
+  Litestar gets a JSON `data` (no DTO), and msgspec then passes the decoded struct through the signature model
+  unchanged. (A DTO, `AbstractDTO`, was the other way in; its internals change in Litestar 3.)
+- its schema, a `BodySchema` on the `data` type (`Annotated[ImportRequest, json_body("ImportBody"),
+  BodySchema(ImportRequest, {"records": UserRecord})]`): `StrictBodySchemas`, an `OpenAPISchemaPlugin`
+  registered right after `UserIOPlugin`, documents such a field by the type's own schema (msgspec's JSON schema,
+  inline), and only such a field, so a struct inside an answer keeps its component. `json_body` gives each body its
+  own schema key: Litestar answers a struct it already documented (`HookList`, an answer's member too) with that
+  component before it asks a plugin.
 
 Litestar reads no empty body; it reports `data` as missing, and the admin error handlers answer that with the
-marker's parser given `b""` (`empty_body_refusal`).
+route's parser given `b""` (`empty_body_refusal`).
 """
 
 from __future__ import annotations
 
 import functools
-import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar, get_args, get_origin
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 from litestar import Request
@@ -47,20 +49,28 @@ from litestar_userio.web.openapi import struct_schema
 from userio_core.attribute_formats import NUL_MESSAGE, storable_text
 
 if TYPE_CHECKING:
-    from litestar.handlers import BaseRouteHandler
     from litestar.openapi.spec import Schema
 
 __all__ = [
+    "BODY_PARSER",
+    "BodyParser",
+    "BodySchema",
     "StrictBodyRequest",
     "StrictBodySchemas",
-    "StrictJSON",
     "empty_body_refusal",
     "json_body",
+    "json_parser",
     "parse_json_body",
     "refuse_unstorable_parameters",
 ]
 
 T = TypeVar("T")
+
+BodyParser = Callable[[str, bytes], Any]
+"""A route's body parser: `(content type, body) -> the handler's data`, or the endpoint's error (415, 400)."""
+
+BODY_PARSER = "userio_body_parser"
+"""The route `opt` key of its `BodyParser` (`@post("/", opt={BODY_PARSER: parse_export_request})`)."""
 
 
 def parse_json_body(content_type: str, body: bytes, type_: type[T]) -> T:
@@ -109,75 +119,65 @@ def json_body(key: str) -> BodyKwarg:
     return BodyKwarg(media_type=RequestEncodingType.JSON, schema_component_key=key)
 
 
+def json_parser(type_: type[T]) -> Callable[[str, bytes], T]:
+    """The route's parser when it is `parse_json_body` into `type_` (the hooks, users and webhooks bodies)."""
+    return functools.partial(parse_json_body, type_=type_)
+
+
 @dataclass(frozen=True, eq=False)
-class StrictJSON:
-    """The marker on a handler's `data` annotation: how the body is parsed and documented.
+class BodySchema:
+    """The marker on a body's `data` type: the body is documented by `documented`'s JSON schema, inline.
 
     ```python
-    ExportBody = Annotated[ExportRequest, json_body("ExportBody"), StrictJSON(ExportRequest, parse_export_request)]
-    HookListBody = Annotated[HookList, json_body("HookListBody"), StrictJSON(HookList)]  # parse_json_body
+    ExportBody = Annotated[ExportRequest, json_body("ExportBody"), BodySchema(ExportRequest)]
     ```
     """
 
     documented: Any
-    """The type whose JSON schema documents the body (and that `parse_json_body` decodes by default)."""
-    parser: Callable[[str, bytes], Any] | None = None
-    """The endpoint's parser, `(content type, body) -> value`; `parse_json_body` into `documented` when None."""
+    """The type whose JSON schema documents the body."""
     items: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     """Members kept raw in the struct (`list[Raw]`) and the type that documents their items."""
-
-    def parse(self, content_type: str, body: bytes) -> Any:
-        """The body as the handler's value, or the endpoint's error (415, 400) in its own words."""
-        if self.parser is None:
-            return parse_json_body(content_type, body, self.documented)
-        return self.parser(content_type, body)
 
     def schema(self) -> Schema:
         """The documented type's JSON schema, inline."""
         return struct_schema(self.documented, dict(self.items))
 
 
-def _marker(metadata: Any) -> StrictJSON | None:
-    return next((m for m in metadata if isinstance(m, StrictJSON)), None)
+def _marker(metadata: Any) -> BodySchema | None:
+    return next((m for m in metadata if isinstance(m, BodySchema)), None)
 
 
-def strict_json_of(route_handler: BaseRouteHandler) -> StrictJSON | None:
-    """The marker on the handler's `data`, if it takes a strict body: read from the function's own annotation."""
-    return _strict_json_of_fn(route_handler.fn)
-
-
-@functools.cache
-def _strict_json_of_fn(fn: Callable[..., Any]) -> StrictJSON | None:
-    """Once per handler function (the web layer's annotations are evaluated, so `data`'s is the `Annotated`)."""
-    data = inspect.get_annotations(fn).get("data")
-    return _marker(get_args(data)[1:]) if get_origin(data) is Annotated else None
+def _parser_of(request: Request[Any, Any, Any]) -> BodyParser | None:
+    """The route's body parser, from the `opt` its declaration set (None: not a strict body route)."""
+    parser: BodyParser | None = request.route_handler.opt.get(BODY_PARSER)
+    return parser
 
 
 class StrictBodyRequest(Request[Any, Any, Any]):
-    """`json()` is the route's strict parser where the handler's `data` carries `StrictJSON`, else Litestar's."""
+    """`json()` is the route's strict parser where its `opt` names one (`BODY_PARSER`), else Litestar's."""
 
     async def json(self) -> Any:
         """The decoded body: the struct the handler takes, or the endpoint's error."""
-        strict = strict_json_of(self.route_handler)
-        if strict is None:
+        parser = _parser_of(self)
+        if parser is None:
             return await super().json()
-        return strict.parse(self.headers.get("content-type", ""), await self.body())
+        return parser(self.headers.get("content-type", ""), await self.body())
 
 
 def empty_body_refusal(request: Request[Any, Any, Any]) -> UserIOError | None:
     """The route's own answer to an empty body (Litestar reads none and reports `data` as missing)."""
-    strict = strict_json_of(request.route_handler)
-    if strict is None:
+    parser = _parser_of(request)
+    if parser is None:
         return None
     try:
-        strict.parse(request.headers.get("content-type", ""), b"")
+        parser(request.headers.get("content-type", ""), b"")
     except UserIOError as refusal:
         return refusal
     return None
 
 
 class StrictBodySchemas(OpenAPISchemaPlugin):
-    """Documents each `data` with a `StrictJSON` marker by the marker's type, inline; nothing else."""
+    """Documents each `data` whose type carries a `BodySchema` by the marker's type, inline; nothing else."""
 
     @staticmethod
     def is_plugin_supported_type(value: Any) -> bool:
@@ -185,7 +185,7 @@ class StrictBodySchemas(OpenAPISchemaPlugin):
         return False
 
     def is_plugin_supported_field(self, field_definition: Any) -> bool:
-        """A field whose annotation carries `StrictJSON`."""
+        """A field whose type carries a `BodySchema` (Litestar hands the plugin the field with its metadata)."""
         return _marker(getattr(field_definition, "metadata", ())) is not None
 
     def to_openapi_schema(self, field_definition: Any, schema_creator: Any) -> Schema:

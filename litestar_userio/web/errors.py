@@ -60,8 +60,9 @@ _HTTP_ERRORS: dict[int, type[UserIOError]] = {
 def _body_refusal(request: Request[Any, Any, Any], exc: ValidationException) -> UserIOError | None:
     """The route's own answer to an empty body, which Litestar reports as a missing `data` argument.
 
-    Litestar hands an empty body to no parser; the route's strict parser (`bodies.StrictJSON`) refuses `b""` in
-    the endpoint's words (415 for a wrong content type, else "not valid JSON"), as it did when handlers parsed.
+    Litestar hands an empty body to no parser; the route's strict parser (its `opt`, `bodies.BODY_PARSER`) refuses
+    `b""` in the endpoint's words (415 for a wrong content type, else "not valid JSON"), as it did when handlers
+    parsed.
     """
     missing_body = isinstance(exc.extra, list) and any(
         isinstance(e, dict) and e.get("source") == "body" for e in exc.extra

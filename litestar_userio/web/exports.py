@@ -28,7 +28,7 @@ from litestar_userio.exports.schemas import (
 from litestar_userio.exports.service import ExportService
 from litestar_userio.paging import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, decode_cursor
 from litestar_userio.projects.service import ProjectRecord
-from litestar_userio.web.bodies import StrictJSON, json_body
+from litestar_userio.web.bodies import BODY_PARSER, BodySchema, json_body
 from litestar_userio.web.errors import export_error_handler
 from litestar_userio.web.jsonbody import find_duplicate_key
 from litestar_userio.web.openapi import ExportErrorBody, body_examples, error_responses
@@ -78,8 +78,8 @@ def _every_cause(body: bytes) -> list[Cause]:
         return []
 
 
-ExportBody = Annotated[ExportRequest, json_body("ExportBody"), StrictJSON(ExportRequest, parse_export_request)]
-"""`data: ExportBody` is an `ExportRequest`, decoded by `parse_export_request`."""
+ExportBody = Annotated[ExportRequest, json_body("ExportBody"), BodySchema(ExportRequest)]
+"""`data: ExportBody` is an `ExportRequest` (its route decodes it by `parse_export_request`)."""
 
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -116,6 +116,7 @@ class ExportController(Controller):
 
     @post(
         "/",
+        opt={BODY_PARSER: parse_export_request},
         status_code=202,
         summary="Initiate a bulk user export",
         description=(

@@ -38,7 +38,7 @@ from litestar_userio.hooks.schemas import (
 from litestar_userio.hooks.service import HookService
 from litestar_userio.projects.service import ProjectRecord
 from litestar_userio.tokens.service import TokenService
-from litestar_userio.web.bodies import StrictJSON, json_body
+from litestar_userio.web.bodies import BODY_PARSER, BodySchema, json_body, json_parser
 from litestar_userio.web.errors import export_error_handler
 from litestar_userio.web.openapi import ExportErrorBody, error_responses
 from litestar_userio.web.providers import (
@@ -51,10 +51,10 @@ from litestar_userio.web.providers import (
 
 __all__ = ["HookListBody", "HookSecretBody", "HookTestBody", "HooksController"]
 
-HookListBody = Annotated[HookList, json_body("HookListBody"), StrictJSON(HookList)]
-"""`data: HookListBody` is a `HookList`, decoded by `parse_json_body` (as the other hooks API bodies)."""
-HookSecretBody = Annotated[HookSecretValue, json_body("HookSecretBody"), StrictJSON(HookSecretValue)]
-HookTestBody = Annotated[HookTestRequest, json_body("HookTestBody"), StrictJSON(HookTestRequest)]
+HookListBody = Annotated[HookList, json_body("HookListBody"), BodySchema(HookList)]
+"""`data: HookListBody` is a `HookList` (its route decodes it by `parse_json_body`, as the other hooks API bodies)."""
+HookSecretBody = Annotated[HookSecretValue, json_body("HookSecretBody"), BodySchema(HookSecretValue)]
+HookTestBody = Annotated[HookTestRequest, json_body("HookTestBody"), BodySchema(HookTestRequest)]
 
 
 SAMPLE_LOGIN_ID = "sample@example.com"
@@ -121,6 +121,7 @@ class HooksController(Controller):
 
     @put(
         "/",
+        opt={BODY_PARSER: json_parser(HookList)},
         summary="Replace the hooks (a new version); every hook must compile or nothing changes",
         description="Each saved hook then runs once on a sample event of its kind (no network, nothing logged); one"
         " that answers in a wrong shape is named in `warnings` beside `result`.",
@@ -168,6 +169,7 @@ class HooksController(Controller):
 
     @put(
         "/secrets/{name:str}",
+        opt={BODY_PARSER: json_parser(HookSecretValue)},
         summary="Set a hook secret (encrypted at rest; hooks read it as ctx.secrets.NAME)",
         responses=error_responses(ExportErrorBody, 400, 403, 415, 500, 503),
     )
@@ -270,6 +272,7 @@ class HooksController(Controller):
 
     @post(
         "/test",
+        opt={BODY_PARSER: json_parser(HookTestRequest)},
         status_code=200,
         summary="Run hooks against a user and client; nothing is issued",
         responses=error_responses(ExportErrorBody, 400, 403, 404, 415, 503),

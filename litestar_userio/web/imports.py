@@ -26,7 +26,7 @@ from litestar_userio.imports.service import ImportService
 from litestar_userio.observability import telemetry
 from litestar_userio.paging import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, decode_cursor
 from litestar_userio.projects.service import ProjectRecord
-from litestar_userio.web.bodies import StrictJSON, json_body
+from litestar_userio.web.bodies import BODY_PARSER, BodySchema, json_body
 from litestar_userio.web.errors import import_error_handler
 from litestar_userio.web.jsonbody import find_duplicate_key
 from litestar_userio.web.openapi import ImportErrorBody, body_examples, error_responses
@@ -116,9 +116,10 @@ def parse_import_request(content_type: str, body: bytes) -> ImportRequest:
 ImportBody = Annotated[
     ImportRequest,
     json_body("ImportBody"),
-    StrictJSON(ImportRequest, parse_import_request, {"records": UserRecord}),
+    BodySchema(ImportRequest, {"records": UserRecord}),
 ]
-"""`data: ImportBody` is an `ImportRequest`, decoded by `parse_import_request`; records documented as `UserRecord`."""
+"""`data: ImportBody` is an `ImportRequest` (its route decodes it by `parse_import_request`), records documented as
+`UserRecord`."""
 
 
 def idempotency_key(header: str | None) -> str | None:
@@ -158,6 +159,7 @@ class ImportController(Controller):
 
     @post(
         "/",
+        opt={BODY_PARSER: parse_import_request},
         status_code=202,
         summary="Initiate a bulk user import",
         description=(

@@ -1,6 +1,6 @@
 """OpenAPI for the admin endpoints: schemas of msgspec structs, body examples, the error envelopes.
 
-Request bodies are documented from each handler's `data` type (`bodies.StrictJSON` uses `struct_schema`);
+Request bodies are documented from each handler's `data` type (`bodies.BodySchema` uses `struct_schema`);
 `body_examples` adds their named examples, `error_responses` documents each envelope.
 """
 

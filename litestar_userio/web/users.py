@@ -16,7 +16,7 @@ from litestar_userio.accounts.admin import UserAdminService
 from litestar_userio.changes.entries import ChangeOrigin
 from litestar_userio.imports.schemas import PasswordInput, UserRecord
 from litestar_userio.projects.service import ProjectRecord
-from litestar_userio.web.bodies import StrictJSON, json_body, parse_json_body
+from litestar_userio.web.bodies import BODY_PARSER, BodySchema, json_body, json_parser, parse_json_body
 from litestar_userio.web.errors import export_error_handler
 from litestar_userio.web.openapi import ExportErrorBody, error_responses
 from litestar_userio.web.providers import admin_dependencies, authenticate_admin, provide_user_admin_service
@@ -68,10 +68,10 @@ def parse_disable_request(content_type: str, body: bytes) -> DisableRequest:
     return DisableRequest() if not body.strip() else parse_json_body(content_type, body, DisableRequest)
 
 
-UserBodyData = Annotated[UserBody, json_body("UserBodyData"), StrictJSON(UserRecord, parse_user_body)]
-"""`data: UserBodyData` is a `UserBody`, documented as `UserRecord`."""
-PasswordBody = Annotated[PasswordRequest, json_body("PasswordBody"), StrictJSON(PasswordRequest)]
-DisableBody = Annotated[DisableRequest, json_body("DisableBody"), StrictJSON(DisableRequest, parse_disable_request)]
+UserBodyData = Annotated[UserBody, json_body("UserBodyData"), BodySchema(UserRecord)]
+"""`data: UserBodyData` is a `UserBody` (its routes decode it by `parse_user_body`), documented as `UserRecord`."""
+PasswordBody = Annotated[PasswordRequest, json_body("PasswordBody"), BodySchema(PasswordRequest)]
+DisableBody = Annotated[DisableRequest, json_body("DisableBody"), BodySchema(DisableRequest)]
 
 
 def _result(user: dict[str, Any], warnings: list[str] | None = None, status_code: int = 200) -> Response[Any]:
@@ -93,6 +93,7 @@ class UsersController(Controller):
 
     @post(
         "/",
+        opt={BODY_PARSER: parse_user_body},
         status_code=201,
         summary="Create one user from an import record",
         description="The identifier is the first present of email, phone_number, preferred_username.",
@@ -157,6 +158,7 @@ class UsersController(Controller):
 
     @patch(
         ["/{user_id:str}", "/id/{user_id:str}"],
+        opt={BODY_PARSER: parse_user_body},
         summary="Update one user by the import's update rules, as an upsert import",
         responses=error_responses(ExportErrorBody, 400, 403, 404, 413, 415, 503),
     )
@@ -173,6 +175,7 @@ class UsersController(Controller):
 
     @put(
         ["/{user_id:str}/password", "/id/{user_id:str}/password"],
+        opt={BODY_PARSER: json_parser(PasswordRequest)},
         status_code=204,
         summary="Set the user's password",
         responses=error_responses(ExportErrorBody, 400, 403, 404, 413, 415, 503),
@@ -192,6 +195,7 @@ class UsersController(Controller):
 
     @post(
         ["/{user_id:str}/disable", "/id/{user_id:str}/disable"],
+        opt={BODY_PARSER: parse_disable_request},
         status_code=200,
         summary="Disable the user, until enabled or inside a window; revokes its refresh tokens",
         responses=error_responses(ExportErrorBody, 400, 403, 404, 413, 415, 503),

@@ -12,7 +12,7 @@ from litestar.di import NamedDependency
 from litestar.params import FromPath, Parameter, QueryParameter
 
 from litestar_userio.projects.service import ProjectRecord
-from litestar_userio.web.bodies import StrictJSON, json_body
+from litestar_userio.web.bodies import BODY_PARSER, BodySchema, json_body, json_parser
 from litestar_userio.web.errors import export_error_handler
 from litestar_userio.web.openapi import ExportErrorBody, error_responses
 from litestar_userio.web.providers import admin_dependencies, authenticate_admin, provide_webhook_service
@@ -27,8 +27,8 @@ from litestar_userio.webhooks.service import WebhookService
 
 __all__ = ["WebhookListBody", "WebhooksController"]
 
-WebhookListBody = Annotated[WebhookSpecList, json_body("WebhookListBody"), StrictJSON(WebhookSpecList)]
-"""`data: WebhookListBody` is a `WebhookSpecList`, decoded by `parse_json_body`."""
+WebhookListBody = Annotated[WebhookSpecList, json_body("WebhookListBody"), BodySchema(WebhookSpecList)]
+"""`data: WebhookListBody` is a `WebhookSpecList` (its route decodes it by `parse_json_body`)."""
 
 
 class WebhooksController(Controller):
@@ -49,6 +49,7 @@ class WebhooksController(Controller):
 
     @put(
         "/",
+        opt={BODY_PARSER: json_parser(WebhookSpecList)},
         summary="Replace the webhooks; a new one's secret is in this answer only",
         responses=error_responses(ExportErrorBody, 400, 403, 415, 503),
     )

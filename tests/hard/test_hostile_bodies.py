@@ -18,6 +18,7 @@ What the API answers, decided here:
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -304,6 +305,34 @@ async def test_content_type_other_than_json_is_a_415(project, endpoint_name, con
     response = await send(project, endpoint, endpoint.valid, content_type)
 
     assert_error(response, endpoint, 415)
+
+
+async def test_every_documented_body_route_refuses_another_content_type_in_its_envelope(project):
+    """Each admin route whose OpenAPI documents a JSON body parses it strictly (its route names the parser): a JSON
+    body sent as `text/plain` is a 415 in the endpoint's envelope, never decoded leniently (a 2xx or Litestar's 400)."""
+    admin = project.env.config.path_prefix.rstrip("/")
+    routes = [
+        (method.upper(), re.sub(r"\{[^}]+\}", "nobody", path))
+        for path, item in (project.env.app.openapi_schema.paths or {}).items()
+        if path.startswith(admin)
+        for method in ("post", "put", "patch")
+        if (operation := getattr(item, method)) is not None and operation.request_body is not None
+    ]
+    assert len(routes) >= 10, routes  # imports, export, hooks (3), users (4 at each of 2 paths), webhooks
+
+    answers = {}
+    for method, path in routes:
+        response = await project.env.client.request(
+            method, path, content=b"{}", headers={**project.headers(), "Content-Type": "text/plain"}
+        )
+        error = response.json().get("error")
+        answers[method, path] = (response.status_code, error if isinstance(error, str) else (error or {}).get("code"))
+
+    import_path = f"{admin}/users/import"
+    assert answers == {
+        route: (415, "Content-Type must be application/json" if route == ("POST", import_path) else 415)
+        for route in routes
+    }
 
 
 @pytest.mark.engine
