@@ -5,6 +5,7 @@ as `application/scim+json`. Every error is RFC 7644 3.12's error body with `stat
 """
 
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
 import msgspec
@@ -213,6 +214,63 @@ def _search_request(body: Any) -> tuple[ListQuery, str | None, str | None]:
     return query, names("attributes"), names("excludedattributes")
 
 
+# The shells of the Users and Groups operations (one per shape; each handler names the service call).
+
+_Resource = dict[str, Any]
+_Lister = Callable[[ProjectRecord, ListQuery, str], Awaitable[tuple[int, list[_Resource]]]]
+_Creator = Callable[[ProjectRecord, Any, str], Awaitable[_Resource]]
+_Reader = Callable[[ProjectRecord, str, str], Awaitable[_Resource]]
+_Changer = Callable[[ProjectRecord, str, Any, str, str | None], Awaitable[_Resource]]
+
+
+async def _page(
+    request: Request[Any, Any, Any],
+    project: ProjectRecord,
+    list_resources: _Lister,
+    query: ListQuery,
+    attributes: str | None,
+    excluded: str | None,
+) -> Response[Any]:
+    """A list answer (`GET /Users`, `POST /Users/.search`, the same for Groups): the page, each resource projected."""
+    total, items = await list_resources(project, query, _base_url(request))
+    return _list(total, [_project_attributes(i, attributes, excluded) for i in items], query.start_index)
+
+
+async def _searched(request: Request[Any, Any, Any], project: ProjectRecord, list_resources: _Lister) -> Response[Any]:
+    """`POST .../.search`: the body's `SearchRequest`, answered as the list."""
+    query, attributes, excluded = _search_request(await _body(request))
+    return await _page(request, project, list_resources, query, attributes, excluded)
+
+
+async def _created(request: Request[Any, Any, Any], project: ProjectRecord, create: _Creator) -> Response[Any]:
+    """`POST /Users`, `POST /Groups`: 201 with the resource and its `Location`."""
+    resource = await create(project, await _body(request), _base_url(request))
+    return _scim(resource, 201, resource["meta"]["location"])
+
+
+async def _read(
+    request: Request[Any, Any, Any],
+    project: ProjectRecord,
+    resource_id: str,
+    get_resource: _Reader,
+    attributes: str | None,
+    excluded: str | None,
+) -> Response[Any]:
+    """`GET /Users/{id}`, `GET /Groups/{id}`: the resource, projected."""
+    resource = await get_resource(project, resource_id, _base_url(request))
+    return _scim(_project_attributes(resource, attributes, excluded))
+
+
+async def _changed(
+    request: Request[Any, Any, Any], project: ProjectRecord, resource_id: str, change: _Changer
+) -> Response[Any]:
+    """`PUT` and `PATCH` of a user or group: the body and `If-Match` to the service, the resource answered."""
+    resource = await change(
+        project, resource_id, await _body(request), _base_url(request), request.headers.get("if-match")
+    )
+    return _scim(resource)
+
+
 _Filter = Annotated[str | None, QueryParameter(name="filter", max_length=65536)]
 _Attrs = Annotated[str | None, QueryParameter(name="attributes", max_length=4096)]
 _Excluded = Annotated[str | None, QueryParameter(name="excludedAttributes", max_length=4096)]
@@ -282,9 +340,7 @@ class ScimController(Controller):
         project: NamedDependency[ProjectRecord],
         scim: NamedDependency[ScimService],
     ) -> Response[Any]:
-        query, attributes, excluded = _search_request(await _body(request))
-        total, items = await scim.list_users(project, query, _base_url(request))
-        return _list(total, [_project_attributes(i, attributes, excluded) for i in items], query.start_index)
+        return await _searched(request, project, scim.list_users)
 
     @get("/Users")
     async def list_users(
@@ -301,8 +357,7 @@ class ScimController(Controller):
         sort_order: _SortOrder = None,
     ) -> Response[Any]:
         query = ListQuery(filter_, max(start_index, 1), count, sort_by, sort_order)
-        total, items = await scim.list_users(project, query, _base_url(request))
-        return _list(total, [_project_attributes(i, attributes, excluded) for i in items], query.start_index)
+        return await _page(request, project, scim.list_users, query, attributes, excluded)
 
     @post("/Users")
     async def create_user(
@@ -311,8 +366,7 @@ class ScimController(Controller):
         project: NamedDependency[ProjectRecord],
         scim: NamedDependency[ScimService],
     ) -> Response[Any]:
-        resource = await scim.create_user(project, await _body(request), _base_url(request))
-        return _scim(resource, 201, resource["meta"]["location"])
+        return await _created(request, project, scim.create_user)
 
     @get("/Users/{user_id:str}")
     async def get_user(
@@ -324,8 +378,7 @@ class ScimController(Controller):
         attributes: _Attrs = None,
         excluded: _Excluded = None,
     ) -> Response[Any]:
-        resource = await scim.get_user(project, user_id, _base_url(request))
-        return _scim(_project_attributes(resource, attributes, excluded))
+        return await _read(request, project, user_id, scim.get_user, attributes, excluded)
 
     @put("/Users/{user_id:str}")
     async def replace_user(
@@ -335,10 +388,7 @@ class ScimController(Controller):
         project: NamedDependency[ProjectRecord],
         scim: NamedDependency[ScimService],
     ) -> Response[Any]:
-        resource = await scim.replace_user(
-            project, user_id, await _body(request), _base_url(request), request.headers.get("if-match")
-        )
-        return _scim(resource)
+        return await _changed(request, project, user_id, scim.replace_user)
 
     @patch("/Users/{user_id:str}")
     async def patch_user(
@@ -348,10 +398,7 @@ class ScimController(Controller):
         project: NamedDependency[ProjectRecord],
         scim: NamedDependency[ScimService],
     ) -> Response[Any]:
-        resource = await scim.patch_user(
-            project, user_id, await _body(request), _base_url(request), request.headers.get("if-match")
-        )
-        return _scim(resource)
+        return await _changed(request, project, user_id, scim.patch_user)
 
     @delete("/Users/{user_id:str}", status_code=204)
     async def delete_user(
@@ -372,9 +419,7 @@ class ScimController(Controller):
         project: NamedDependency[ProjectRecord],
         scim: NamedDependency[ScimService],
     ) -> Response[Any]:
-        query, attributes, excluded = _search_request(await _body(request))
-        total, items = await scim.list_groups(project, query, _base_url(request))
-        return _list(total, [_project_attributes(i, attributes, excluded) for i in items], query.start_index)
+        return await _searched(request, project, scim.list_groups)
 
     @get("/Groups")
     async def list_groups(
@@ -391,8 +436,7 @@ class ScimController(Controller):
         sort_order: _SortOrder = None,
     ) -> Response[Any]:
         query = ListQuery(filter_, max(start_index, 1), count, sort_by, sort_order)
-        total, items = await scim.list_groups(project, query, _base_url(request))
-        return _list(total, [_project_attributes(i, attributes, excluded) for i in items], query.start_index)
+        return await _page(request, project, scim.list_groups, query, attributes, excluded)
 
     @post("/Groups")
     async def create_group(
@@ -401,8 +445,7 @@ class ScimController(Controller):
         project: NamedDependency[ProjectRecord],
         scim: NamedDependency[ScimService],
     ) -> Response[Any]:
-        resource = await scim.create_group(project, await _body(request), _base_url(request))
-        return _scim(resource, 201, resource["meta"]["location"])
+        return await _created(request, project, scim.create_group)
 
     @get("/Groups/{group_id:str}")
     async def get_group(
@@ -414,8 +457,7 @@ class ScimController(Controller):
         attributes: _Attrs = None,
         excluded: _Excluded = None,
     ) -> Response[Any]:
-        resource = await scim.get_group(project, group_id, _base_url(request))
-        return _scim(_project_attributes(resource, attributes, excluded))
+        return await _read(request, project, group_id, scim.get_group, attributes, excluded)
 
     @put("/Groups/{group_id:str}")
     async def replace_group(
@@ -425,10 +467,7 @@ class ScimController(Controller):
         project: NamedDependency[ProjectRecord],
         scim: NamedDependency[ScimService],
     ) -> Response[Any]:
-        resource = await scim.replace_group(
-            project, group_id, await _body(request), _base_url(request), request.headers.get("if-match")
-        )
-        return _scim(resource)
+        return await _changed(request, project, group_id, scim.replace_group)
 
     @patch("/Groups/{group_id:str}")
     async def patch_group(
@@ -438,10 +477,7 @@ class ScimController(Controller):
         project: NamedDependency[ProjectRecord],
         scim: NamedDependency[ScimService],
     ) -> Response[Any]:
-        resource = await scim.patch_group(
-            project, group_id, await _body(request), _base_url(request), request.headers.get("if-match")
-        )
-        return _scim(resource)
+        return await _changed(request, project, group_id, scim.patch_group)
 
     @delete("/Groups/{group_id:str}", status_code=204)
     async def delete_group(
