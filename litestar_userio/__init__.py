@@ -8,7 +8,7 @@ client is its own package (`userio_client`, the `litestar-userio-client` distrib
 from __future__ import annotations
 
 from litestar_userio.accounts.admin import UserAdminService, UserPage
-from litestar_userio.accounts.service import UserService
+from litestar_userio.accounts.service import SignedIn, UserService
 from litestar_userio.alembic import include_object
 from litestar_userio.changes.entries import ChangeEntry, ChangeOrigin
 from litestar_userio.changes.service import ChangeConsumer, ChangePage, ChangeService
@@ -23,6 +23,7 @@ from litestar_userio.config import (
     LocalStorageConfig,
     MetricsConfig,
     PasswordConfig,
+    PasswordHashBounds,
     QueueConfig,
     RateLimit,
     S3StorageConfig,
@@ -40,6 +41,7 @@ from litestar_userio.errors import (
     InvalidCredentials,
     InvalidCursor,
     InvalidRequest,
+    InvalidSignInRequest,
     NotFound,
     PasswordExpired,
     PasswordVerificationBusy,
@@ -47,10 +49,12 @@ from litestar_userio.errors import (
     ServiceUnavailable,
     SignInRefused,
     UnknownClient,
+    UnstorableText,
     UserDisabled,
     UserIOError,
     UserOutsideValidPeriod,
     UserTemporarilyDisabled,
+    ValidationFailed,
 )
 from litestar_userio.exports.service import ExportService
 from litestar_userio.hooks.events import EventContext
@@ -96,11 +100,13 @@ __all__ = [
     "InvalidCredentials",
     "InvalidCursor",
     "InvalidRequest",
+    "InvalidSignInRequest",
     "LocalStorageConfig",
     "MetricsConfig",
     "NotFound",
     "PasswordConfig",
     "PasswordExpired",
+    "PasswordHashBounds",
     "PasswordVerificationBusy",
     "ProjectRecord",
     "ProjectService",
@@ -115,12 +121,14 @@ __all__ = [
     "ServiceUnavailable",
     "Services",
     "SignInRefused",
+    "SignedIn",
     "SigningKeyStore",
     "TokenConfig",
     "TokenResponse",
     "TokenService",
     "TracingConfig",
     "UnknownClient",
+    "UnstorableText",
     "UserAdminService",
     "UserDisabled",
     "UserIOConfig",
@@ -131,6 +139,7 @@ __all__ = [
     "UserService",
     "UserState",
     "UserTemporarilyDisabled",
+    "ValidationFailed",
     "WebhookConfig",
     "WebhookService",
     "include_object",
