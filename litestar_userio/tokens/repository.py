@@ -234,6 +234,39 @@ class RefreshTokenRepository:
             row["revoked_at"],
         )
 
+    async def rotate_unused(
+        self,
+        tx: Tx,
+        *,
+        project_id: str,
+        client_id: str,
+        token_hash: str,
+        successor_hash: str,
+        at: datetime,
+        expires_at: datetime,
+    ) -> bool:
+        """PostgreSQL, one statement: use up the token and store its successor in its family; whether it did.
+
+        Only a token of this project and client, not used, not revoked and not expired at `at` is used up: the
+        rules `RefreshTokenService._use` checks under the row's lock, here in the UPDATE's own WHERE (a concurrent
+        UPDATE of the row is waited for, and its result re-checked). False changed nothing: the caller asks why.
+        """
+        row = await tx.fetchrow(
+            "WITH used AS (UPDATE userio_refresh_token SET used_at = $4 WHERE token_hash = $3 AND project_id = $1"
+            " AND client_id = $2 AND used_at IS NULL AND revoked_at IS NULL AND expires_at > $4"
+            " RETURNING user_id, family_id, scope)"
+            " INSERT INTO userio_refresh_token (id, project_id, user_id, client_id, family_id, token_hash, scope,"
+            " created_at, expires_at) SELECT $5, $1, user_id, $2, family_id, $6, scope, $4, $7 FROM used RETURNING id",
+            project_id,
+            client_id,
+            token_hash,
+            at,
+            new_id(),
+            successor_hash,
+            expires_at,
+        )
+        return row is not None
+
     async def mark_used(self, tx: Tx, token_id: str, at: datetime) -> None:
         """The token was exchanged for its successor."""
         await tx.execute("UPDATE userio_refresh_token SET used_at = $2 WHERE id = $1", token_id, at)
