@@ -5,8 +5,10 @@ core's (core/pyproject.toml), so no file is in two wheels and uninstalling eithe
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import sysconfig
 import tomllib
 import zipfile
 from pathlib import Path
@@ -288,6 +290,85 @@ def test_no_file_is_in_two_wheels(wheel, client_wheel, core_wheel):
     assert {n.split("/")[0] for n in client} == {"userio_client"}
     assert {n.split("/")[0] for n in core} == {"userio_core"}
     assert (server & client, server & core, client & core) == (set(), set(), set())
+
+
+def test_the_core_wheel_holds_the_core_package_and_nothing_else(core_wheel):
+    package = {
+        p.relative_to(ROOT).as_posix() for p in (ROOT / "userio_core").rglob("*") if p.suffix in {".py", ".typed"}
+    }
+
+    assert _files(core_wheel) == package
+    assert "userio_core/admin_keys.py" in package
+
+
+EDITABLE_TREE = ("hatch_build.py", "pyproject.toml", "README.md", "core", "client", "plugins", "migrations")
+EDITABLE_TREE_PACKAGES = ("litestar_userio", "userio_client", "userio_core")
+"""What `pip install -e ./core -e ./client -e .` (the Makefile) builds from, copied so the test can edit it."""
+
+SEE_THE_TREE = """
+import userio_core, userio_client, litestar_userio
+from litestar_userio.db.migrations import migration_ids, migrations_folder
+print(userio_core.__file__, userio_client.__file__, litestar_userio.__file__, migrations_folder())
+print(userio_core.EDITED, userio_client.EDITED, "2099-01-01T00:00:00:000000" in migration_ids())
+"""
+
+
+@pytest.mark.slow
+def test_an_editable_install_is_the_source_tree_so_an_edit_is_seen_from_any_folder(tmp_path_factory, tmp_path):
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    for name in EDITABLE_TREE + EDITABLE_TREE_PACKAGES:
+        source = ROOT / name
+        if source.is_dir():
+            shutil.copytree(source, tree / name, ignore=shutil.ignore_patterns("__pycache__", "node_modules"))
+        else:
+            shutil.copy2(source, tree / name)
+    out = tmp_path / "editable"
+    build = "import sys; from hatchling.build import build_editable; print(build_editable(sys.argv[1]))"
+    wheels = [
+        out
+        / subprocess.run(
+            [sys.executable, "-c", build, str(out)], cwd=tree / project, check=True, capture_output=True, text=True
+        ).stdout.split()[-1]
+        for project in ("core", "client", ".")
+    ]
+    venv = tmp_path_factory.mktemp("editable-venv")
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    _pip(venv, "install", "--quiet", "--no-deps", *map(str, wheels), timeout=300)
+    site = venv / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
+    installed = {
+        line.split(",")[0]
+        for record in site.glob("*.dist-info/RECORD")
+        for line in record.read_text().splitlines()
+        if ".dist-info/" not in line.split(",")[0] and not line.startswith("../")  # the `userio` script is in bin/
+    }
+    # The dependencies: the suite's, after the tree's `.pth` entries on the path (a .pth line is appended to it).
+    (site / "zz_suite_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    # Edits after the install: a module of each shared package, a new migration.
+    for package in ("userio_core", "userio_client"):
+        with (tree / package / "__init__.py").open("a") as module:
+            module.write(f'\nEDITED = "{package} edited"\n')
+    (tree / "migrations" / "userio_2099_01_01t00_00_00_000000.py").write_text('ID = "2099-01-01T00:00:00:000000"\n')
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        env = {**WITHOUT_SOURCE_TREE, "USERIO_HOME": str(tmp_path / "home")}
+        return subprocess.run(args, cwd=elsewhere, env=env, capture_output=True, text=True, timeout=300)
+
+    seen = run(str(venv / "bin" / "python"), "-c", SEE_THE_TREE)
+    userio = run(str(venv / "bin" / "userio"), "--version")
+
+    # Each editable wheel installs one .pth file naming the tree, and no copy of a module or of a migration.
+    assert installed == {"_litestar_userio_core.pth", "_litestar_userio_client.pth", "_litestar_userio.pth"}
+    assert {(site / name).read_text().strip() for name in installed} == {str(tree)}
+    assert seen.returncode == 0, seen.stderr
+    assert seen.stdout.splitlines() == [
+        " ".join(str(tree / p) for p in ("userio_core/__init__.py", "userio_client/__init__.py"))
+        + f" {tree / 'litestar_userio' / '__init__.py'} {tree / 'migrations'}",
+        "userio_core edited userio_client edited True",
+    ]
+    assert userio.stdout == "userio, version 0.1.0\n", userio.stderr
 
 
 def test_the_three_distributions_share_one_version_and_depend_on_each_other_by_it():
