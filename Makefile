@@ -54,7 +54,7 @@ test test-engines test-hard test-cluster test-quick test-embedded: export PYTHON
 # the production side of the rest; CI runs both, so every such test still runs on PostgreSQL with arq and on SQLite
 # with the in-process runner. Plain `pytest` runs both at once. tests/tiers.py has the tiers.
 test: $(STAMP) $(AXE) services
-	$(BIN)/ruff check litestar_userio userio_client userio_core tests example_app example_fullstack bench
+	$(BIN)/ruff check litestar_userio userio_client userio_core tests example_app example_fullstack bench hatch_build.py
 	$(BIN)/mypy
 	USERIO_TEST_TIER=main $(BIN)/pytest $(OVER_THE_CORES)
 
@@ -87,7 +87,7 @@ test-embedded: $(STAMP) services
 	USERIO_TEST_TIER=embedded $(BIN)/pytest -q
 
 lint: $(STAMP)
-	$(BIN)/ruff check litestar_userio userio_client userio_core tests example_app example_fullstack bench
+	$(BIN)/ruff check litestar_userio userio_client userio_core tests example_app example_fullstack bench hatch_build.py
 	$(BIN)/ruff format --check litestar_userio userio_client userio_core tests example_app example_fullstack bench
 
 typecheck: $(STAMP)
