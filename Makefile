@@ -63,10 +63,12 @@ test-engines: $(STAMP) services
 
 # The fault suite, and the property tests with many more examples (CI runs it after `make test`). The fault and
 # load tests run one at a time, as they kill workers and measure under load; the property tests over the cores.
+# PROPERTY_FILES: property tests elsewhere whose examples the hard profile multiplies (`many` in tests/hard).
+PROPERTY_FILES := tests/test_formats.py tests/exports/test_encoding.py
 test-hard: $(STAMP) services
 	$(BIN)/pytest -m hard
 	USERIO_HYPOTHESIS_PROFILE=hard USERIO_SCHEMATHESIS_EXAMPLES=100 \
-		$(BIN)/pytest $(OVER_THE_CORES) tests/hard tests/schema
+		$(BIN)/pytest $(OVER_THE_CORES) tests/hard tests/schema $(PROPERTY_FILES)
 
 # PostgreSQL + Redis, S3, the app and two workers on their own network namespaces; one worker host cut off
 # for 30 s mid-import (root only: it builds namespaces and veth pairs; USERIO_CLUSTER_RECORDS sets the size).

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.hard import many
 from userio_core.attribute_formats import (
     is_bcp47,
     is_birthdate,
@@ -203,7 +204,7 @@ def test_the_e164_shortcut_gives_what_parsing_gives(value):
     assert normalize_login_id("phone_number", value) == _parsed_e164(value)
 
 
-@settings(max_examples=3000, deadline=None)  # a first call loads the country's metadata
+@settings(max_examples=many(3000, 1000), deadline=None)  # a first call loads the country's metadata
 @given(
     st.sampled_from(sorted(phonenumbers.COUNTRY_CODE_TO_REGION_CODE)),
     st.text("0123456789", max_size=18),
@@ -247,7 +248,7 @@ def test_every_example_number_is_valid_e164_without_parsing_and_with_it():
             assert is_valid_e164(variant) == _parsed_is_e164(variant), variant
 
 
-@settings(max_examples=3000)
+@settings(max_examples=many(3000, 1000))
 @given(
     st.sampled_from(sorted(phonenumbers.COUNTRY_CODE_TO_REGION_CODE)),
     st.text("0123456789", max_size=18),
@@ -277,7 +278,7 @@ def test_numbers_of_country_codes_that_serve_several_regions_are_typed_as_phonen
     assert 0 < valid < checked
 
 
-@settings(max_examples=3000)
+@settings(max_examples=many(3000, 1000))
 @given(st.sampled_from(_SHARED_CODES), st.text("0123456789", min_size=4, max_size=12))
 def test_validity_agrees_for_numbers_of_country_codes_that_serve_several_regions(country_code, rest):
     value = f"+{country_code}{rest}"

@@ -35,19 +35,33 @@ STATE_FIXTURES = frozenset(
 through its fixtures; `backend` and `cli_env` pick their database at run time)."""
 
 LONGEST_FILES = (
-    "tests/hard/test_import_model.py",
-    "tests/migration/test_import_cli.py",
-    "tests/test_cli.py",
+    "tests/host/test_adoption_fullstack.py",
     "tests/test_packaging.py",
+    "tests/imports/test_worker_kill.py",
+    "tests/webhooks/test_webhooks.py",
     "tests/schema/test_schemathesis.py",
     "tests/console/test_browser.py",
-    "tests/imports/test_worker_kill.py",
-    "tests/migration/test_export_cli.py",
-    "tests/tokens/test_token_endpoint.py",
+    "tests/migration/test_import_cli.py",
+    "tests/exports/test_lossless.py",
+    "tests/exports/test_encoding.py",
+    "tests/queue/test_shared_queue.py",
+    "tests/migration/test_reader.py",
+    "tests/migration/test_scim_conformance.py",
+    "tests/exports/test_consistency.py",
+    "tests/hard/test_import_model.py",
+    "tests/migration/test_changes_cli.py",
+    "tests/test_cli.py",
     "tests/migration/test_loop.py",
-    "tests/host/test_adoption_fullstack.py",
+    "tests/tokens/test_isolation.py",
+    "tests/console/test_webhooks_page.py",
+    "tests/migration/test_export_cli.py",
+    "tests/operations/test_prometheus.py",
+    "tests/exports/test_storage_backends.py",
+    "tests/tokens/test_token_endpoint.py",
 )
-"""The files that took longest in `make test` (45-135 s each on 2 busy cores, 2026-11-29), longest first."""
+"""The files that took longest in `make test`, longest first (their slowest tests 30-260 s a file on 2 cores
+with the load average at 8-19, 2026-12-02: `--durations=60`). The 260 s file starts at once, so no long file is
+left for the end."""
 
 WHERE_THE_REST_RUNS = {
     "main": "their production side runs in `make test-engines` (CI)",

@@ -12,6 +12,7 @@ from litestar_userio.exports.columns import Column
 from litestar_userio.exports.document import _LEADING_SPACES, LEADING_SPACE, csv_cell, csv_quote
 from litestar_userio.exports.encoding import csv_rows
 from litestar_userio.exports.pointers import resolve
+from tests.hard import many
 
 TRICKY = st.sampled_from(
     [
@@ -80,7 +81,7 @@ def cell_by_cell(documents, columns, escape_formulas):
     return ("\n".join([*lines, ""])).encode()
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=many(400, 150), deadline=None)
 @given(documents_strategy(), st.booleans())
 def test_column_by_column_equals_cell_by_cell(documents, escape_formulas):
     assert csv_rows(documents, COLUMNS, escape_formulas=escape_formulas) == cell_by_cell(

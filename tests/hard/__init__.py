@@ -18,7 +18,7 @@ import os
 
 from hypothesis import HealthCheck, settings
 
-__all__ = ["PROFILE", "PROFILE_NAME", "scaled"]
+__all__ = ["PROFILE", "PROFILE_NAME", "many", "scaled"]
 
 _SHARED = {
     "deadline": None,
@@ -36,3 +36,10 @@ PROFILE = settings.get_profile(PROFILE_NAME)
 def scaled(fraction: float) -> settings:
     """The profile with `fraction` times its examples: below 1 where examples are expensive, above where cheap."""
     return settings(PROFILE, max_examples=max(5, int(PROFILE.max_examples * fraction)))
+
+
+def many(hard: int, main: int) -> int:
+    """`hard` examples under the hard profile, `main` otherwise: for a property test outside this directory that
+    keeps its own settings (random, with the example database) and is cheap enough for thousands of examples.
+    `make test-hard` runs its file with the hard profile (the Makefile names it), so CI still tries `hard`."""
+    return hard if PROFILE_NAME == "userio-hard" else main
