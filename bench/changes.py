@@ -32,8 +32,8 @@ from bench import pg  # noqa: E402
 from bench.generate import users  # noqa: E402
 from bench.harness import OUT, free_port, recreate_database, start, wait_until_up  # noqa: E402
 from bench.import_stats import cpu_seconds  # noqa: E402
+from litestar_userio.changes.change_repository import ChangeRepository  # noqa: E402
 from litestar_userio.changes.entries import ChangeOrigin, UserChange  # noqa: E402
-from litestar_userio.changes.repository import ChangeRepository  # noqa: E402
 from litestar_userio.db.engine import Database  # noqa: E402
 from userio_core.admin_keys import sign_admin_token  # noqa: E402
 from userio_core.ids import new_id  # noqa: E402

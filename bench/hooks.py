@@ -44,8 +44,8 @@ from bench.harness import OUT, free_port  # noqa: E402
 from bench.hooks_runtime import event_json  # noqa: E402
 from litestar_userio import HookConfig, UserIOConfig  # noqa: E402
 from litestar_userio.hooks.compiler import compile_hook  # noqa: E402
-from litestar_userio.hooks.runtime import HookRuntime, HookSource  # noqa: E402
-from litestar_userio.hooks.service import HookSpec  # noqa: E402
+from litestar_userio.hooks.hook_service import HookSpec  # noqa: E402
+from litestar_userio.hooks.v8_runtime import HookRuntime, HookSource  # noqa: E402
 from litestar_userio.services import Services  # noqa: E402
 
 HOOK = """
@@ -176,7 +176,7 @@ async def issuance(folder: Path, seconds: float) -> dict[str, float]:
     try:
         await services.projects.create("bench", ["bench.local"])
         await services.tokens.applications.create("bench", "app", issue_jwt_access_token=True)
-        from litestar_userio.imports.schemas import ImportRequest
+        from litestar_userio.imports.import_schemas import ImportRequest
 
         request = ImportRequest(
             identifier="email",
@@ -202,7 +202,7 @@ async def issuance(folder: Path, seconds: float) -> dict[str, float]:
 
 
 async def make_user(services: Services, project: str, email: str) -> str:
-    from litestar_userio.imports.schemas import ImportRequest
+    from litestar_userio.imports.import_schemas import ImportRequest
 
     request = ImportRequest(
         identifier="email", records=[msgspec_raw({"email": email, "custom_attributes": {"tier": 3}})]
@@ -223,7 +223,7 @@ async def observability_cost(folder: Path, calls: int, blocks: int = 6) -> dict[
     from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 
     from litestar_userio import MetricsConfig, TracingConfig
-    from litestar_userio.hooks.events import EventContext
+    from litestar_userio.hooks.token_events import EventContext
     from litestar_userio.observability import telemetry
 
     class Discard(SpanExporter):
@@ -293,7 +293,7 @@ ENDLESS = "export default function (e: any): any { while (true) {} }"
 
 async def isolation(folder: Path, calls: int) -> dict[str, dict[str, float]]:
     """Project A's issuance latency, quiet and while project B floods endless hooks from 16 clients."""
-    from litestar_userio.hooks.events import EventContext
+    from litestar_userio.hooks.token_events import EventContext
 
     # A 1 s hook limit, so that during the measurement B's workers are killed and replaced several times over.
     config = UserIOConfig(

@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from litestar_userio.hooks.compiler import compile_hook  # noqa: E402
-from litestar_userio.hooks.runtime import HookRuntime, HookSource, RuntimeLimits  # noqa: E402
+from litestar_userio.hooks.v8_runtime import HookRuntime, HookSource, RuntimeLimits  # noqa: E402
 
 WRAPPER_PREFIX = '(function(){"use strict";var __default__;'
 WRAPPER_SUFFIX = "\n;return __default__;})"

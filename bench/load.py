@@ -33,7 +33,7 @@ from bench.generate import split_requests, users  # noqa: E402
 from bench.harness import OUT, REDIS, free_port, recreate_database, start, wait_until_up  # noqa: E402
 from bench.import_stats import cpu_seconds, machine_cpu_seconds, postgres_cpu_seconds  # noqa: E402
 from litestar_userio import UserIOConfig  # noqa: E402
-from litestar_userio.hooks.service import HookSpec  # noqa: E402
+from litestar_userio.hooks.hook_service import HookSpec  # noqa: E402
 from litestar_userio.services import Services  # noqa: E402
 from userio_core.admin_keys import generate_key_pair, sign_admin_token  # noqa: E402
 

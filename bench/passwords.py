@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.harness import OUT  # noqa: E402
 from litestar_userio import UserIOConfig  # noqa: E402
-from litestar_userio.imports.schemas import ImportRequest  # noqa: E402
+from litestar_userio.imports.import_schemas import ImportRequest  # noqa: E402
 from litestar_userio.passwords.firebase import firebase_scrypt  # noqa: E402
 from litestar_userio.projects.settings import ProjectSettings  # noqa: E402
 from litestar_userio.services import Services  # noqa: E402

@@ -26,9 +26,9 @@ sys.path.insert(0, str(ROOT))
 
 from bench.queries import baseline_query  # noqa: E402
 from litestar_userio.config import LocalStorageConfig, S3StorageConfig  # noqa: E402
-from litestar_userio.storage.base import FileWriter  # noqa: E402
 from litestar_userio.storage.local import LocalStorage  # noqa: E402
 from litestar_userio.storage.s3 import S3Storage  # noqa: E402
+from litestar_userio.storage.storage_protocol import FileWriter  # noqa: E402
 from userio_core.clock import SystemClock  # noqa: E402
 
 

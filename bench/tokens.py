@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.harness import OUT, free_port, recreate_database, start, wait_until_up  # noqa: E402
 from litestar_userio import UserIOConfig  # noqa: E402
-from litestar_userio.hooks.service import HookSpec  # noqa: E402
+from litestar_userio.hooks.hook_service import HookSpec  # noqa: E402
 from litestar_userio.services import Services  # noqa: E402
 
 PASSWORD = "correct horse"

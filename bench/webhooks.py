@@ -33,8 +33,8 @@ from litestar_userio import UserIOConfig, WebhookConfig  # noqa: E402
 from litestar_userio.config import QueueConfig  # noqa: E402
 from litestar_userio.services import Services  # noqa: E402
 from litestar_userio.web.imports import parse_import_request  # noqa: E402
-from litestar_userio.webhooks.schemas import WebhookSpec  # noqa: E402
 from litestar_userio.webhooks.signing import new_secret, signed_headers  # noqa: E402
+from litestar_userio.webhooks.webhook_schemas import WebhookSpec  # noqa: E402
 
 RECEIVER = r"""
 import asyncio, sys

@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from example_fullstack import settings
 from example_fullstack.app import userio_config
 from example_fullstack.models import User
-from litestar_userio.imports.schemas import ImportRequest
+from litestar_userio.imports.import_schemas import ImportRequest
 from litestar_userio.queue.inprocess import InProcessQueue
 from litestar_userio.services import Services
 

@@ -7,11 +7,11 @@ client is its own package (`userio_client`, the `litestar-userio-client` distrib
 
 from __future__ import annotations
 
-from litestar_userio.accounts.admin import UserAdminService, UserPage
-from litestar_userio.accounts.service import SignedIn, UserService
+from litestar_userio.accounts.sign_in_service import SignedIn, UserService
+from litestar_userio.accounts.user_admin import UserAdminService, UserPage
 from litestar_userio.alembic import include_object
+from litestar_userio.changes.change_service import ChangeConsumer, ChangePage, ChangeService
 from litestar_userio.changes.entries import ChangeEntry, ChangeOrigin
-from litestar_userio.changes.service import ChangeConsumer, ChangePage, ChangeService
 from litestar_userio.config import (
     AuthConfig,
     ChangeLogConfig,
@@ -56,22 +56,22 @@ from litestar_userio.errors import (
     UserTemporarilyDisabled,
     ValidationFailed,
 )
-from litestar_userio.exports.service import ExportService
-from litestar_userio.hooks.events import EventContext
-from litestar_userio.hooks.service import HookService
-from litestar_userio.imports.service import ImportService
+from litestar_userio.exports.export_service import ExportService
+from litestar_userio.hooks.hook_service import HookService
+from litestar_userio.hooks.token_events import EventContext
+from litestar_userio.imports.import_service import ImportService
 from litestar_userio.plugin import UserIOPlugin
-from litestar_userio.projects.repository import ProjectRecord
-from litestar_userio.projects.service import ProjectService
+from litestar_userio.projects.project_repository import ProjectRecord
+from litestar_userio.projects.project_service import ProjectService
 from litestar_userio.projects.settings import ProjectSettings
 from litestar_userio.services import Services
 from litestar_userio.tokens.applications import ApplicationService
 from litestar_userio.tokens.keys import SigningKeyStore
 from litestar_userio.tokens.refresh import RefreshGrant, RefreshTokenService
-from litestar_userio.tokens.repository import ApplicationRecord
-from litestar_userio.tokens.service import AccessToken, TokenResponse, TokenService
+from litestar_userio.tokens.token_repository import ApplicationRecord
+from litestar_userio.tokens.token_service import AccessToken, TokenResponse, TokenService
 from litestar_userio.users.model import UserState
-from litestar_userio.webhooks.service import WebhookService
+from litestar_userio.webhooks.webhook_service import WebhookService
 
 __all__ = [
     "AccessToken",

@@ -19,7 +19,7 @@ from litestar import Litestar
 
 from litestar_userio.config import UserIOConfig
 from litestar_userio.db.migrate import migrate
-from litestar_userio.projects.service import project_domain
+from litestar_userio.projects.project_service import project_domain
 from litestar_userio.services import Services
 from litestar_userio.tokens.applications import ApplicationRecord
 from litestar_userio.users.custom_attributes import CUSTOM_ATTRIBUTE_TYPES, CustomAttributeSpec

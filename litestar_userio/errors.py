@@ -2,8 +2,8 @@
 
 See docs/reference.md#errors-import-records and docs/reference.md#errors-envelope.
 
-Code raises `TaskNotFound()` and friends. The hierarchy knows nothing of HTTP: `web/errors.py` maps each class to
-its status and headers (one table) and turns an error into either envelope.
+Code raises `TaskNotFound()` and friends. The hierarchy knows nothing of HTTP: `web/error_responses.py` maps each class
+to its status and headers (one table) and turns an error into either envelope.
 """
 
 from __future__ import annotations
@@ -101,7 +101,7 @@ class ErrorObject(msgspec.Struct, omit_defaults=True):
 
 
 class UserIOError(Exception):
-    """Base of all reported errors: a name, a reason, a message, optional info (its HTTP status: `web/errors.py`)."""
+    """Base of all reported errors: a name, a reason, a message, optional info (its HTTP status: `statuses.py`)."""
 
     name: ClassVar[str] = "InternalError"
     reason: ClassVar[str] = "UnexpectedError"
@@ -113,7 +113,7 @@ class UserIOError(Exception):
         super().__init__(self.message)
 
     def to_object(self, code: int | msgspec.UnsetType = msgspec.UNSET) -> ErrorObject:
-        """The error as the export envelope's inner object; `code` is its HTTP status (`web.errors.error_object`)."""
+        """The error as the export envelope's inner object; `code` is its HTTP status (`statuses.error_object`)."""
         return ErrorObject(
             name=self.name,
             reason=self.reason,

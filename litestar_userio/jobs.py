@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from litestar_userio.exports.service import EXPORT_JOB
-from litestar_userio.imports.service import IMPORT_CHUNK_JOB
+from litestar_userio.exports.export_service import EXPORT_JOB
+from litestar_userio.imports.import_service import IMPORT_CHUNK_JOB
 from litestar_userio.observability import telemetry
-from litestar_userio.queue.base import CONTEXT_KEY, Jobs
-from litestar_userio.webhooks.service import DELIVER_JOB
+from litestar_userio.queue.queue_protocol import CONTEXT_KEY, Jobs
+from litestar_userio.webhooks.webhook_service import DELIVER_JOB
 
 __all__ = [
     "RECOVER_JOB",

@@ -17,7 +17,7 @@ from litestar_userio.events import app_emitter
 from litestar_userio.extras import require_extras
 from litestar_userio.services import Services
 from litestar_userio.web.bodies import StrictBodySchemas
-from litestar_userio.web.errors import oauth_busy_handler, oauth_error_handler, oauth_refusal_handler
+from litestar_userio.web.error_responses import oauth_busy_handler, oauth_error_handler, oauth_refusal_handler
 from litestar_userio.web.openapi import document_admin_api
 from litestar_userio.web.providers import SERVICES_STATE_KEY, app_dependencies
 from litestar_userio.web.router import build_router

@@ -6,33 +6,33 @@ import asyncio
 import logging
 from collections.abc import Callable
 
-from litestar_userio.accounts.admin import UserAdminService
 from litestar_userio.accounts.credentials import PasswordCredentials
-from litestar_userio.accounts.migration import PasswordMigrator
-from litestar_userio.accounts.service import UserService
-from litestar_userio.auth.admin import AdminAuthenticator
-from litestar_userio.changes.events import EventsConsumer
-from litestar_userio.changes.service import ChangeConsumer, ChangeService
+from litestar_userio.accounts.lazy_migration import PasswordMigrator
+from litestar_userio.accounts.sign_in_service import UserService
+from litestar_userio.accounts.user_admin import UserAdminService
+from litestar_userio.auth.admin_auth import AdminAuthenticator
+from litestar_userio.changes.change_service import ChangeConsumer, ChangeService
+from litestar_userio.changes.events_consumer import EventsConsumer
 from litestar_userio.config import ScimConfig, UserIOConfig
 from litestar_userio.db.engine import Database
 from litestar_userio.db.migrate import migrate
 from litestar_userio.errors import ServiceUnavailable
-from litestar_userio.exports.service import ExportService
-from litestar_userio.hooks.service import HookService
-from litestar_userio.imports.service import ImportService
+from litestar_userio.exports.export_service import ExportService
+from litestar_userio.hooks.hook_service import HookService
+from litestar_userio.imports.import_service import ImportService
 from litestar_userio.jobs import plugin_jobs
 from litestar_userio.observability import telemetry
-from litestar_userio.projects.service import ProjectService
+from litestar_userio.projects.project_service import ProjectService
 from litestar_userio.queue import build_queue
-from litestar_userio.queue.base import CONTEXT_KEY, JobQueue
-from litestar_userio.scim.service import ScimService
+from litestar_userio.queue.queue_protocol import CONTEXT_KEY, JobQueue
+from litestar_userio.scim.scim_service import ScimService
 from litestar_userio.storage import Storage, build_storage
 from litestar_userio.tokens.applications import ApplicationService
 from litestar_userio.tokens.keys import SigningKeyStore
-from litestar_userio.tokens.service import TokenService
+from litestar_userio.tokens.token_service import TokenService
 from litestar_userio.users.passwords import PasswordVerifier
 from litestar_userio.webhooks.consumer import WebhookConsumer
-from litestar_userio.webhooks.service import WebhookService
+from litestar_userio.webhooks.webhook_service import WebhookService
 
 __all__ = ["Services"]
 
@@ -107,7 +107,7 @@ class Services:
         """Open the database (migrating it if configured), the queue and the storage; build every service once.
 
         `emit` is the app's (`app.emit`, in a web process): the plugin's events (`events.EVENTS`) go through it, the
-        users' following the change log (`changes/events.py`: this process becomes one of its consumers).
+        users' following the change log (`changes/events_consumer.py`: this process becomes one of its consumers).
 
         Without `queue`, a Redis URL in the config selects arq (enqueue only: workers run the jobs), else the
         in-process runner runs them here. `run_jobs=False` builds an in-process queue that runs nothing (CLI).

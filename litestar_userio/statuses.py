@@ -1,7 +1,7 @@
 """The one table of HTTP statuses of the plugin's errors, and the error object that carries one as its `code`.
 
-The web layer answers with these statuses (`web/errors.py` holds the handlers); the import's failed records and a
-task's error carry the same status as `code`, as the reference's do, so the domain builds error objects here
+The web layer answers with these statuses (`web/error_responses.py` holds the handlers); the import's failed records and
+a task's error carry the same status as `code`, as the reference's do, so the domain builds error objects here
 without a web import. No Litestar in this module.
 """
 

@@ -26,7 +26,7 @@ from litestar_userio.errors import ServiceUnavailable, WriteConflict
 from litestar_userio.jobs import observe_queue, plugin_jobs
 from litestar_userio.observability import telemetry
 from litestar_userio.queue.arq import DEPLOYMENT_KWARG, ArqQueue, redis_settings
-from litestar_userio.queue.base import CONTEXT_KEY, JobFunction
+from litestar_userio.queue.queue_protocol import CONTEXT_KEY, JobFunction
 from litestar_userio.services import Services
 from userio_core.retry import Backoff
 

@@ -7,7 +7,7 @@ id with the same key (its email that is its username too), and a login id of a u
 before 2026-12-01T02, store the key and their kind joined by U+001F, which no login id holds (the validation refuses
 control characters). The one index on `(project_id, unique_key)` then refuses both a second user of a key and a
 second login id of one kind with one value; lookups by kind and value probe it with the two keys the value may
-have (`users/repository.py`). The per-kind index goes.
+have (`users/user_repository.py`). The per-kind index goes.
 
 Backwards: the joined keys are NULL again and the per-kind index comes back.
 """

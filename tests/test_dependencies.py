@@ -10,8 +10,8 @@ from litestar import get
 from litestar.di import NamedDependency
 
 from litestar_userio.config import DependencyKeys
-from litestar_userio.projects.service import ProjectService
-from litestar_userio.tokens.service import TokenService
+from litestar_userio.projects.project_service import ProjectService
+from litestar_userio.tokens.token_service import TokenService
 from litestar_userio.web import providers
 
 

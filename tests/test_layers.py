@@ -97,7 +97,7 @@ def test_lower_layers_know_nothing_of_the_domain(layer):
 
 
 def test_services_hold_no_sql():
-    services = [name for name in MODULES if name.endswith(".service")]
+    services = [name for name in MODULES if name.endswith("_service")]
     statements = ("SELECT ", "INSERT INTO", "UPDATE ", "DELETE FROM")
 
     with_sql = [name for name in services if any(s in MODULES[name].read_text() for s in statements)]
@@ -116,19 +116,19 @@ def test_hand_written_sql_lives_only_on_the_measured_paths():
     measured = {
         "litestar_userio.db.engine",
         "litestar_userio.db.migrate",
-        "litestar_userio.users.repository",
-        "litestar_userio.tokens.repository",
-        "litestar_userio.projects.repository",
-        "litestar_userio.webhooks.repository",  # the delivery job's claim and outcomes (bench/webhooks.py)
-        "litestar_userio.changes.repository",
+        "litestar_userio.users.user_repository",
+        "litestar_userio.tokens.token_repository",
+        "litestar_userio.projects.project_repository",
+        "litestar_userio.webhooks.webhook_repository",  # the delivery job's claim and outcomes (bench/webhooks.py)
+        "litestar_userio.changes.change_repository",
     }
 
     with_sql = {name for name, path in MODULES.items() if any(call in path.read_text() for call in sends_sql)}
     with_builder = {name for name, path in MODULES.items() if "tx.run(" in path.read_text()}
 
     assert with_sql - measured == set()
-    assert "litestar_userio.users.repository" in with_sql  # the check sees what it looks for
-    assert {"litestar_userio.projects.repository", "litestar_userio.imports.repository"} <= with_builder
+    assert "litestar_userio.users.user_repository" in with_sql  # the check sees what it looks for
+    assert {"litestar_userio.projects.project_repository", "litestar_userio.imports.import_repository"} <= with_builder
 
 
 def _folder(module: str) -> str:
@@ -193,12 +193,12 @@ def _third_party(name: str) -> set[str]:
 
 
 def test_the_error_hierarchy_knows_nothing_of_http():
-    """`errors.py` is the errors every layer raises; their HTTP statuses and handlers live in `web/errors.py`."""
+    """`errors.py` is the errors every layer raises; their HTTP statuses and handlers live in `web/error_responses.py`."""
     hierarchy = {"litestar_userio.errors"} | _reachable("litestar_userio.errors")
     with_litestar = sorted(name for name in hierarchy if "litestar" in _third_party(name))
 
     assert "msgspec" in _third_party("litestar_userio.errors")  # the check sees what it looks for
-    assert "litestar" in _third_party("litestar_userio.web.errors")
+    assert "litestar" in _third_party("litestar_userio.web.error_responses")
     assert with_litestar == []
 
 

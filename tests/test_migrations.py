@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from piccolo.apps.migrations.tables import Migration
 
-from litestar_userio.accounts.service import UserService
+from litestar_userio.accounts.sign_in_service import UserService
 from litestar_userio.db.engine import Database
 from litestar_userio.db.migrate import migrate
 from litestar_userio.db.migrations import migration_ids

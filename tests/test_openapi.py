@@ -5,9 +5,9 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from litestar_userio.exports.schemas import ExportRequest
-from litestar_userio.hooks.schemas import HookList, HookSecretValue, HookTestRequest
-from litestar_userio.imports.schemas import ImportRequest
+from litestar_userio.exports.export_schemas import ExportRequest
+from litestar_userio.hooks.hook_schemas import HookList, HookSecretValue, HookTestRequest
+from litestar_userio.imports.import_schemas import ImportRequest
 from litestar_userio.web.exports import EXPORT_EXAMPLES
 from litestar_userio.web.imports import IMPORT_EXAMPLES
 

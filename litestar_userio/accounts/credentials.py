@@ -12,11 +12,11 @@ from litestar_userio.db.engine import Database
 from litestar_userio.errors import UserDisabled, UserOutsideValidPeriod, UserTemporarilyDisabled
 from litestar_userio.observability import telemetry
 from litestar_userio.passwords.formats import is_target
-from litestar_userio.projects.service import ProjectService
+from litestar_userio.projects.project_service import ProjectService
 from litestar_userio.users.login_id_rules import CASE_INSENSITIVE, LoginIDRules
 from litestar_userio.users.model import disabled_state
 from litestar_userio.users.passwords import PasswordVerifier, hash_format
-from litestar_userio.users.repository import SignInState, UserRepository
+from litestar_userio.users.user_repository import SignInState, UserRepository
 from userio_core.attribute_formats import LOGIN_ID_ATTRIBUTES
 from userio_core.clock import Clock
 

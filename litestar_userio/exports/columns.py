@@ -11,6 +11,7 @@ import msgspec
 from msgspec import UNSET
 
 from litestar_userio.errors import Cause, UserExportNonUniqueFieldNames, ValidationFailed
+from litestar_userio.exports.export_schemas import ExportRequest
 from litestar_userio.exports.pointers import (
     PointerError,
     default_pointers,
@@ -18,7 +19,6 @@ from litestar_userio.exports.pointers import (
     parse_pointer,
     unsupported_reason,
 )
-from litestar_userio.exports.schemas import ExportRequest
 
 __all__ = ["Column", "check_request", "columns_for"]
 

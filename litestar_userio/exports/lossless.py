@@ -1,7 +1,7 @@
 """The lossless export's records: each user as the import record that recreates it (docs/reference.md#export-lossless).
 
-`format: "userio"` writes one import record per line (`imports/schemas.py`'s `UserRecord`, nothing it would refuse)
-from a row of `UserRepository.lossless_pages`: `sub`, the login ids as originally given with their verification,
+`format: "userio"` writes one import record per line (`imports/import_schemas.py`'s `UserRecord`, nothing it would
+refuse) from a row of `UserRepository.lossless_pages`: `sub`, the login ids as originally given with their verification,
 every standard and custom attribute, roles, groups, the stored `disabled` flag with the temporary disable window
 and the account valid period, linked identities in the import's shape, the primary password as the import password
 object it is stored as, and the second factors with their secrets. Members that would only warn on an insert

@@ -480,7 +480,7 @@ def _stored_entries(entries: Iterable[str]) -> Iterable[Origin]:
 
 
 class FetchSession:
-    """The fetches of one run: the project's allowlist and the cap on calls (a `hooks.runtime.Fetcher`)."""
+    """The fetches of one run: the project's allowlist and the cap on calls (a `hooks.v8_runtime.Fetcher`)."""
 
     def __init__(
         self, client: FetchClient, allowlist: Sequence[str], limits: FetchLimits, secrets: Iterable[str] = ()

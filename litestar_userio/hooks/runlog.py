@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 
 from litestar_userio.config import HookConfig
 from litestar_userio.db.engine import Database
-from litestar_userio.hooks.repository import HookRepository, RunRow
+from litestar_userio.hooks.hook_repository import HookRepository, RunRow
 from userio_core.clock import Clock
 
 __all__ = ["RunLog"]

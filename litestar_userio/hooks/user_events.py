@@ -4,8 +4,8 @@ A blocking user hook gets the user as it would be after the change (`payload.use
 answers `{is_allowed: false, reason?, title?}` or `{is_allowed: true, mutations?: {user: {standard_attributes?,
 custom_attributes?, roles?, groups?}}}` (ref). `apply_user_mutations` gives the user after a hook's mutations (the
 next hook sees it); `record_changes` turns what the hooks changed into members of an import record, which the
-request's own validation then checks. Non-blocking hooks get the webhooks' event (`webhooks/service.py`) and their
-answer is ignored.
+request's own validation then checks. Non-blocking hooks get the webhooks' event (`webhooks/webhook_service.py`) and
+their answer is ignored.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any, Final
 
 from litestar_userio.errors import HookInvalidResponse
-from litestar_userio.hooks.events import allowing_response
+from litestar_userio.hooks.token_events import allowing_response
 
 __all__ = [
     "BLOCKING_USER_EVENTS",

@@ -1,4 +1,4 @@
-"""A hook worker: one locked-down V8 context in a child process, driven by `hooks.runtime` over stdin/stdout.
+"""A hook worker: one locked-down V8 context in a child process, driven by `hooks.v8_runtime` over stdin/stdout.
 
 Run as a script (`python v8_worker.py HEAP_MB CONSOLE_BYTES PARENT_PID`), not as a module: importing the
 `litestar_userio` package would cost a second of start-up, and the worker needs nothing from it.

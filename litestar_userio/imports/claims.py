@@ -2,7 +2,7 @@
 
 See docs/reference.md#import-linked-identities and docs/reference.md#import-user-ids.
 
-The one lookup an import chunk and the single-user API (`accounts/admin.py`) make before the rules run
+The one lookup an import chunk and the single-user API (`accounts/user_admin.py`) make before the rules run
 (`imports/rules.py` refuses a claim another user holds: `DuplicatedIdentity`, `DuplicatedUserID`). The admin path
 once looked up login ids alone, so a linked identity another user held went on to the unique index, and every
 retry of the change met it again (`WriteConflict`, a 500).
@@ -14,10 +14,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from litestar_userio.db.engine import Tx
+from litestar_userio.imports.import_schemas import UserRecord
 from litestar_userio.imports.planning import LoginKey, record_login_keys
-from litestar_userio.imports.schemas import UserRecord
 from litestar_userio.users.login_id_rules import LoginIDRules
-from litestar_userio.users.repository import UserRepository
+from litestar_userio.users.user_repository import UserRepository
 
 __all__ = ["Claims", "by_attribute", "look_up_claims", "wanted_login_ids"]
 

@@ -24,14 +24,14 @@ from litestar_userio.errors import (
     UserIOError,
     ValidationFailed,
 )
-from litestar_userio.imports.record_schema import parse_rfc3339
-from litestar_userio.imports.schemas import (
+from litestar_userio.imports.import_schemas import (
     AddressInput,
     ImportDetail,
     OAuthIdentityInput,
     UserRecord,
     Warning,
 )
+from litestar_userio.imports.record_schema import parse_rfc3339
 from litestar_userio.imports.validation import STANDARD_STRING_ATTRIBUTES, ParsedRecord
 from litestar_userio.statuses import error_object
 from litestar_userio.users.custom_attributes import CustomAttributeSpec

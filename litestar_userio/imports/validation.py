@@ -27,8 +27,14 @@ from litestar_userio.errors import (
     UserIOError,
     ValidationFailed,
 )
+from litestar_userio.imports.import_schemas import (
+    AddressInput,
+    OAuthIdentityInput,
+    PasswordInput,
+    TOTPInput,
+    UserRecord,
+)
 from litestar_userio.imports.record_schema import KEY_PATTERN, format_error, is_rfc3339, record_validator
-from litestar_userio.imports.schemas import AddressInput, OAuthIdentityInput, PasswordInput, TOTPInput, UserRecord
 from litestar_userio.passwords.formats import (
     DJANGO_BCRYPT_SHA256,
     MIGRATE_ON_SIGN_IN,

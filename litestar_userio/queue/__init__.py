@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from litestar_userio.config import UserIOConfig
 from litestar_userio.extras import require
-from litestar_userio.queue.base import JobQueue, Jobs
+from litestar_userio.queue.queue_protocol import JobQueue, Jobs
 
 __all__ = ["JobQueue", "Jobs", "build_queue"]
 

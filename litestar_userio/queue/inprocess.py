@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
 
-from litestar_userio.queue.base import JobFunction
 from litestar_userio.queue.leases import MemoryLeaseStore
+from litestar_userio.queue.queue_protocol import JobFunction
 from userio_core.retry import Backoff, retrying
 
 __all__ = ["InProcessQueue"]

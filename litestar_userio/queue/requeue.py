@@ -16,7 +16,7 @@ from typing import Generic, TypeVar
 from litestar_userio.config import QueueConfig
 from litestar_userio.db.engine import Database, Tx
 from litestar_userio.errors import WriteConflict
-from litestar_userio.queue.base import JobQueue
+from litestar_userio.queue.queue_protocol import JobQueue
 
 __all__ = ["Pending", "Stale", "choose_stale", "requeue"]
 

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 from litestar_userio.config import LocalStorageConfig, S3StorageConfig
 from litestar_userio.extras import require
-from litestar_userio.storage.base import (
+from litestar_userio.storage.local import LocalDownload, LocalFileWriter, LocalStorage
+from litestar_userio.storage.storage_protocol import (
     FileWriter,
     Storage,
     StoredFile,
@@ -18,7 +19,6 @@ from litestar_userio.storage.base import (
     content_disposition,
     validate_key,
 )
-from litestar_userio.storage.local import LocalDownload, LocalFileWriter, LocalStorage
 from userio_core.clock import Clock
 
 if TYPE_CHECKING:

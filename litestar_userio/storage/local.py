@@ -34,7 +34,7 @@ import msgspec
 
 from litestar_userio.config import LocalStorageConfig
 from litestar_userio.errors import Forbidden
-from litestar_userio.storage.base import (
+from litestar_userio.storage.storage_protocol import (
     StoredFile,
     check_content_type,
     content_disposition,

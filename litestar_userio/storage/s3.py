@@ -35,7 +35,7 @@ from botocore.exceptions import ClientError
 from botocore.loaders import Loader, create_loader
 
 from litestar_userio.config import S3StorageConfig
-from litestar_userio.storage.base import StoredFile, check_content_type, content_disposition, validate_key
+from litestar_userio.storage.storage_protocol import StoredFile, check_content_type, content_disposition, validate_key
 
 __all__ = ["MIN_PART_SIZE", "S3FileWriter", "S3Storage"]
 

@@ -10,7 +10,7 @@ import time
 
 from litestar_userio.db.engine import Database
 from litestar_userio.errors import InvalidSignInRequest
-from litestar_userio.tokens.repository import ApplicationRecord, ApplicationRepository
+from litestar_userio.tokens.token_repository import ApplicationRecord, ApplicationRepository
 from userio_core.attribute_formats import storable_text
 from userio_core.clock import Clock
 

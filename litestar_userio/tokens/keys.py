@@ -10,7 +10,7 @@ import jwt
 from cryptography.hazmat.primitives.asymmetric.rsa import RSAPrivateKey
 
 from litestar_userio.db.engine import Database
-from litestar_userio.tokens.repository import SigningKeyRepository, StoredKey
+from litestar_userio.tokens.token_repository import SigningKeyRepository, StoredKey
 from userio_core.admin_keys import KeyPair, generate_key_pair, load_private_key
 from userio_core.clock import Clock
 

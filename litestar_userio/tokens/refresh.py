@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 from litestar_userio.db.engine import Database
 from litestar_userio.errors import RefreshTokenInvalid
 from litestar_userio.observability import telemetry
-from litestar_userio.tokens.repository import RefreshTokenRepository, RefreshTokenRow
+from litestar_userio.tokens.token_repository import RefreshTokenRepository, RefreshTokenRow
 from userio_core.clock import Clock
 from userio_core.ids import new_id
 

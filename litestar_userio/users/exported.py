@@ -1,6 +1,6 @@
 """The exported user: one JSON document per user, the ndjson line as is, the source of every CSV cell.
 
-Built from a row of `users.repository.user_rows_query` (`build_document`: the export, the admin API) or from a
+Built from a row of `users.user_repository.user_rows_query` (`build_document`: the export, the admin API) or from a
 `UserState` in memory (`document_of`: the change log's entry, written with the change).
 
 Members follow the supported pointers' order (`sub` first); `address` and `mfa` are always objects and `mfa` always

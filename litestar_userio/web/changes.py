@@ -12,9 +12,9 @@ from litestar.di import NamedDependency
 from litestar.openapi import ResponseSpec
 from litestar.params import QueryParameter
 
-from litestar_userio.changes.service import ChangeService, FeedEntry
-from litestar_userio.projects.service import ProjectRecord
-from litestar_userio.web.errors import export_error_handler
+from litestar_userio.changes.change_service import ChangeService, FeedEntry
+from litestar_userio.projects.project_service import ProjectRecord
+from litestar_userio.web.error_responses import export_error_handler
 from litestar_userio.web.openapi import ExportErrorBody, error_responses
 from litestar_userio.web.providers import admin_dependencies, authenticate_admin, provide_change_service
 

@@ -6,9 +6,9 @@ import msgspec
 from litestar import Controller, get
 from litestar.di import NamedDependency
 
-from litestar_userio.projects.service import ProjectRecord, ProjectService
-from litestar_userio.tokens.service import TokenService
-from litestar_userio.web.errors import export_error_handler
+from litestar_userio.projects.project_service import ProjectRecord, ProjectService
+from litestar_userio.tokens.token_service import TokenService
+from litestar_userio.web.error_responses import export_error_handler
 from litestar_userio.web.openapi import ExportErrorBody, error_responses
 from litestar_userio.web.providers import (
     admin_dependencies,

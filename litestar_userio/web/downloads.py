@@ -10,7 +10,7 @@ from litestar.params import FromPath, FromQuery
 from litestar.response import Stream
 
 from litestar_userio.storage.local import LocalStorage
-from litestar_userio.web.errors import export_error_handler
+from litestar_userio.web.error_responses import export_error_handler
 
 __all__ = ["DownloadController"]
 

@@ -11,7 +11,7 @@ from litestar import Controller, Request, Response, get, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath, QueryParameter
 
-from litestar_userio.auth.admin import ADMIN_IDENTITY, AdminIdentity
+from litestar_userio.auth.admin_auth import ADMIN_IDENTITY, AdminIdentity
 from litestar_userio.causes import cause_from_msgspec, schema_causes
 from litestar_userio.errors import (
     Cause,
@@ -19,17 +19,17 @@ from litestar_userio.errors import (
     UnsupportedMediaType,
     ValidationFailed,
 )
-from litestar_userio.exports.schemas import (
+from litestar_userio.exports.export_schemas import (
     ExportRequest,
     ExportResult,
     ExportTaskListResult,
     export_request_validator,
 )
-from litestar_userio.exports.service import ExportService
+from litestar_userio.exports.export_service import ExportService
 from litestar_userio.paging import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, decode_cursor
-from litestar_userio.projects.service import ProjectRecord
+from litestar_userio.projects.project_service import ProjectRecord
 from litestar_userio.web.bodies import BODY_PARSER, BodySchema, json_body
-from litestar_userio.web.errors import export_error_handler
+from litestar_userio.web.error_responses import export_error_handler
 from litestar_userio.web.jsonbody import find_duplicate_key
 from litestar_userio.web.openapi import ExportErrorBody, body_examples, error_responses
 from litestar_userio.web.providers import admin_dependencies, authenticate_admin, provide_export_service

@@ -12,11 +12,10 @@ from litestar import Controller, Request, delete, get, post, put
 from litestar.di import NamedDependency
 from litestar.params import FromPath, Parameter
 
-from litestar_userio.accounts.admin import UserAdminService
+from litestar_userio.accounts.user_admin import UserAdminService
 from litestar_userio.errors import HookVersionNotFound, InvalidRequest, NotFound
-from litestar_userio.hooks.migration import MIGRATION_EVENT
-from litestar_userio.hooks.repository import VersionRow
-from litestar_userio.hooks.schemas import (
+from litestar_userio.hooks.hook_repository import VersionRow
+from litestar_userio.hooks.hook_schemas import (
     HookList,
     HookListResult,
     HookRunEntry,
@@ -35,11 +34,12 @@ from litestar_userio.hooks.schemas import (
     HookVersionListResult,
     HookVersionResult,
 )
-from litestar_userio.hooks.service import HookService
-from litestar_userio.projects.service import ProjectRecord
-from litestar_userio.tokens.service import TokenService
+from litestar_userio.hooks.hook_service import HookService
+from litestar_userio.hooks.lazy_migration_event import MIGRATION_EVENT
+from litestar_userio.projects.project_service import ProjectRecord
+from litestar_userio.tokens.token_service import TokenService
 from litestar_userio.web.bodies import BODY_PARSER, BodySchema, json_body, json_parser
-from litestar_userio.web.errors import export_error_handler
+from litestar_userio.web.error_responses import export_error_handler
 from litestar_userio.web.openapi import ExportErrorBody, error_responses
 from litestar_userio.web.providers import (
     admin_dependencies,

@@ -15,19 +15,19 @@ from litestar.exceptions import HTTPException
 from litestar.params import FromPath, QueryParameter
 
 from litestar_userio.errors import BodyTooLarge, InvalidRequest, UnsupportedMediaType
-from litestar_userio.imports.schemas import (
+from litestar_userio.imports.import_schemas import (
     ImportRequest,
     ImportTaskCreated,
     ImportTaskList,
     ImportTaskStatus,
     UserRecord,
 )
-from litestar_userio.imports.service import ImportService
+from litestar_userio.imports.import_service import ImportService
 from litestar_userio.observability import telemetry
 from litestar_userio.paging import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, decode_cursor
-from litestar_userio.projects.service import ProjectRecord
+from litestar_userio.projects.project_service import ProjectRecord
 from litestar_userio.web.bodies import BODY_PARSER, BodySchema, json_body
-from litestar_userio.web.errors import import_error_handler
+from litestar_userio.web.error_responses import import_error_handler
 from litestar_userio.web.jsonbody import find_duplicate_key
 from litestar_userio.web.openapi import ImportErrorBody, body_examples, error_responses
 from litestar_userio.web.providers import admin_dependencies, authenticate_admin, provide_import_service

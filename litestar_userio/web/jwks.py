@@ -8,8 +8,8 @@ from typing import Any
 from litestar import Controller, Request, Response, get
 from litestar.di import NamedDependency, Provide
 
-from litestar_userio.projects.service import ProjectService
-from litestar_userio.tokens.service import TokenService
+from litestar_userio.projects.project_service import ProjectService
+from litestar_userio.tokens.token_service import TokenService
 from litestar_userio.web.providers import provide_project_service, provide_token_service
 
 __all__ = ["JWKSController"]

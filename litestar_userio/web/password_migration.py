@@ -6,10 +6,10 @@ See docs/reference.md#passwords-re-hash-at-sign-in.
 from litestar import Controller, get
 from litestar.di import NamedDependency
 
-from litestar_userio.accounts.service import UserService
-from litestar_userio.passwords.schemas import PasswordMigrationResult
-from litestar_userio.projects.service import ProjectRecord
-from litestar_userio.web.errors import export_error_handler
+from litestar_userio.accounts.sign_in_service import UserService
+from litestar_userio.passwords.rehash_schemas import PasswordMigrationResult
+from litestar_userio.projects.project_service import ProjectRecord
+from litestar_userio.web.error_responses import export_error_handler
 from litestar_userio.web.openapi import ExportErrorBody, error_responses
 from litestar_userio.web.providers import admin_dependencies, authenticate_admin, provide_user_service
 

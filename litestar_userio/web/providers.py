@@ -20,21 +20,21 @@ from litestar.di import NamedDependency, Provide
 from litestar.handlers import BaseRouteHandler
 from litestar.params import HeaderParameter
 
-from litestar_userio.accounts.admin import UserAdminService
-from litestar_userio.accounts.service import UserService
-from litestar_userio.auth.admin import ADMIN_IDENTITY, AdminAuthenticator, AdminIdentity
+from litestar_userio.accounts.sign_in_service import UserService
+from litestar_userio.accounts.user_admin import UserAdminService
+from litestar_userio.auth.admin_auth import ADMIN_IDENTITY, AdminAuthenticator, AdminIdentity
+from litestar_userio.changes.change_service import ChangeService
 from litestar_userio.changes.entries import ADMIN_API, ChangeOrigin
-from litestar_userio.changes.service import ChangeService
 from litestar_userio.config import DependencyKeys
 from litestar_userio.db.engine import Database
-from litestar_userio.exports.service import ExportService
-from litestar_userio.hooks.service import HookService
-from litestar_userio.imports.service import ImportService
-from litestar_userio.projects.service import ProjectRecord, ProjectService
-from litestar_userio.scim.service import ScimService
+from litestar_userio.exports.export_service import ExportService
+from litestar_userio.hooks.hook_service import HookService
+from litestar_userio.imports.import_service import ImportService
+from litestar_userio.projects.project_service import ProjectRecord, ProjectService
+from litestar_userio.scim.scim_service import ScimService
 from litestar_userio.storage import Storage
-from litestar_userio.tokens.service import TokenService
-from litestar_userio.webhooks.service import WebhookService
+from litestar_userio.tokens.token_service import TokenService
+from litestar_userio.webhooks.webhook_service import WebhookService
 
 __all__ = [
     "DOWNLOAD_STORAGE_KEY",

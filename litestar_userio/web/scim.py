@@ -23,12 +23,12 @@ from litestar_userio.errors import (
     ScimTooLarge,
     UnsupportedMediaType,
 )
-from litestar_userio.projects.service import ProjectRecord
+from litestar_userio.projects.project_service import ProjectRecord
 from litestar_userio.scim.discovery import resource_types, schemas, service_provider_config
 from litestar_userio.scim.failures import error_body, scim_failure
 from litestar_userio.scim.resources import LIST_SCHEMA
-from litestar_userio.scim.service import ListQuery, ScimService
-from litestar_userio.web.errors import export_error_handler
+from litestar_userio.scim.scim_service import ListQuery, ScimService
+from litestar_userio.web.error_responses import export_error_handler
 from litestar_userio.web.openapi import ExportErrorBody, error_responses
 from litestar_userio.web.providers import admin_dependencies, authenticate_admin, provide_scim_service, services_of
 

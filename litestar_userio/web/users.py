@@ -12,12 +12,12 @@ from litestar import Controller, Response, delete, get, patch, post, put
 from litestar.di import NamedDependency
 from litestar.params import FromPath, QueryParameter
 
-from litestar_userio.accounts.admin import UserAdminService
+from litestar_userio.accounts.user_admin import UserAdminService
 from litestar_userio.changes.entries import ChangeOrigin
-from litestar_userio.imports.schemas import PasswordInput, UserRecord
-from litestar_userio.projects.service import ProjectRecord
+from litestar_userio.imports.import_schemas import PasswordInput, UserRecord
+from litestar_userio.projects.project_service import ProjectRecord
 from litestar_userio.web.bodies import BODY_PARSER, BodySchema, json_body, json_parser, parse_json_body
-from litestar_userio.web.errors import export_error_handler
+from litestar_userio.web.error_responses import export_error_handler
 from litestar_userio.web.openapi import ExportErrorBody, error_responses
 from litestar_userio.web.providers import admin_dependencies, authenticate_admin, provide_user_admin_service
 

@@ -11,19 +11,19 @@ from litestar import Controller, get, post, put
 from litestar.di import NamedDependency
 from litestar.params import FromPath, Parameter, QueryParameter
 
-from litestar_userio.projects.service import ProjectRecord
+from litestar_userio.projects.project_service import ProjectRecord
 from litestar_userio.web.bodies import BODY_PARSER, BodySchema, json_body, json_parser
-from litestar_userio.web.errors import export_error_handler
+from litestar_userio.web.error_responses import export_error_handler
 from litestar_userio.web.openapi import ExportErrorBody, error_responses
 from litestar_userio.web.providers import admin_dependencies, authenticate_admin, provide_webhook_service
-from litestar_userio.webhooks.schemas import (
+from litestar_userio.webhooks.webhook_schemas import (
     DeliveryPageResult,
     DeliveryResult,
     WebhookList,
     WebhookListResult,
     WebhookSpecList,
 )
-from litestar_userio.webhooks.service import WebhookService
+from litestar_userio.webhooks.webhook_service import WebhookService
 
 __all__ = ["WebhookListBody", "WebhooksController"]
 

@@ -1,6 +1,6 @@
 """The change log's `webhooks` consumer: committed entries become deliveries, and run the non-blocking hooks.
 
-`handle` runs in the transaction that advances the consumer's position (`changes/service.py`): the deliveries it
+`handle` runs in the transaction that advances the consumer's position (`changes/change_service.py`): the deliveries it
 writes commit with that position, so an entry is turned into deliveries exactly once, and one committed before a
 crash is delivered after the restart. Once that transaction committed, `committed` wakes the project's delivery job.
 
@@ -17,9 +17,9 @@ from collections.abc import Sequence
 
 from litestar_userio.changes.entries import ChangeEntry
 from litestar_userio.db.engine import Tx
-from litestar_userio.hooks.service import HookService
+from litestar_userio.hooks.hook_service import HookService
 from litestar_userio.hooks.user_events import CHANGE_EVENTS
-from litestar_userio.webhooks.service import WebhookService, event_body
+from litestar_userio.webhooks.webhook_service import WebhookService, event_body
 
 __all__ = ["WebhookConsumer"]
 

@@ -9,8 +9,8 @@ from datetime import timedelta
 
 import pytest
 
+from litestar_userio.changes.change_service import ChangeConsumer, ChangeService
 from litestar_userio.changes.entries import ChangeEntry
-from litestar_userio.changes.service import ChangeConsumer, ChangeService
 from litestar_userio.db.engine import Tx
 from tests.changes.test_log import USERS, call
 from tests.helpers import run_import, until

@@ -11,7 +11,7 @@ from litestar.events import listener
 
 from litestar_userio.changes.entries import ADMIN_API
 from litestar_userio.config import PasswordConfig
-from litestar_userio.users.repository import UserRepository
+from litestar_userio.users.user_repository import UserRepository
 from tests.changes.test_log import USERS, all_entries, call, marker
 from tests.helpers import run_import, until
 

@@ -12,7 +12,7 @@ from litestar_userio.changes.cursors import encode_cursor
 from litestar_userio.changes.entries import Position
 from litestar_userio.config import ChangeLogConfig
 from litestar_userio.jobs import sweep
-from litestar_userio.queue.base import CONTEXT_KEY
+from litestar_userio.queue.queue_protocol import CONTEXT_KEY
 from tests.changes.test_log import CHANGES, USERS, all_entries, call, feed
 
 RETENTION = timedelta(days=2)

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
+from litestar_userio.changes.change_repository import ChangeRepository
 from litestar_userio.changes.entries import ChangeOrigin, UserChange
-from litestar_userio.changes.repository import ChangeRepository
 from tests.changes.test_log import CHANGES, read_all
 from tests.helpers import IMPORT
 

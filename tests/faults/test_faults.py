@@ -25,7 +25,7 @@ import pytest
 from litestar_userio import LocalStorageConfig
 from litestar_userio.errors import ServiceUnavailable
 from litestar_userio.projects.settings import ProjectSettings
-from litestar_userio.users.repository import user_rows_query
+from litestar_userio.users.user_repository import user_rows_query
 from tests.conftest import PG_SERVER, Backend
 from tests.exports.helpers import download, initiate
 from tests.helpers import IMPORT

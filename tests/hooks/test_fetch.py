@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from litestar_userio.hooks.fetch import FetchClient, FetchLimits, FetchSession, parse_allowlist
-from litestar_userio.hooks.runtime import HookRunResult, HookRuntime, RuntimeLimits
+from litestar_userio.hooks.v8_runtime import HookRunResult, HookRuntime, RuntimeLimits
 from tests.hooks.test_runtime import EVENT_JSON, hook
 
 

@@ -14,8 +14,8 @@ import pytest
 
 from litestar_userio.errors import HookDisallowed, HookInvalidResponse
 from litestar_userio.hooks.fetch import FetchClient, FetchLimits, FetchSession
-from litestar_userio.hooks.migration import MigrationLocks, build_migration_event, migration_response
-from litestar_userio.hooks.runtime import HookRuntime, RuntimeLimits
+from litestar_userio.hooks.lazy_migration_event import MigrationLocks, build_migration_event, migration_response
+from litestar_userio.hooks.v8_runtime import HookRuntime, RuntimeLimits
 from tests.hooks.test_runtime import hook
 
 NOW = datetime(2026, 11, 28, 9, 0, tzinfo=UTC)

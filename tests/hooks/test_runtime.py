@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from litestar_userio.hooks.compiler import compile_hook
-from litestar_userio.hooks.runtime import WORKER_PROGRAM, HookRunResult, HookRuntime, HookSource, RuntimeLimits
+from litestar_userio.hooks.v8_runtime import WORKER_PROGRAM, HookRunResult, HookRuntime, HookSource, RuntimeLimits
 
 PLUGINS = Path(__file__).parents[2] / "plugins"
 EVENTS = Path(__file__).parent / "corpus" / "events"
@@ -787,7 +787,7 @@ async def test_close_while_a_replacement_is_starting() -> None:
 
 EXIT_WITHOUT_CLOSE = """
 import asyncio, os, sys
-from litestar_userio.hooks.runtime import HookRuntime, HookSource, RuntimeLimits
+from litestar_userio.hooks.v8_runtime import HookRuntime, HookSource, RuntimeLimits
 
 async def main():
     rt = HookRuntime(RuntimeLimits(pool_size=2))

@@ -106,7 +106,7 @@ async def test_host_routes_with_colliding_names_answer_beside_the_plugin(backend
     assert (users.status_code, users.json()) == (200, {"service": "host users", "type": "UserService"})
     assert (tokens.status_code, tokens.json()) == (200, {"service": "host tokens"})
     assert (bag.status_code, bag.json()) == (200, {"users": "host users", "tokens": "host tokens"})
-    assert (ours.status_code, ours.json()) == (200, {"service": "litestar_userio.accounts.service"})
+    assert (ours.status_code, ours.json()) == (200, {"service": "litestar_userio.accounts.sign_in_service"})
     # the plugin's own routes (one takes our `UserService`) still resolve their names: refused, not a 500
     assert (admin.status_code, passwords.status_code) == (403, 403)
 

@@ -12,7 +12,7 @@ from litestar_userio.db.engine import Database
 from litestar_userio.db.migrate import migrate
 from litestar_userio.db.migrations import migration_ids
 from litestar_userio.db.tables import TABLES
-from litestar_userio.projects.service import ProjectService
+from litestar_userio.projects.project_service import ProjectService
 from userio_core.clock import SystemClock
 
 OURS = {table._meta.tablename for table in TABLES}

@@ -6,10 +6,10 @@ import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from litestar_userio.imports.import_service import _parse
 from litestar_userio.imports.screening import safe_decode, screen_record
-from litestar_userio.imports.service import _parse
 from litestar_userio.imports.validation import ParsedRecord, ValidationFailed, parse_record, redact
-from litestar_userio.web.errors import error_object
+from litestar_userio.web.error_responses import error_object
 
 DIGITS = st.text("0123456789", min_size=1, max_size=320)
 INTEGER_PART = DIGITS.filter(lambda d: d == "0" or not d.startswith("0"))  # as JSON has them: the body decoded

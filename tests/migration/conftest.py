@@ -35,7 +35,7 @@ import httpx
 import pytest
 
 from litestar_userio.db.engine import Database
-from litestar_userio.projects.service import ProjectService
+from litestar_userio.projects.project_service import ProjectService
 from litestar_userio.projects.settings import ProjectSettings
 from tests.click_runner import run_click
 from tests.conftest import admin_key, own_postgres_database

@@ -11,7 +11,7 @@ import json
 import bcrypt
 import msgspec
 
-from litestar_userio.imports.schemas import UserRecord
+from litestar_userio.imports.import_schemas import UserRecord
 from tests.migration.conftest import FIXTURES, Deployment, read_report
 from userio_client.records import InputPass
 from userio_client.sources import (

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from litestar_userio.errors import HookDisallowed, HookInvalidResponse, InvalidJWTMutations
-from litestar_userio.hooks.events import apply_response
-from litestar_userio.web.errors import http_answer
+from litestar_userio.hooks.token_events import apply_response
+from litestar_userio.web.error_responses import http_answer
 
 SERVER = {
     "iss": "https://a",

@@ -10,7 +10,7 @@ from litestar.di import NamedDependency
 from litestar.params import JSONBody
 
 from litestar_userio import PasswordConfig
-from litestar_userio.accounts.admin import UserAdminService
+from litestar_userio.accounts.user_admin import UserAdminService
 
 
 @post("/sign-up")

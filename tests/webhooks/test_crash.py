@@ -21,7 +21,7 @@ PRELUDE = """
 import asyncio, os, signal, sys
 from litestar_userio import UserIOConfig, WebhookConfig
 from litestar_userio.services import Services
-from litestar_userio.webhooks.schemas import WebhookSpec
+from litestar_userio.webhooks.webhook_schemas import WebhookSpec
 
 database, origin = sys.argv[1], sys.argv[2]
 config = UserIOConfig(

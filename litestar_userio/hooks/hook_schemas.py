@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from msgspec import UNSET, Struct, UnsetType
 
-from litestar_userio.hooks.service import HookPreview, HookSpec
+from litestar_userio.hooks.hook_service import HookPreview, HookSpec
 
 __all__ = [
     "HookList",

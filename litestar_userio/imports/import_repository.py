@@ -14,7 +14,7 @@ from msgspec import Raw
 from litestar_userio.db.engine import Row, Tx, in_batches
 from litestar_userio.db.pages import live_tasks_page
 from litestar_userio.db.tables import ImportChunk, ImportTask
-from litestar_userio.imports.schemas import ImportDetail
+from litestar_userio.imports.import_schemas import ImportDetail
 from litestar_userio.paging import PageCursor
 
 __all__ = [

@@ -16,8 +16,8 @@ from typing import Any
 
 import msgspec
 
+from litestar_userio.changes.change_service import feed_entry
 from litestar_userio.changes.entries import ChangeEntry
-from litestar_userio.changes.service import feed_entry
 from litestar_userio.db.engine import Tx
 from litestar_userio.events import CHANGE_EVENT
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import msgspec
 
-from litestar_userio.accounts.admin import NewUser, UserAdminService
+from litestar_userio.accounts.user_admin import NewUser, UserAdminService
 from litestar_userio.changes.entries import ChangeOrigin
 from litestar_userio.config import AuthConfig, ScimConfig
 from litestar_userio.db.engine import Database
@@ -29,11 +29,10 @@ from litestar_userio.errors import (
     ScimTooLarge,
     UnknownHost,
 )
-from litestar_userio.projects.service import ProjectRecord, ProjectService
+from litestar_userio.projects.project_service import ProjectRecord, ProjectService
 from litestar_userio.scim.failures import error_body, scim_failure
 from litestar_userio.scim.filters import GROUP_ATTRIBUTES, USER_ATTRIBUTES, FilterLimits, parse_filter
 from litestar_userio.scim.patch import apply_patch
-from litestar_userio.scim.repository import GroupRow, ScimRepository, TokenRow
 from litestar_userio.scim.resources import (
     BULK_RESPONSE_SCHEMA,
     GROUP_SCHEMA,
@@ -43,6 +42,7 @@ from litestar_userio.scim.resources import (
     user_input,
     user_resource,
 )
+from litestar_userio.scim.scim_repository import GroupRow, ScimRepository, TokenRow
 from litestar_userio.users.search import AllOf, AnyOf, Compare, Condition, Constant, Negation, UserSort
 from userio_core.clock import Clock
 from userio_core.ids import new_id

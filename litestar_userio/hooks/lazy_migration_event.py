@@ -2,7 +2,7 @@
 
 See docs/reference.md#hooks-lazy-migration.
 
-`HookService.run_migration` runs it; `accounts.migration.PasswordMigrator` calls that from sign-in.
+`HookService.run_migration` runs it; `accounts.lazy_migration.PasswordMigrator` calls that from sign-in.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any, Final
 
 from litestar_userio.errors import HookResponseMalformed
-from litestar_userio.hooks.events import allowing_response, shown, user_object
+from litestar_userio.hooks.token_events import allowing_response, shown, user_object
 from litestar_userio.users.model import UserState
 
 __all__ = ["MIGRATION_EVENT", "MigrationLocks", "build_migration_event", "login_id_type", "migration_response"]

@@ -19,15 +19,15 @@ import msgspec
 from litestar_userio.config import TokenConfig
 from litestar_userio.db.engine import Database
 from litestar_userio.errors import InvalidRequest, NotFound, UnknownClient
-from litestar_userio.hooks.events import EventContext
-from litestar_userio.hooks.service import HookPreview, HookService, SavedHook
+from litestar_userio.hooks.hook_service import HookPreview, HookService, SavedHook
+from litestar_userio.hooks.token_events import EventContext
 from litestar_userio.observability import telemetry
 from litestar_userio.statuses import error_object
 from litestar_userio.tokens.applications import ApplicationRecord, ApplicationService, refuse_unstorable_sign_in
 from litestar_userio.tokens.keys import SigningKeyStore
 from litestar_userio.tokens.refresh import RefreshGrant, RefreshTokenService
 from litestar_userio.users.model import UserState
-from litestar_userio.users.repository import UserRepository
+from litestar_userio.users.user_repository import UserRepository
 from userio_core.clock import Clock
 
 __all__ = ["AccessToken", "TokenResponse", "TokenService"]

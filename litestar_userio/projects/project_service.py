@@ -12,7 +12,7 @@ import idna
 import msgspec
 
 from litestar_userio.db.engine import Database, Tx
-from litestar_userio.projects.repository import KEY_TABLES, KeyTable, ProjectRecord, ProjectRepository
+from litestar_userio.projects.project_repository import KEY_TABLES, KeyTable, ProjectRecord, ProjectRepository
 from litestar_userio.projects.settings import ProjectSettings
 from litestar_userio.users.custom_attributes import CustomAttributeSpec, declaration_problems
 from userio_core.attribute_formats import KEY_PATTERN

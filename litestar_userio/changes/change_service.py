@@ -15,8 +15,8 @@ service's consumers of that project in a background task; a poll every `ChangeLo
 `start`) and each sweep catch what other processes committed (`catch_up`). A new consumer starts at the oldest
 kept entry; one whose position fell behind the retention continues after the purged entries, and says so in the log.
 
-The Litestar user events (docs/reference.md#events) are the first consumer (`changes/events.py`, given to it in a
-web process by `Services.start(emit=...)`); the webhooks' (`webhooks/consumer.py`) in every process that runs jobs.
+The Litestar user events (docs/reference.md#events) are the first consumer (`changes/events_consumer.py`, given to it in
+a web process by `Services.start(emit=...)`); the webhooks' (`webhooks/consumer.py`) in every process that runs jobs.
 """
 
 from __future__ import annotations
@@ -31,9 +31,9 @@ from typing import Any, Protocol
 
 import msgspec
 
+from litestar_userio.changes.change_repository import ChangeRepository
 from litestar_userio.changes.cursors import LATEST, decode_cursor, encode_cursor
 from litestar_userio.changes.entries import ChangeEntry, ChangeOrigin, Position
-from litestar_userio.changes.repository import ChangeRepository
 from litestar_userio.config import ChangeLogConfig
 from litestar_userio.db.engine import Database, Tx
 from litestar_userio.errors import ChangeCursorExpired, InvalidRequest

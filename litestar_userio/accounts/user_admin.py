@@ -7,7 +7,7 @@ record and an update is an upsert (docs/reference.md#import-updates), both appli
 (`imports/rules.py`), so a user changed here and one changed by an import obey the same rules. Each change is
 written back by `UserRepository.flush` (or `delete_user`), which appends its change-log entry in the same
 transaction; every write method takes `origin` (default `admin_api`; SCIM passes `ChangeOrigin("scim")`, sign-in
-`ChangeOrigin("sign_in")`). The Litestar events are emitted from the committed entries (`changes/events.py`).
+`ChangeOrigin("sign_in")`). The Litestar events are emitted from the committed entries (`changes/events_consumer.py`).
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from typing import Any
 
 import msgspec
 
+from litestar_userio.changes.change_service import ChangeService
 from litestar_userio.changes.entries import ADMIN_API, ChangeKind, ChangeOrigin
-from litestar_userio.changes.service import ChangeService
 from litestar_userio.config import ImportConfig
 from litestar_userio.db.engine import Database, Row, Tx
 from litestar_userio.errors import (
@@ -36,22 +36,22 @@ from litestar_userio.errors import (
     ValidationFailed,
     WriteConflict,
 )
-from litestar_userio.hooks.events import user_object
-from litestar_userio.hooks.service import HookService
+from litestar_userio.hooks.hook_service import HookService
+from litestar_userio.hooks.token_events import user_object
 from litestar_userio.hooks.user_events import PRE_CREATE, PRE_UPDATE, TRIGGERED_BY
 from litestar_userio.imports.claims import Claims, look_up_claims
+from litestar_userio.imports.import_schemas import PasswordInput, UserRecord
 from litestar_userio.imports.rules import ImportWorld, check_disable_window, utc_timestamp
-from litestar_userio.imports.schemas import PasswordInput, UserRecord
 from litestar_userio.imports.validation import ParsedRecord, parse_record, timestamp_causes
-from litestar_userio.projects.service import ProjectRecord, ProjectService
+from litestar_userio.projects.project_service import ProjectRecord, ProjectService
 from litestar_userio.runtime import paused_gc
 from litestar_userio.users.custom_attributes import CustomAttributeSpec
 from litestar_userio.users.exported import build_document, without_secrets
 from litestar_userio.users.login_id_rules import LoginIDRules
 from litestar_userio.users.model import AuthenticatorState, UserState, is_disabled_at
 from litestar_userio.users.passwords import PasswordVerifier
-from litestar_userio.users.repository import LoadedUsers, UserRepository
 from litestar_userio.users.search import Condition, UserSort
+from litestar_userio.users.user_repository import LoadedUsers, UserRepository
 from userio_core.attribute_formats import LOGIN_ID_ATTRIBUTES, storable_text
 from userio_core.clock import Clock
 from userio_core.ids import new_id

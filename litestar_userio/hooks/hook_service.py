@@ -40,19 +40,18 @@ from litestar_userio.errors import (
     WebHookDisallowed,
 )
 from litestar_userio.hooks.compiler import MAX_SOURCE_BYTES, HookCompileError, compile_hook
-from litestar_userio.hooks.events import EventContext, apply_response, build_event, user_object
 from litestar_userio.hooks.fetch import FetchClient, FetchLimits, FetchSession, parse_allowlist
-from litestar_userio.hooks.migration import (
+from litestar_userio.hooks.hook_repository import HookRepository, HookRow, RunRow, VersionRow
+from litestar_userio.hooks.lazy_migration_event import (
     MIGRATION_EVENT,
     build_migration_event,
     login_id_type,
     migration_response,
 )
-from litestar_userio.hooks.repository import HookRepository, HookRow, RunRow, VersionRow
 from litestar_userio.hooks.runlog import RunLog
-from litestar_userio.hooks.runtime import HookRuntime, HookSource, RuntimeLimits
 from litestar_userio.hooks.secrets import SECRET_NAME, SecretBox, SecretMask, mask_console
 from litestar_userio.hooks.syntax import v8_syntax_problem
+from litestar_userio.hooks.token_events import EventContext, apply_response, build_event, user_object
 from litestar_userio.hooks.user_events import (
     BLOCKING_USER_EVENTS,
     CHANGE_EVENTS,
@@ -60,6 +59,7 @@ from litestar_userio.hooks.user_events import (
     build_user_event,
     record_changes,
 )
+from litestar_userio.hooks.v8_runtime import HookRuntime, HookSource, RuntimeLimits
 from litestar_userio.observability import telemetry
 from litestar_userio.statuses import error_object
 from litestar_userio.users.model import UserState

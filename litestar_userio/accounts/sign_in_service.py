@@ -24,18 +24,18 @@ from litestar_userio.errors import (
 )
 from litestar_userio.observability import telemetry
 from litestar_userio.passwords.formats import is_target, stored_format
-from litestar_userio.passwords.schemas import FormatCount, PasswordMigration
-from litestar_userio.projects.service import ProjectRecord, ProjectService
+from litestar_userio.passwords.rehash_schemas import FormatCount, PasswordMigration
+from litestar_userio.projects.project_service import ProjectRecord, ProjectService
 from litestar_userio.projects.settings import ProjectSettings
 from litestar_userio.tokens.applications import ApplicationRecord, ApplicationService, refuse_unstorable_sign_in
 from litestar_userio.users.model import UserState
 from litestar_userio.users.passwords import PasswordVerifier, hash_format
-from litestar_userio.users.repository import SignInState, SignInUser, UserRepository
+from litestar_userio.users.user_repository import SignInState, SignInUser, UserRepository
 from userio_core.attribute_formats import LOGIN_ID_ATTRIBUTES
 from userio_core.clock import Clock, SystemClock
 
 if TYPE_CHECKING:
-    from litestar_userio.accounts.migration import PasswordMigrator
+    from litestar_userio.accounts.lazy_migration import PasswordMigrator
 
 __all__ = ["SignedIn", "UserService"]
 

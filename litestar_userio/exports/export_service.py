@@ -16,8 +16,8 @@ from typing import Any
 
 import msgspec
 
-from litestar_userio.auth.admin import AdminIdentity
-from litestar_userio.changes.service import ChangeService
+from litestar_userio.auth.admin_auth import AdminIdentity
+from litestar_userio.changes.change_service import ChangeService
 from litestar_userio.config import ExportConfig, QueueConfig
 from litestar_userio.db.engine import Database, Row, Tx
 from litestar_userio.errors import (
@@ -35,20 +35,20 @@ from litestar_userio.exports import lossless
 from litestar_userio.exports.columns import Column, check_request, columns_for
 from litestar_userio.exports.encoding import CONTENT_TYPES, csv_header, csv_rows, ndjson_lines
 from litestar_userio.exports.encryption import AgeStream, parse_recipients
+from litestar_userio.exports.export_repository import ExportRepository, ExportTaskRow
+from litestar_userio.exports.export_schemas import ExportProgress, ExportRequest, ExportTask, ExportTaskList
 from litestar_userio.exports.ratelimit import DatabaseRateLimiter
-from litestar_userio.exports.repository import ExportRepository, ExportTaskRow
-from litestar_userio.exports.schemas import ExportProgress, ExportRequest, ExportTask, ExportTaskList
 from litestar_userio.observability import telemetry
 from litestar_userio.paging import PageCursor, encode_cursor
-from litestar_userio.projects.service import ProjectRecord, ProjectService
-from litestar_userio.queue.base import JobQueue
+from litestar_userio.projects.project_service import ProjectRecord, ProjectService
 from litestar_userio.queue.leases import hold_lease
+from litestar_userio.queue.queue_protocol import JobQueue
 from litestar_userio.queue.requeue import Pending, requeue
 from litestar_userio.runtime import paused_gc
 from litestar_userio.statuses import error_object
-from litestar_userio.storage.base import Storage
+from litestar_userio.storage.storage_protocol import Storage
 from litestar_userio.users.exported import build_document
-from litestar_userio.users.repository import UserRepository
+from litestar_userio.users.user_repository import UserRepository
 from userio_core.clock import Clock
 from userio_core.ids import new_task_id
 

@@ -19,8 +19,8 @@ from typing import Any
 
 import msgspec
 
+from litestar_userio.changes.change_repository import ChangeRepository
 from litestar_userio.changes.entries import ChangeKind, ChangeOrigin, UserChange
-from litestar_userio.changes.repository import ChangeRepository
 from litestar_userio.db.engine import Row, Tx
 from litestar_userio.db.tables import Authenticator, Group, RefreshToken, Role, User
 from litestar_userio.users.exported import document_of, without_secrets

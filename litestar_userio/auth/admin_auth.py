@@ -18,7 +18,7 @@ from litestar.connection import ASGIConnection
 from litestar_userio.changes.entries import ADMIN_API, CONSOLE, ChangeOrigin
 from litestar_userio.config import AuthConfig
 from litestar_userio.errors import AdminAuthFailed, HTTPSRequired, UnknownHost
-from litestar_userio.projects.service import ProjectRecord, ProjectService
+from litestar_userio.projects.project_service import ProjectRecord, ProjectService
 from userio_core.admin_keys import ORIGIN_CLAIM, load_public_key
 from userio_core.clock import Clock
 

@@ -17,15 +17,15 @@ from typing import Any
 
 import msgspec
 
-from litestar_userio.accounts.admin import UserAdminService
 from litestar_userio.accounts.credentials import PasswordCredentials
+from litestar_userio.accounts.user_admin import UserAdminService
 from litestar_userio.causes import Cause
 from litestar_userio.changes.entries import ChangeOrigin
 from litestar_userio.errors import HookError, UserIOError, ValidationFailed
-from litestar_userio.hooks.migration import MigrationLocks, login_id_type
-from litestar_userio.hooks.service import HookService
+from litestar_userio.hooks.hook_service import HookService
+from litestar_userio.hooks.lazy_migration_event import MigrationLocks, login_id_type
 from litestar_userio.passwords.formats import MIGRATE_ON_SIGN_IN, stored_format
-from litestar_userio.projects.service import ProjectRecord
+from litestar_userio.projects.project_service import ProjectRecord
 
 __all__ = ["PasswordMigrator"]
 

@@ -25,18 +25,19 @@ from typing import Any
 
 import msgspec
 
+from litestar_userio.changes.change_service import entry_document
 from litestar_userio.changes.entries import ChangeEntry
-from litestar_userio.changes.service import entry_document
 from litestar_userio.config import WebhookConfig
 from litestar_userio.db.engine import Database, Tx
 from litestar_userio.errors import Invalid, WebhookDeliveryNotFound, WebhookInvalid, WebhookNotFound
-from litestar_userio.hooks.events import user_object_of_document
 from litestar_userio.hooks.secrets import SecretBox
+from litestar_userio.hooks.token_events import user_object_of_document
 from litestar_userio.hooks.user_events import TRIGGERED_BY
 from litestar_userio.observability import telemetry
-from litestar_userio.queue.base import JobQueue
+from litestar_userio.queue.queue_protocol import JobQueue
 from litestar_userio.webhooks.delivery import Attempt, WebhookSender, check_url, private_origins
-from litestar_userio.webhooks.repository import (
+from litestar_userio.webhooks.signing import new_secret
+from litestar_userio.webhooks.webhook_repository import (
     Claimed,
     DeliveryRow,
     NewDelivery,
@@ -44,8 +45,7 @@ from litestar_userio.webhooks.repository import (
     WebhookRepository,
     WebhookRow,
 )
-from litestar_userio.webhooks.schemas import CHANGE_TYPES, DeliveryInfo, DeliveryPage, WebhookInfo, WebhookSpec
-from litestar_userio.webhooks.signing import new_secret
+from litestar_userio.webhooks.webhook_schemas import CHANGE_TYPES, DeliveryInfo, DeliveryPage, WebhookInfo, WebhookSpec
 from userio_core.clock import Clock
 from userio_core.ids import new_id
 

@@ -23,8 +23,8 @@ from enum import StrEnum
 import msgspec
 from msgspec import Raw
 
+from litestar_userio.changes.change_service import ChangeService
 from litestar_userio.changes.entries import ChangeOrigin
-from litestar_userio.changes.service import ChangeService
 from litestar_userio.config import ImportConfig, QueueConfig
 from litestar_userio.db.engine import Database, Tx
 from litestar_userio.errors import (
@@ -38,10 +38,8 @@ from litestar_userio.errors import (
     WriteConflict,
 )
 from litestar_userio.imports.claims import by_attribute, look_up_claims, wanted_login_ids
-from litestar_userio.imports.planning import OAUTH_KEY, LoginKey, login_keys, oauth_keys, plan_chunks
-from litestar_userio.imports.repository import OUTCOMES, ImportRepository, TaskRow, TaskSettings
-from litestar_userio.imports.rules import ImportWorld
-from litestar_userio.imports.schemas import (
+from litestar_userio.imports.import_repository import OUTCOMES, ImportRepository, TaskRow, TaskSettings
+from litestar_userio.imports.import_schemas import (
     ImportDetail,
     ImportProgress,
     ImportRequest,
@@ -52,21 +50,23 @@ from litestar_userio.imports.schemas import (
     ImportTaskStatus,
     UserRecord,
 )
+from litestar_userio.imports.planning import OAUTH_KEY, LoginKey, login_keys, oauth_keys, plan_chunks
+from litestar_userio.imports.rules import ImportWorld
 from litestar_userio.imports.screening import may_hold_nul, safe_decode, screen_record, storable_text
 from litestar_userio.imports.validation import ParsedRecord, parse_record, redact
 from litestar_userio.observability import reasons, telemetry
 from litestar_userio.paging import PageCursor, encode_cursor
 from litestar_userio.passwords.formats import HashError, HashPolicy, parse_password
-from litestar_userio.projects.service import ProjectRecord, ProjectService
-from litestar_userio.queue.base import JobQueue
+from litestar_userio.projects.project_service import ProjectRecord, ProjectService
 from litestar_userio.queue.leases import hold_lease
+from litestar_userio.queue.queue_protocol import JobQueue
 from litestar_userio.queue.requeue import Pending, requeue
 from litestar_userio.runtime import paused_gc
 from litestar_userio.statuses import error_object
 from litestar_userio.users.custom_attributes import CustomAttributeSpec
 from litestar_userio.users.login_id_rules import LoginIDRules
 from litestar_userio.users.passwords import PasswordVerifier
-from litestar_userio.users.repository import UserRepository
+from litestar_userio.users.user_repository import UserRepository
 from userio_core.clock import Clock
 from userio_core.ids import new_task_id
 from userio_core.retry import Backoff, retrying

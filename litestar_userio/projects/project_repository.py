@@ -14,7 +14,7 @@ from litestar_userio.db.engine import Tx
 from litestar_userio.db.tables import AdminAPIKey, CustomAttribute, Group, Project, ProjectDomain, Role
 from litestar_userio.projects.settings import ProjectSettings
 from litestar_userio.users.custom_attributes import CustomAttributeSpec
-from litestar_userio.users.repository import UserRepository
+from litestar_userio.users.user_repository import UserRepository
 
 __all__ = ["KEY_TABLES", "KeyTable", "ProjectRecord", "ProjectRepository"]
 
