@@ -1,14 +1,14 @@
 """The change log's feed, cursors and retention, and the consumers that follow it (docs/changes.md).
 
-Consumers. A consumer is anything with a `name`, `with_imports` (False: an import's entries are passed over, not
-handed to it) and an `async handle(tx, project_id, entries)`; every process that should advance it builds its
-`ChangeService` with it (`consumers=`, in the composition root). `advance(project_id, consumer)` then runs, in one
-transaction: lock the consumer's row of `userio_change_consumer` (project, name), read the next settled entries
-after its position, `handle` them (the consumer's own writes go in the same `tx`), save the position after the last.
-So a consumer sees every committed entry of a project once per successful transaction, in the log's order, and at
-least once overall: a `handle` that raises, or a crash before the commit, leaves the position where it was and the
-same entries come again (a consumer drops duplicates by `entry.id` where its effect is outside `tx`). Two
-processes never handle the same entries at once (the row lock).
+Consumers. A consumer is anything with a `name`, an `async wants_imports(tx, project_id)` (False: an import's entries
+are passed over, not handed to it) and an `async handle(tx, project_id, entries)`; every process that should advance it
+builds its `ChangeService` with it (`consumers=`, in the composition root). `advance(project_id, consumer)` then runs,
+in one transaction: lock the consumer's row of `userio_change_consumer` (project, name), read the next settled entries
+after its position, `handle` them (the consumer's own writes go in the same `tx`), save the position after the last. So
+a consumer sees every committed entry of a project once per successful transaction, in the log's order, and at least
+once overall: a `handle` that raises, or a crash before the commit, leaves the position where it was and the same
+entries come again (a consumer drops duplicates by `entry.id` where its effect is outside `tx`). Two processes never
+handle the same entries at once (the row lock).
 
 When: `wake(project_id)` after a commit of this process (the change services call it) advances each of the
 service's consumers of that project in a background task; a poll every `ChangeLogConfig.poll_interval` (from
@@ -52,8 +52,15 @@ class ChangeConsumer(Protocol):
 
     name: str
     """Its key in `userio_change_consumer` (64 characters at most), the same in every process."""
-    with_imports: bool
-    """False: an import's entries are passed over, not handed to `handle` (the position moves past them)."""
+
+    async def wants_imports(self, tx: Tx, project_id: str) -> bool:
+        """False: the project's import entries are passed over unread, not handed to `handle`.
+
+        The position moves past them. Asked in each page's transaction: a consumer that wants them only for some
+        projects (a webhook with `include_import`) spares the others reading and decoding 100 000 imported users
+        (bench/import.py).
+        """
+        ...
 
     async def handle(self, tx: Tx, project_id: str, entries: Sequence[ChangeEntry]) -> None:
         """Take `entries` (in order, at least once); writes in `tx` commit with the new position.
@@ -258,7 +265,11 @@ class ChangeService:
                     )
                     position = horizon
                 entries, read_to = await self.repository.page_without_imports(
-                    tx, project_id, position, self.config.consumer_page, with_imports=consumer.with_imports
+                    tx,
+                    project_id,
+                    position,
+                    self.config.consumer_page,
+                    with_imports=await consumer.wants_imports(tx, project_id),
                 )
                 if entries:
                     await consumer.handle(tx, project_id, entries)

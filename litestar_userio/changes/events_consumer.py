@@ -30,11 +30,13 @@ class EventsConsumer:
     """Emits each committed entry's events through `emit` (the app's, in a web process)."""
 
     name = "events"
-    with_imports = False
-    """An import's records emit no event: their entries are passed over unread."""
 
     def __init__(self, emit: Callable[..., None]) -> None:
         self.emit = emit
+
+    async def wants_imports(self, tx: Tx, project_id: str) -> bool:
+        """An import's records emit no event: their entries are passed over unread."""
+        return False
 
     async def handle(self, tx: Tx, project_id: str, entries: Sequence[ChangeEntry]) -> None:
         """Emit the events of `entries`, in order (an import's records emit none)."""

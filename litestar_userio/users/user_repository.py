@@ -390,8 +390,10 @@ class UserRepository:
         Two maps: (attribute, normalized value) -> user id, for the login ids that exist; and login key
         (`login_ids.login_key`) -> user id, for the keys of those values some login id of the project holds, whatever
         its kind (what refuses a username spelled like another user's email). On PostgreSQL each key is an index
-        probe (LATERAL): while a table grows fast from empty, as in a first bulk import, its statistics lag and
-        `= ANY(...)` was planned as a scan of the whole project (measured: 0.5 s per chunk at 70 000 identities).
+        probe (LATERAL ... LIMIT 1: the key is unique, and the LIMIT keeps the planner from flattening the probe into
+        a join): while a table grows fast from empty, as in a first bulk import, its statistics lag, and `= ANY(...)`
+        or the flattened join was planned as a scan of the whole project (0.5 s per chunk at 70 000 identities; on
+        bench/import.py without the LIMIT, 11 ms per chunk's sample).
         """
         wanted = {(LOGIN_ID_ATTRIBUTES[a], v) for a, values in login_ids.items() for v in values}
         if not wanted:
@@ -401,7 +403,7 @@ class UserRepository:
             rows = await tx.fetch(
                 "SELECT i.unique_key, i.login_id_key, i.normalized_value, i.user_id FROM unnest($2::text[]) AS k(key)"
                 " CROSS JOIN LATERAL (SELECT unique_key, login_id_key, normalized_value, user_id FROM userio_identity"
-                " WHERE project_id = $1 AND unique_key = k.key) AS i",
+                " WHERE project_id = $1 AND unique_key = k.key LIMIT 1) AS i",
                 project_id,
                 keys,
             )

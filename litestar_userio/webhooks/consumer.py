@@ -28,12 +28,17 @@ class WebhookConsumer:
     """Follows every project's change log for its webhooks and non-blocking hooks."""
 
     name = "webhooks"
-    with_imports = True
-    """A webhook may ask for an import's entries (`include_import`); the hooks pass them over."""
 
     def __init__(self, webhooks: WebhookService, hooks: HookService) -> None:
         self.webhooks = webhooks
         self.hooks = hooks
+
+    async def wants_imports(self, tx: Tx, project_id: str) -> bool:
+        """Only where a webhook of the project asks for an import's entries (`include_import`).
+
+        The hooks pass them over; elsewhere an import's entries are passed over unread, documents and all.
+        """
+        return await self.webhooks.includes_imports(tx, project_id)
 
     async def handle(self, tx: Tx, project_id: str, entries: Sequence[ChangeEntry]) -> None:
         """Write the entries' deliveries in `tx`, then run the non-blocking hooks they call for."""

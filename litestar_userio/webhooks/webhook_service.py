@@ -263,6 +263,10 @@ class WebhookService:
 
     # From the change log (the `webhooks` consumer).
 
+    async def includes_imports(self, tx: Tx, project_id: str) -> bool:
+        """Whether a webhook of the project asks for an import's entries (`include_import`), in `tx`."""
+        return any(w.include_import for w in await self.repository.webhooks(tx, project_id))
+
     async def add_deliveries(self, tx: Tx, project_id: str, entries: Sequence[ChangeEntry]) -> int:
         """In the consumer's transaction: one pending delivery per entry and webhook that wants it; how many.
 

@@ -25,6 +25,9 @@ class Recorder:
         self.failures = failures
         self.seen: list[tuple[str, str, str]] = []
 
+    async def wants_imports(self, tx: Tx, project_id: str) -> bool:
+        return self.with_imports
+
     async def handle(self, tx: Tx, project_id: str, entries: Sequence[ChangeEntry]) -> None:
         if self.failures:
             self.failures -= 1
