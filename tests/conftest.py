@@ -475,7 +475,9 @@ def _give_each_item_its_own_node_id(items: list[pytest.Item]) -> None:
 
 
 _ROOT = Path(__file__).resolve().parents[1]
-_TOOL_CACHES = frozenset({".pytest_cache", ".hypothesis", ".mypy_cache", ".ruff_cache"})
+_TOOL_CACHES = frozenset({".pytest_cache", ".hypothesis", ".mypy_cache", ".ruff_cache", "__pycache__"})
+"""Caches of tools, no test's state: `__pycache__` is `hatch_build.py`'s bytecode, written when the packaging tests
+build the wheels from this tree (git ignores it)."""
 _ROOT_BEFORE: set[str] = set()
 """What the repository's top folder held when the session started."""
 
