@@ -164,13 +164,19 @@ def user_rows_query(tx: Tx, where: str) -> str:
         f" (SELECT {tx.json_rows('a.kind', 'a.type', 'a.totp_secret', 'a.oob_target')} FROM (SELECT * FROM"
         "  userio_authenticator WHERE user_id = u.id AND NOT (kind = 'primary' AND type = 'password')"
         "  ORDER BY created_at, id) a) AS authenticators,"
+        f"{_links_and_keys(tx)} FROM userio_user u WHERE {where}"
+    )
+
+
+def _links_and_keys(tx: Tx) -> str:
+    """The columns both user queries end with: linked identities in creation order, role and group keys sorted."""
+    return (
         f" (SELECT {tx.json_rows('o.provider_alias', 'o.provider_type', 'o.subject', 'o.claims')} FROM (SELECT *"
         "  FROM userio_oauth_identity WHERE user_id = u.id ORDER BY created_at, id) o) AS oauth_identities,"
         f" (SELECT {tx.json_values('k.key')} FROM (SELECT r.key FROM userio_user_role m JOIN userio_role r"
         "  ON r.id = m.role_id WHERE m.user_id = u.id ORDER BY r.key) k) AS roles,"
         f" (SELECT {tx.json_values('k.key')} FROM (SELECT g.key FROM userio_user_group m JOIN userio_group g"
         "  ON g.id = m.group_id WHERE m.user_id = u.id ORDER BY g.key) k) AS groups"
-        f" FROM userio_user u WHERE {where}"
     )
 
 
@@ -188,13 +194,7 @@ def lossless_rows_query(tx: Tx, where: str) -> str:
         "  FROM userio_identity i WHERE i.user_id = u.id) AS identities,"
         f" (SELECT {tx.json_rows(*authenticator)}"
         "  FROM (SELECT * FROM userio_authenticator WHERE user_id = u.id ORDER BY created_at, id) a) AS authenticators,"
-        f" (SELECT {tx.json_rows('o.provider_alias', 'o.provider_type', 'o.subject', 'o.claims')} FROM (SELECT *"
-        "  FROM userio_oauth_identity WHERE user_id = u.id ORDER BY created_at, id) o) AS oauth_identities,"
-        f" (SELECT {tx.json_values('k.key')} FROM (SELECT r.key FROM userio_user_role m JOIN userio_role r"
-        "  ON r.id = m.role_id WHERE m.user_id = u.id ORDER BY r.key) k) AS roles,"
-        f" (SELECT {tx.json_values('k.key')} FROM (SELECT g.key FROM userio_user_group m JOIN userio_group g"
-        "  ON g.id = m.group_id WHERE m.user_id = u.id ORDER BY g.key) k) AS groups"
-        f" FROM userio_user u WHERE {where}"
+        f"{_links_and_keys(tx)} FROM userio_user u WHERE {where}"
     )
 
 
