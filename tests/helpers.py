@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import signal
+import subprocess
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -32,6 +34,25 @@ async def until(
         if time.monotonic() > deadline:
             raise AssertionError(f"not within {timeout} s: {what}")
         await asyncio.sleep(interval)
+
+
+def stop_server(process: subprocess.Popen[str], timeout: float = 30) -> str:
+    """SIGTERM a server started with `PYTHONFAULTHANDLER=1` and its output piped; its output once it exited.
+
+    One that does not exit within `timeout` fails the test with every thread's stack (faulthandler prints them on
+    SIGABRT), so that a hang at shutdown names what it waits for.
+    """
+    process.terminate()
+    try:
+        return process.communicate(timeout=timeout)[0]
+    except subprocess.TimeoutExpired:
+        process.send_signal(signal.SIGABRT)
+        try:
+            output = process.communicate(timeout=10)[0]
+        except subprocess.TimeoutExpired:
+            process.kill()
+            output = process.communicate()[0]
+        raise AssertionError(f"the server did not exit within {timeout} s of SIGTERM; its threads:\n{output}") from None
 
 
 async def run_import(project: Project, records: list[dict[str, Any]], **options: Any) -> dict[str, Any]:

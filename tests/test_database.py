@@ -154,6 +154,38 @@ async def test_a_transaction_with_a_lock_timeout_gives_up_on_a_locked_row_with_a
         await asyncio.wait_for(db.close(), timeout=5)
 
 
+async def test_a_read_cancelled_while_its_sqlite_connection_opens_leaves_no_connection_open(tmp_path):
+    """Cancelled at each step of opening its connection (Piccolo connects, then sets `PRAGMA foreign_keys`), a
+    read leaves no connection thread once the database closes: a host once hung at SIGTERM on one."""
+    db = Database(f"sqlite:///{tmp_path / 'userio.sqlite3'}")
+    await db.start()
+    before = set(sqlite_connection_threads())
+    kept = []  # their tracebacks hold the frames that held the connections, as a log record would
+    try:
+
+        async def read() -> None:
+            async with db.snapshot() as tx:
+                await tx.fetch("SELECT 1")
+
+        for ticks in range(1, 40):
+            task = asyncio.create_task(read())
+            for _ in range(ticks):
+                await asyncio.sleep(0)
+            task.cancel()
+            try:
+                await task
+            except asyncio.CancelledError as cancelled:
+                kept.append(cancelled)
+        assert kept, "some reads were cancelled while they opened their connection"
+    finally:
+        await db.close()
+    for _ in range(100):
+        if not set(sqlite_connection_threads()) - before:
+            break
+        await asyncio.sleep(0.05)
+    assert set(sqlite_connection_threads()) - before == set()
+
+
 @pytest.mark.parametrize("moment", ["waiting for the write lock", "inside the transaction"])
 async def test_a_sqlite_transaction_cancelled_at_any_moment_leaves_no_connection_open(tmp_path, moment):
     """A job cancelled (its runner closing) while its transaction waits for SQLite's write lock, or while it works

@@ -374,6 +374,9 @@ class Database:
         self.silent_transaction_timeout = silent_transaction_timeout
         """`UserIOConfig.db_silent_transaction_timeout`."""
         self._idle_readers: list[Any] = []
+        self._sqlite_connections: weakref.WeakSet[Any] = weakref.WeakSet()
+        """SQLite: every connection `_open_sqlite` made that is not yet collected; `close` closes those left open."""
+        self._closing: set[asyncio.Future[Any]] = set()
         self._writers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = weakref.WeakKeyDictionary()
         """SQLite: this process's write transactions, one at a time per event loop (`_sqlite_writer`)."""
         self._idle_writer: Any = None
@@ -436,6 +439,9 @@ class Database:
         if self._idle_writer is not None:
             writer, self._idle_writer = self._idle_writer, None
             await writer.close()
+        for connection in list(self._sqlite_connections):
+            await connection.close()  # a no-op for one already closed
+        await asyncio.gather(*self._closing, return_exceptions=True)
         if isinstance(self.engine, PostgresEngine) and self.engine.pool is not None:
             pool, self.engine.pool = self.engine.pool, None
             try:
@@ -503,7 +509,7 @@ class Database:
         """
         if isinstance(self.engine, SQLiteEngine):
             with driver_errors():
-                connection = self._idle_readers.pop() if self._idle_readers else await self.engine.get_connection()
+                connection = self._idle_readers.pop() if self._idle_readers else await self._open_sqlite()
             try:
                 yield Tx(connection, self.engine)
             finally:
@@ -529,7 +535,7 @@ class Database:
         """
         if isinstance(self.engine, SQLiteEngine):
             with driver_errors():
-                connection = await self.engine.get_connection()
+                connection = await self._open_sqlite()
             try:
                 with driver_errors():
                     await connection.execute("BEGIN DEFERRED")
@@ -589,7 +595,30 @@ class Database:
         if writer is not None:
             return writer
         with driver_errors():
-            return await self.engine.get_connection()
+            return await self._open_sqlite()
+
+    async def _open_sqlite(self) -> Any:
+        """SQLite: a new connection, which is a non-daemon thread in aiosqlite: none may outlive `close`.
+
+        Piccolo opens it in two steps (connect, then `PRAGMA foreign_keys`); a task cancelled between them (a job
+        stopped at shutdown) dropped a connection whose thread kept the process from exiting. The opening is
+        shielded, and closed once done if its caller went away; `close` closes any still open.
+        """
+        assert isinstance(self.engine, SQLiteEngine)
+        opening = asyncio.ensure_future(self.engine.get_connection())
+        try:
+            connection = await asyncio.shield(opening)
+        except asyncio.CancelledError:
+            opening.add_done_callback(self._close_abandoned)
+            raise
+        self._sqlite_connections.add(connection)
+        return connection
+
+    def _close_abandoned(self, opening: asyncio.Future[Any]) -> None:
+        if not opening.cancelled() and opening.exception() is None:
+            closing = asyncio.ensure_future(opening.result().close())
+            self._closing.add(closing)
+            closing.add_done_callback(self._closing.discard)
 
     async def _give_back_writer(self, connection: Any) -> None:
         """Keep a write transaction's connection for the next one; one is kept, and none once closed."""

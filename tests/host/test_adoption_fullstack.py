@@ -22,6 +22,7 @@ import jwt
 import pytest
 from argon2 import PasswordHasher
 
+from tests.helpers import stop_server
 from tests.host.test_readme_host import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -54,7 +55,7 @@ async def served(env: dict[str, str], app: str, *options: str) -> AsyncIterator[
     server = subprocess.Popen(
         [sys.executable, "-m", "uvicorn", app, "--port", str(port), "--log-level", "warning", *options],
         cwd=env["APP_WORKDIR"],
-        env=env,
+        env={**env, "PYTHONFAULTHANDLER": "1"},
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -73,8 +74,7 @@ async def served(env: dict[str, str], app: str, *options: str) -> AsyncIterator[
                     await asyncio.sleep(0.1)  # polling the port with a deadline, not waiting on a timer
             yield client
     finally:
-        server.terminate()
-        output = server.communicate(timeout=30)[0]
+        output = stop_server(server)
     assert "Traceback" not in output, output
 
 

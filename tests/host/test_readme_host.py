@@ -16,7 +16,7 @@ import httpx
 import jwt
 import pytest
 
-from tests.helpers import HASH_2B, PASSWORD, run_import
+from tests.helpers import HASH_2B, PASSWORD, run_import, stop_server
 
 ROOT = Path(__file__).resolve().parents[2]
 PAST = "2020-01-01T00:00:00Z"
@@ -41,7 +41,12 @@ async def host(env, tmp_path):
     """The README's app in its own uvicorn process on the deployment's database; its base URL."""
     (tmp_path / "host_app.py").write_text(readme_host_code())
     port = free_port()
-    process_env = {**os.environ, "USERIO_DATABASE_URL": env.config.database_url, "PYTHONPATH": str(ROOT)}
+    process_env = {
+        **os.environ,
+        "USERIO_DATABASE_URL": env.config.database_url,
+        "PYTHONPATH": str(ROOT),
+        "PYTHONFAULTHANDLER": "1",
+    }
     server = subprocess.Popen(
         [sys.executable, "-m", "uvicorn", "host_app:app", "--port", str(port), "--log-level", "warning"],
         cwd=tmp_path,
@@ -63,8 +68,7 @@ async def host(env, tmp_path):
                     pytest.fail(f"the README's app did not start:\n{server.communicate()[0]}")
                 await __import__("asyncio").sleep(0.1)  # polling the port with a deadline, not waiting on a timer
     yield base
-    server.terminate()
-    output = server.communicate(timeout=30)[0]
+    output = stop_server(server)
     assert "Traceback" not in output, output
 
 
