@@ -205,3 +205,72 @@ async def test_the_login_key_migration_keeps_a_clash_it_finds_and_never_fails(tm
         finally:
             users.close()
         assert found == ("first", None)
+
+
+@pytest.mark.parametrize("engine", ["sqlite", "postgres"])
+async def test_the_one_index_migration_goes_backwards_and_forwards_again(tmp_path, engine):
+    """Piccolo's `migrations backwards` (a host's rollback) undoes 2026-12-02T01: the joined keys are NULL again
+    and the per-kind index is back; forwards once more, the keys are joined again and sign-in still finds the user."""
+    from piccolo.apps.migrations.commands.backwards import run_backwards
+
+    from litestar_userio.db.migrate import _piccolo_conf
+
+    now = datetime.now(UTC)
+    async with _fresh_database(engine, tmp_path) as db:
+        if engine == "postgres":
+            await migrate(db)
+
+        async def state() -> tuple[dict[str, str | None], set[str]]:
+            async with db.reader() as tx:
+                keys = {r["id"]: r["unique_key"] for r in await tx.fetch("SELECT id, unique_key FROM userio_identity")}
+                indexes = {
+                    r["name"]
+                    for r in await tx.fetch(
+                        "SELECT indexname AS name FROM pg_indexes WHERE tablename = 'userio_identity'"
+                        if engine == "postgres"
+                        else "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'userio_identity'"
+                    )
+                }
+            return keys, indexes & {"userio_identity_unique_key", "userio_identity_login_id"}
+
+        async with db.transaction() as tx:
+            await tx.execute("INSERT INTO userio_project (id, created_at, settings) VALUES ('p1', $1, '{}')", now)
+            await tx.execute(
+                "INSERT INTO userio_user (id, project_id, created_at, updated_at, is_disabled,"
+                " standard_attributes, custom_attributes) VALUES ('u1', 'p1', $1, $1, FALSE, '{}', '{}')",
+                now,
+            )
+            for identity, key, unique_key in (
+                ("i1", "email", "ada@example.com"),
+                ("i2", "username", "ada@example.com\x1fusername"),
+            ):
+                await tx.execute(
+                    "INSERT INTO userio_identity (id, project_id, user_id, login_id_key, login_id_type,"
+                    " original_value, normalized_value, created_at, unique_key)"
+                    " VALUES ($1, 'p1', 'u1', $2, $2, 'ada@example.com', 'ada@example.com', $3, $4)",
+                    identity,
+                    key,
+                    now,
+                    unique_key,
+                )
+        forward = await state()
+
+        with _piccolo_conf(db):
+            result = await run_backwards("userio", migration_id=ONE_INDEX_MIGRATION, auto_agree=True)
+        assert result.success, result.message
+        back = await state()
+        await migrate(db)
+        again = await state()
+        users = UserService(db)
+        try:
+            found = await users.find_password("p1", "ada@example.com")
+        finally:
+            users.close()
+
+    assert forward == ({"i1": "ada@example.com", "i2": "ada@example.com\x1fusername"}, {"userio_identity_unique_key"})
+    assert back == (
+        {"i1": "ada@example.com", "i2": None},
+        {"userio_identity_unique_key", "userio_identity_login_id"},
+    )
+    assert again == forward
+    assert found == ("u1", None)
