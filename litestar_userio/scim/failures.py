@@ -19,6 +19,7 @@ from litestar_userio.errors import (
     ServiceUnavailable,
     UnsupportedMediaType,
     UserIOError,
+    WebHookDisallowed,
 )
 from litestar_userio.scim.resources import ERROR_SCHEMA
 from litestar_userio.statuses import http_answer
@@ -36,6 +37,8 @@ def scim_failure(exc: BaseException) -> tuple[int, str | None, str]:
         return 409, "uniqueness", exc.message
     if isinstance(exc, UnsupportedMediaType):
         return 415, None, exc.message
+    if isinstance(exc, WebHookDisallowed):
+        return 403, None, _refused(exc)
     if isinstance(exc, HookDisallowed | Forbidden):
         return 403, None, exc.message
     if isinstance(exc, Invalid):
@@ -52,6 +55,21 @@ def scim_failure(exc: BaseException) -> tuple[int, str | None, str]:
         return http_answer(exc)[0], None, exc.message
     logger.error("SCIM request failed", exc_info=exc)
     return 500, None, "internal error"
+
+
+def _refused(exc: WebHookDisallowed) -> str:
+    """A blocking user hook's refusal as `detail`: the message, then each `title: reason` of its `info.reasons`.
+
+    The admin API answers them in `info`; SCIM's error has only `detail`, so the IdP's provisioning log says why.
+    """
+    reasons: Any = exc.info.get("reasons") if isinstance(exc.info, dict) else None
+    said = [
+        ": ".join(str(part) for part in (r.get("title"), r.get("reason")) if part)
+        for r in reasons or []
+        if isinstance(r, dict)
+    ]
+    said = [s for s in said if s]
+    return exc.message + (": " + "; ".join(said) if said else "")
 
 
 def _cause(cause: Any) -> str:

@@ -9,11 +9,13 @@ import pytest
 from litestar_userio import PasswordConfig
 from litestar_userio.errors import RefreshTokenInvalid, UserDisabled
 from tests.changes.test_log import all_entries
+from tests.users.test_user_hooks import plugin, save_hooks
 
 SCIM = "/_api/scim/v2"
 TOKENS = "/_api/admin/scim/tokens"
 USER = "urn:ietf:params:scim:schemas:core:2.0:User"
 PATCH = "urn:ietf:params:scim:api:messages:2.0:PatchOp"
+BULK = "urn:ietf:params:scim:api:messages:2.0:BulkRequest"
 
 
 @pytest.fixture
@@ -359,3 +361,96 @@ async def test_ten_thousand_clauses_in_a_search_body_and_nul_characters_are_400_
     ):
         response = await scim("POST", "/Users", body)
         assert response.status_code == 400, response.text
+
+
+REFUSAL = {
+    "schemas": ["urn:ietf:params:scim:api:messages:2.0:Error"],
+    "status": "403",
+    "detail": "disallowed by web-hook event handler: Email domain not allowed: Sign-ups from mailinator.com are not"
+    " accepted.",
+}
+"""A blocking user hook's refusal in SCIM's error schema: 403, the hook's title and reason in `detail`."""
+
+
+async def admin_roles(project, user_id: str) -> list[str]:
+    response = await project.get(f"/_api/admin/users/{user_id}")
+    assert response.status_code == 200, response.text
+    return sorted(response.json()["result"]["roles"])
+
+
+async def test_pre_create_refuses_a_scim_and_a_bulk_create_writing_nothing_and_its_mutations_are_kept(
+    env, project, scim
+):
+    await env.services.projects.add_keys(project.id, "userio_role", ("member",))
+    refuse, add_role = plugin("refuse-email-domain.ts"), plugin("add-default-role.ts")
+    await save_hooks(project, ("user.pre_create", refuse), ("user.pre_create", add_role))
+    spam = okta_user("spam", emails=[{"primary": True, "value": "spam@mailinator.com", "type": "work"}])
+
+    refused = await scim("POST", "/Users", spam)
+    ada = await scim("POST", "/Users", okta_user("ada"))
+    operations = [
+        {"method": "POST", "path": "/Users", "bulkId": "spam", "data": spam},
+        {"method": "POST", "path": "/Users", "bulkId": "bob", "data": okta_user("bob")},
+    ]
+    bulk = await scim("POST", "/Bulk", {"schemas": [BULK], "Operations": operations})
+
+    assert refused.status_code == 403, refused.text
+    assert refused.headers["content-type"].startswith("application/scim+json")
+    assert refused.json() == REFUSAL
+    assert ada.status_code == 201, ada.text
+    assert bulk.status_code == 200, bulk.text
+    spam_op, bob_op = bulk.json()["Operations"]
+    assert (spam_op["status"], spam_op["response"]) == ("403", REFUSAL) and "location" not in spam_op
+    assert bob_op["status"] == "201", bob_op
+    bob_id = bob_op["location"].rsplit("/", 1)[1]
+    listed = (await scim("GET", "/Users")).json()
+    assert sorted(r["userName"] for r in listed["Resources"]) == ["ada@example.com", "bob@example.com"]
+    assert await admin_roles(project, ada.json()["id"]) == ["member"]
+    assert await admin_roles(project, bob_id) == ["member"]
+    entries = await all_entries(project, 2)
+    assert [(e["type"], e["user_id"]) for e in entries] == [
+        ("user.created", ada.json()["id"]),
+        ("user.created", bob_id),
+    ]
+
+
+async def test_pre_update_refuses_a_scim_put_and_patch_writing_nothing_and_its_mutations_are_kept(env, project, scim):
+    await env.services.projects.add_keys(project.id, "userio_role", ("member",))
+    user = (await scim("POST", "/Users", okta_user("ada"))).json()
+    path = f"/Users/{user['id']}"
+    refuse, add_role = plugin("refuse-email-domain.ts"), plugin("add-default-role.ts")
+    await save_hooks(project, ("user.profile.pre_update", refuse), ("user.profile.pre_update", add_role))
+    blocked = [{"primary": True, "value": "ada@mailinator.com", "type": "work"}]
+
+    put = await scim("PUT", path, okta_user("ada", emails=blocked, displayName="Put"))
+    patch = await scim(
+        "PATCH",
+        path,
+        {
+            "schemas": [PATCH],
+            "Operations": [
+                {"op": "replace", "path": "displayName", "value": "Patched"},
+                {"op": "replace", "path": 'emails[type eq "work"].value', "value": "ada@mailinator.com"},
+            ],
+        },
+    )
+    unchanged = (await scim("GET", path)).json()
+
+    assert put.status_code == 403 and put.json() == REFUSAL, put.text
+    assert patch.status_code == 403 and patch.json() == REFUSAL, patch.text
+    assert unchanged == user
+    assert await admin_roles(project, user["id"]) == []
+
+    patched = await scim(
+        "PATCH", path, {"schemas": [PATCH], "Operations": [{"op": "replace", "path": "nickName", "value": "A"}]}
+    )
+    assert patched.status_code == 200, patched.text
+    assert patched.json()["nickName"] == "A"
+    assert await admin_roles(project, user["id"]) == ["member"]
+    put_allowed = await scim("PUT", path, okta_user("ada", displayName="Augusta"))
+    assert put_allowed.status_code == 200, put_allowed.text
+    assert put_allowed.json()["displayName"] == "Augusta" and "nickName" not in put_allowed.json()
+    assert await admin_roles(project, user["id"]) == ["member"]
+    entries = await all_entries(project, 3)
+    assert [e["type"] for e in entries] == ["user.created", "user.profile.updated", "user.profile.updated"]
+    assert [e["user"].get("nickname") for e in entries] == [None, "A", None]
