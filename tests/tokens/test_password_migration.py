@@ -9,20 +9,26 @@ import json
 import jwt
 import pytest
 
+from tests.changes.test_log import all_entries, marker
 from tests.helpers import import_one
 from tests.hooks.test_migration_event import MIGRATION_HOOK, OldSystem
+from tests.test_password_formats import argon2_hash
+from tests.test_passwords import stored_hash
 from tests.tokens.conftest import HOOKS, plugin_hook
 
 OLD_KEY = "old-key-123456"
+USERS = "/_api/admin/users"
 PASSWORD = "right-pw-123"
 
 
-async def set_up(world, old: OldSystem, source: str) -> None:
+async def set_up(world, old: OldSystem, source: str, *more: tuple[str, str]) -> None:
+    """The project's hooks: `source` on `user.password_migration`, then `more` (event, source)."""
     headers = world.project.headers()
     client = world.project.env.client
     saved = await client.put(f"{HOOKS}/secrets/OLD_KEY", json={"value": OLD_KEY}, headers=headers)
     assert saved.status_code == 200, saved.text
-    body = {"hooks": [{"event": "user.password_migration", "source": source}], "fetch_allowlist": [old.origin]}
+    hooks = [("user.password_migration", source), *more]
+    body = {"hooks": [{"event": e, "source": s} for e, s in hooks], "fetch_allowlist": [old.origin]}
     put = await client.put(HOOKS, json=body, headers=headers)
     assert put.status_code == 200, put.text
 
@@ -246,3 +252,76 @@ async def test_a_migration_record_with_a_hash_above_the_scrypt_memory_bound_crea
 
     assert refused.status_code == 400 and refused.json()["error"] == "invalid_grant", refused.text
     assert await users_named(world, "ann@example.com") == []
+
+
+REFUSE_OLD_USERS = """
+export default async function (e: any): Promise<any> {
+  if (e.payload.user.custom_attributes.old_id === "old-1") {
+    return { is_allowed: false, title: "Closed", reason: "no migrations from the old system today" };
+  }
+  return { is_allowed: true };
+}
+"""
+
+
+async def test_pre_create_refuses_a_lazy_migrations_creation_as_a_wrong_password_and_writes_nothing(world) -> None:
+    old = OldSystem()
+    try:
+        await set_up(world, old, MIGRATION_HOOK % old.origin, ("user.pre_create", REFUSE_OLD_USERS))
+        refused = await world.sign_in(username="ann@example.com", password=PASSWORD)
+    finally:
+        old.close()
+    wrong = await world.sign_in(password="not-it-456")  # Ada, imported: a plain wrong password
+    await marker(world.project)
+
+    assert len(old.seen) == 1  # the old system vouched for Ann: the user.pre_create hook refused her creation
+    assert refused.status_code == 400, refused.text
+    assert refused.json() == wrong.json() and refused.json()["error"] == "invalid_grant"
+    assert "no migrations" not in refused.text  # the sign-in's answer never tells why
+    assert await users_named(world, "ann@example.com") == []
+    entries = await all_entries(world.project, 2)
+    assert [(e["type"], e["origin"]["kind"], e["user"]["email"]) for e in entries] == [
+        ("user.created", "import", "ada@example.com"),
+        ("user.created", "admin_api", "marker@example.com"),
+    ]
+
+
+async def test_pre_create_mutations_apply_to_a_lazy_migrations_creation(world) -> None:
+    await world.env.services.projects.add_keys(world.project.id, "userio_role", ("member",))
+    old = OldSystem()
+    try:
+        await set_up(world, old, MIGRATION_HOOK % old.origin, ("user.pre_create", plugin_hook("add-default-role.ts")))
+        signed_in = await world.sign_in(username="ann@example.com", password=PASSWORD)
+    finally:
+        old.close()
+
+    assert signed_in.status_code == 200, signed_in.text
+    listed = await world.project.get(USERS, params={"login_id": "ann@example.com"})
+    [user] = listed.json()["result"]["items"]
+    assert user["roles"] == ["member"] and user["custom_attributes"]["old_id"] == "old-1"
+
+
+async def test_a_lazy_migration_logs_its_changes_as_sign_in_without_a_secret_and_a_re_hash_logs_nothing(world) -> None:
+    legacy = {"type": "argon2", "password_hash": argon2_hash(PASSWORD)}
+    bob = await import_one(world.project, {"email": "bob@example.com", "password": legacy})
+    assert bob["outcome"] == "inserted", bob
+    imported = await all_entries(world.project, 2)  # Ada's and Bob's
+
+    _, [first, second, _] = await three_sign_ins(world, MIGRATION_HOOK)
+    rehashed = await world.sign_in(username="bob@example.com", password=PASSWORD)
+    await marker(world.project)
+
+    assert first.status_code == 200 and second.status_code == 200, first.text
+    assert rehashed.status_code == 200, rehashed.text
+    [ann] = await users_named(world, "ann@example.com")
+    assert (await stored_hash(world.project, bob["user_id"])).startswith("$2b$04$")  # Bob's Argon2 hash, re-hashed
+    entries = (await all_entries(world.project, len(imported) + 3))[len(imported) :]
+    assert [(e["type"], e["origin"], e["user"]["email"]) for e in entries] == [
+        ("user.created", {"kind": "sign_in"}, "ann@example.com"),
+        ("user.profile.updated", {"kind": "sign_in"}, "ann@example.com"),  # her password, in the project's algorithm
+        ("user.created", {"kind": "admin_api"}, "marker@example.com"),  # nothing for Bob's re-hash
+    ]
+    assert [e["user_id"] for e in entries[:2]] == [ann["sub"], ann["sub"]]
+    assert entries[1]["user"] == {**ann, "last_login_at": None}  # the user after the change, before the sign-in
+    text = json.dumps(entries)
+    assert "$2b$" not in text and PASSWORD not in text and "password_hash" not in text
