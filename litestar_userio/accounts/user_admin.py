@@ -591,7 +591,8 @@ class UserAdminService:
                     world = _world(project, identifier, now, loaded.users, role_ids, group_ids, schema, claims)
                     changed_id = await apply(tx, world)
                     if dry:
-                        raise _WouldBe(user_object(world.users[changed_id], now))
+                        would_be = world.users[changed_id]
+                        raise _WouldBe(user_object(would_be, now) if loaded.changes(would_be) else None)
                     if world.new_roles:
                         role_ids |= await self.users.key_ids(
                             tx, project.id, "userio_role", world.new_roles, create_at=now
@@ -632,6 +633,8 @@ class UserAdminService:
         try:
             await self._change(project, parsed.record, user_id, apply, origin=origin, identifier=identifier, dry=True)
         except _WouldBe as would_be:
+            if would_be.user is None:  # a change of nothing (SCIM's `active` alone, written apart) asks no hook
+                return {}
             triggered_by = TRIGGERED_BY.get(origin.kind, "system")
             return await self.hooks.run_user_hooks(project.id, event_type, would_be.user, triggered_by)
         raise AssertionError("unreachable: a dry change raises _WouldBe")  # pragma: no cover
@@ -670,9 +673,9 @@ class UserAdminService:
 
 
 class _WouldBe(Exception):
-    """The user a dry change would leave (its transaction rolled back), as the hooks see a user."""
+    """The user a dry change would leave (its transaction rolled back), as the hooks see a user; None: unchanged."""
 
-    def __init__(self, user: dict[str, Any]) -> None:
+    def __init__(self, user: dict[str, Any] | None) -> None:
         super().__init__("dry run")
         self.user = user
 

@@ -118,6 +118,10 @@ class LoadedUsers:
     accounts: dict[str, AccountState] = field(default_factory=dict)
     """User id -> its disable state and primary password as loaded (`ends_sessions` compares against it)."""
 
+    def changes(self, user: UserState) -> bool:
+        """Whether `user` (new, or one of these as a change left it) is a change to write: a no-op is not."""
+        return user.changed and (user.is_new or self.before.get(user.id, (b"", False))[0] != state_of(user))
+
 
 _encode_state = msgspec.json.Encoder(order="sorted").encode
 
@@ -602,9 +606,7 @@ class UserRepository:
         Deletes first, so a login id can move. A loaded user whose state is as loaded is left alone (no write, no
         entry).
         """
-        changed = [
-            u for u in users if u.changed and (u.is_new or loaded.before.get(u.id, (b"", False))[0] != state_of(u))
-        ]
+        changed = [u for u in users if loaded.changes(u)]
         if not changed:
             return 0
         new_users = [u for u in changed if u.is_new]

@@ -454,3 +454,39 @@ async def test_pre_update_refuses_a_scim_put_and_patch_writing_nothing_and_its_m
     entries = await all_entries(project, 3)
     assert [e["type"] for e in entries] == ["user.created", "user.profile.updated", "user.profile.updated"]
     assert [e["user"].get("nickname") for e in entries] == [None, "A", None]
+
+
+async def test_a_profile_hook_that_refuses_never_blocks_an_idps_deactivation(env, project, scim):
+    """Okta's and Entra's deactivation (a PATCH or PUT of `active` alone) changes no profile: no
+    `user.profile.pre_update` hook runs, so one that refuses the user's profile cannot keep a leaver signing in."""
+    users = env.services.users
+    spam, spam2 = (
+        okta_user(name, emails=[{"primary": True, "value": f"{name}@mailinator.com", "type": "work"}])
+        for name in ("spam", "spam2")
+    )
+    made = [(await scim("POST", "/Users", {**spam, "password": "IdP-set secret 1"})).json()]
+    made.append((await scim("POST", "/Users", spam2)).json())
+    await save_hooks(project, ("user.profile.pre_update", plugin("refuse-email-domain.ts")))
+    blocked_edit = await scim(
+        "PATCH",
+        f"/Users/{made[0]['id']}",
+        {"schemas": [PATCH], "Operations": [{"op": "replace", "path": "displayName", "value": "Spam"}]},
+    )
+
+    okta = {"schemas": [PATCH], "Operations": [{"op": "replace", "value": {"active": False}}]}
+    deactivated = await scim("PATCH", f"/Users/{made[0]['id']}", okta)
+    put = await scim("PUT", f"/Users/{made[1]['id']}", {**spam2, "active": False})
+
+    assert blocked_edit.status_code == 403, blocked_edit.text  # the hook runs, and refuses, on a profile change
+    assert deactivated.status_code == 200, deactivated.text
+    assert deactivated.json()["active"] is False
+    assert put.status_code == 200 and put.json()["active"] is False, put.text
+    with pytest.raises(UserDisabled):
+        await users.verify_password(project.id, "spam@mailinator.com", "IdP-set secret 1")
+    entries = await all_entries(project, 4)
+    assert [(e["type"], e["user_id"]) for e in entries] == [
+        ("user.created", made[0]["id"]),
+        ("user.created", made[1]["id"]),
+        ("user.disabled", made[0]["id"]),
+        ("user.disabled", made[1]["id"]),
+    ]
