@@ -274,3 +274,46 @@ async def test_the_one_index_migration_goes_backwards_and_forwards_again(tmp_pat
     )
     assert again == forward
     assert found == ("u1", None)
+
+
+LOGIN_ID_INDEXES_MIGRATION = "2026-12-02T02:00:00:000000"
+
+
+@pytest.mark.parametrize("engine", ["sqlite", "postgres"])
+async def test_the_login_id_search_indexes_go_backwards_and_come_back(tmp_path, engine):
+    """Backwards, 2026-12-02T02 drops the `sw` B-tree (and on PostgreSQL the trigram index), keeping pg_trgm;
+    forwards again, both are back."""
+    from piccolo.apps.migrations.commands.backwards import run_backwards
+
+    from litestar_userio.db.migrate import _piccolo_conf
+
+    async with _fresh_database(engine, tmp_path) as db:
+        if engine == "postgres":
+            await migrate(db)
+
+        async def state() -> tuple[set[str], bool]:
+            async with db.reader() as tx:
+                if engine == "postgres":
+                    names = "SELECT indexname AS name FROM pg_indexes WHERE tablename = 'userio_identity'"
+                    extension = bool(await tx.fetch("SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm'"))
+                else:
+                    names = "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'userio_identity'"
+                    extension = False
+                found = {r["name"] for r in await tx.fetch(names)}
+            return found & {"userio_identity_folded", "userio_identity_trigrams"}, extension
+
+        forward = await state()
+        with _piccolo_conf(db):
+            result = await run_backwards("userio", migration_id=LOGIN_ID_INDEXES_MIGRATION, auto_agree=True)
+        assert result.success, result.message
+        back = await state()
+        await migrate(db)
+        again = await state()
+
+    postgres = engine == "postgres"
+    assert forward == (
+        {"userio_identity_folded", "userio_identity_trigrams"} if postgres else {"userio_identity_folded"},
+        postgres,
+    )
+    assert back == (set(), postgres)
+    assert again == forward
