@@ -8,6 +8,7 @@ import pytest
 
 from litestar_userio import PasswordConfig
 from litestar_userio.db.engine import Database
+from litestar_userio.db.migrate import migrate
 from litestar_userio.scim.filters import USER_ATTRIBUTES, USER_SCHEMA, FilterLimits, parse_filter
 from litestar_userio.users.search import Compare
 from litestar_userio.users.user_repository import _successor, _Where
@@ -201,3 +202,23 @@ async def test_on_postgres_sw_co_and_ew_plans_probe_the_indexes_not_a_scan_of_th
 
 def _literal(value: Any) -> str:
     return "'" + str(value).replace("'", "''") + "'"
+
+
+async def test_on_sqlite_sw_is_a_range_of_the_index_and_co_reads_the_index_not_the_users(tmp_path):
+    db = Database(f"sqlite:///{tmp_path / 'plans.sqlite3'}")
+    await db.start()
+    try:
+        await migrate(db)
+        plans = {}
+        for text in ('userName sw "user123"', 'emails.value co "r77@exa"'):
+            condition = parse_filter(text, USER_ATTRIBUTES, USER_SCHEMA, FilterLimits())
+            async with db.reader() as tx:
+                args: list[Any] = ["p1"]
+                clause = _Where(tx, args).compile(condition)
+                query = f"SELECT COUNT(*) AS n FROM userio_user u WHERE u.project_id = $1 AND {clause}"
+                plans[text] = [r["detail"] for r in await tx.fetch(f"EXPLAIN QUERY PLAN {query}", *args)]
+    finally:
+        await db.close()
+    folded = "SEARCH i USING INDEX userio_identity_folded (project_id=?"
+    assert f"{folded} AND <expr>>? AND <expr><?)" in plans['userName sw "user123"']
+    assert f"{folded})" in plans['emails.value co "r77@exa"']
