@@ -14,6 +14,10 @@ operator class is named with the schema the extension is in (a host may have it 
 is missing or cannot be created, the migration logs it and goes on: `co` and `ew` then scan the project's
 identities, with the same answers. SQLite gets the B-tree only (`co`/`ew` read the identities through it).
 
+Where another deployment of the plugin in the same database created pg_trgm in its own schema, this one's index
+uses it there (a role without USAGE on that schema: a warning, no trigram index); dropping that schema with CASCADE
+drops the extension and with it this index (`co`/`ew` then scan; the answers do not change).
+
 Backwards: both indexes go; the extension stays (other schemas of the database may use it).
 """
 
@@ -74,8 +78,12 @@ class LoginIdIndexes(MigrationManager):
         postgres = engine.engine_type == "postgres"
         await engine.run_querystring(QueryString(FOLDED["postgres" if postgres else "sqlite"]))
         if postgres and (schema := await _trigram_schema()) is not None:
-            await engine.run_querystring(QueryString(TRIGRAMS.format(schema=schema.replace('"', '""'))))
-            logger.info("login ids: trigram index with pg_trgm of schema %s", schema)
+            try:
+                await engine.run_querystring(QueryString(TRIGRAMS.format(schema=schema.replace('"', '""'))))
+            except Exception as error:  # the extension is in a schema our role may not use
+                logger.warning("no trigram index (%s): SCIM co and ew filters on login ids scan the identities", error)
+            else:
+                logger.info("login ids: trigram index with pg_trgm of schema %s", schema)
 
 
 async def forwards():

@@ -289,6 +289,10 @@ async def test_the_one_index_migration_goes_backwards_and_forwards_again(tmp_pat
 
 
 LOGIN_ID_INDEXES_MIGRATION = "2026-12-02T02:00:00:000000"
+TRIGRAM_SCHEMA = (
+    "SELECT n.nspname AS schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace"
+    " WHERE e.extname = 'pg_trgm'"
+)
 
 
 @pytest.mark.parametrize("engine", ["sqlite", "postgres"])
@@ -381,3 +385,22 @@ async def test_without_pg_trgm_the_migration_logs_it_and_co_still_answers(caplog
     assert "pg_trgm unavailable" in caplog.text
     assert "userio_identity_folded" in indexes and "userio_identity_trigrams" not in indexes
     assert counts == {'userName co "A_X"': 1, 'userName ew "X@EXAMPLE.COM"': 2, 'userName sw "ada"': 2}
+
+
+async def test_a_second_schema_in_the_database_names_pg_trgm_where_the_first_created_it():
+    """Our connections see our schema only: the second deployment's trigram index names the first's operator class."""
+    async with own_postgres_database("userio_two_schemas") as url:
+        db = Database(url, schema="second")
+        await db.start()
+        try:
+            await migrate(db)
+            async with db.reader() as tx:
+                rows = await tx.fetch(
+                    "SELECT schemaname AS schema, indexdef FROM pg_indexes WHERE indexname = 'userio_identity_trigrams'"
+                )
+                extension = await tx.fetch(TRIGRAM_SCHEMA)
+        finally:
+            await db.close()
+    assert [r["schema"] for r in extension] == ["userio"]
+    assert sorted(r["schema"] for r in rows) == ["second", "userio"]
+    assert all("userio.gin_trgm_ops" in r["indexdef"] for r in rows)
