@@ -5,10 +5,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from piccolo.apps.migrations.tables import Migration
@@ -122,6 +124,34 @@ async def _fresh_database(engine: str, tmp_path: Path) -> AsyncIterator[Database
             await db.close()
 
 
+async def _back_and_forth(db: Database, migration_id: str, state: Any) -> tuple[Any, Any, Any]:
+    """`state()` as migrated, after Piccolo's `migrations backwards` to `migration_id` (a host's rollback), and
+    after migrating forwards again."""
+    from piccolo.apps.migrations.commands.backwards import run_backwards
+
+    from litestar_userio.db.migrate import _piccolo_conf
+
+    forward = await state()
+    with _piccolo_conf(db):
+        result = await run_backwards("userio", migration_id=migration_id, auto_agree=True)
+    assert result.success, result.message
+    back = await state()
+    await migrate(db)
+    return forward, back, await state()
+
+
+async def _identity_indexes(tx: Any) -> set[str]:
+    postgres = tx.dialect == "postgres"
+    return {
+        r["name"]
+        for r in await tx.fetch(
+            "SELECT indexname AS name FROM pg_indexes WHERE tablename = 'userio_identity'"
+            if postgres
+            else "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'userio_identity'"
+        )
+    }
+
+
 @pytest.mark.parametrize("engine", ["sqlite", "postgres"])
 async def test_the_login_key_migration_keeps_a_clash_it_finds_and_never_fails(tmp_path, engine):
     """Two users holding one login id as email and username (imported before the rule) survive the migrations:
@@ -211,10 +241,6 @@ async def test_the_login_key_migration_keeps_a_clash_it_finds_and_never_fails(tm
 async def test_the_one_index_migration_goes_backwards_and_forwards_again(tmp_path, engine):
     """Piccolo's `migrations backwards` (a host's rollback) undoes 2026-12-02T01: the joined keys are NULL again
     and the per-kind index is back; forwards once more, the keys are joined again and sign-in still finds the user."""
-    from piccolo.apps.migrations.commands.backwards import run_backwards
-
-    from litestar_userio.db.migrate import _piccolo_conf
-
     now = datetime.now(UTC)
     async with _fresh_database(engine, tmp_path) as db:
         if engine == "postgres":
@@ -223,14 +249,7 @@ async def test_the_one_index_migration_goes_backwards_and_forwards_again(tmp_pat
         async def state() -> tuple[dict[str, str | None], set[str]]:
             async with db.reader() as tx:
                 keys = {r["id"]: r["unique_key"] for r in await tx.fetch("SELECT id, unique_key FROM userio_identity")}
-                indexes = {
-                    r["name"]
-                    for r in await tx.fetch(
-                        "SELECT indexname AS name FROM pg_indexes WHERE tablename = 'userio_identity'"
-                        if engine == "postgres"
-                        else "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'userio_identity'"
-                    )
-                }
+                indexes = await _identity_indexes(tx)
             return keys, indexes & {"userio_identity_unique_key", "userio_identity_login_id"}
 
         async with db.transaction() as tx:
@@ -253,14 +272,7 @@ async def test_the_one_index_migration_goes_backwards_and_forwards_again(tmp_pat
                     now,
                     unique_key,
                 )
-        forward = await state()
-
-        with _piccolo_conf(db):
-            result = await run_backwards("userio", migration_id=ONE_INDEX_MIGRATION, auto_agree=True)
-        assert result.success, result.message
-        back = await state()
-        await migrate(db)
-        again = await state()
+        forward, back, again = await _back_and_forth(db, ONE_INDEX_MIGRATION, state)
         users = UserService(db)
         try:
             found = await users.find_password("p1", "ada@example.com")
@@ -274,3 +286,121 @@ async def test_the_one_index_migration_goes_backwards_and_forwards_again(tmp_pat
     )
     assert again == forward
     assert found == ("u1", None)
+
+
+LOGIN_ID_INDEXES_MIGRATION = "2026-12-02T02:00:00:000000"
+TRIGRAM_SCHEMA = (
+    "SELECT n.nspname AS schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace"
+    " WHERE e.extname = 'pg_trgm'"
+)
+
+
+@pytest.mark.parametrize("engine", ["sqlite", "postgres"])
+async def test_the_login_id_search_indexes_go_backwards_and_come_back(tmp_path, engine):
+    """Backwards, 2026-12-02T02 drops the `sw` B-tree (and on PostgreSQL the trigram index), keeping pg_trgm;
+    forwards again, both are back."""
+    async with _fresh_database(engine, tmp_path) as db:
+        if engine == "postgres":
+            await migrate(db)
+
+        async def state() -> tuple[set[str], bool]:
+            async with db.reader() as tx:
+                found = await _identity_indexes(tx)
+                extension = engine == "postgres" and bool(
+                    await tx.fetch("SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm'")
+                )
+            return found & {"userio_identity_folded", "userio_identity_trigrams"}, extension
+
+        forward, back, again = await _back_and_forth(db, LOGIN_ID_INDEXES_MIGRATION, state)
+
+    postgres = engine == "postgres"
+    assert forward == (
+        {"userio_identity_folded", "userio_identity_trigrams"} if postgres else {"userio_identity_folded"},
+        postgres,
+    )
+    assert back == (set(), postgres)
+    assert again == forward
+
+
+async def test_without_pg_trgm_the_migration_logs_it_and_co_still_answers(caplog):
+    """Where pg_trgm cannot be created (here a DBA's event trigger refuses it; elsewhere a server without contrib),
+    the migration warns and goes on, the `sw` index is there, and `co`/`ew` answer by reading the identities."""
+    import asyncpg
+
+    from litestar_userio.scim.filters import USER_ATTRIBUTES, USER_SCHEMA, FilterLimits, parse_filter
+    from litestar_userio.users.user_repository import UserRepository
+    from tests.conftest import PG_SERVER
+
+    suffix = uuid.uuid4().hex[:10]
+    name = f"userio_no_trgm_{suffix}"
+    admin = await asyncpg.connect(f"{PG_SERVER}/postgres", timeout=5)
+    try:
+        await admin.execute(f"CREATE DATABASE {name}")
+        owner = await asyncpg.connect(f"{PG_SERVER}/{name}", timeout=5)
+        try:
+            await owner.execute(
+                "CREATE FUNCTION public.refuse() RETURNS event_trigger LANGUAGE plpgsql AS"
+                " $$ BEGIN RAISE EXCEPTION 'extensions are refused here'; END $$"
+            )
+            await owner.execute(
+                "CREATE EVENT TRIGGER refuse ON ddl_command_start WHEN TAG IN ('CREATE EXTENSION')"
+                " EXECUTE FUNCTION public.refuse()"
+            )
+        finally:
+            await owner.close()
+        db = Database(f"{PG_SERVER}/{name}")
+        await db.start()
+        try:
+            with caplog.at_level("WARNING", logger="litestar_userio.migrations"):
+                await migrate(db)
+            now = datetime.now(UTC)
+            async with db.transaction() as tx:
+                await tx.execute("INSERT INTO userio_project (id, created_at, settings) VALUES ('p1', $1, '{}')", now)
+                for user, value in (("u1", "ada_x@example.com"), ("u2", "adaxx@example.com")):
+                    await tx.execute(
+                        "INSERT INTO userio_user (id, project_id, created_at, updated_at, is_disabled,"
+                        " standard_attributes, custom_attributes) VALUES ($1, 'p1', $2, $2, FALSE, '{}', '{}')",
+                        user,
+                        now,
+                    )
+                    await tx.execute(
+                        "INSERT INTO userio_identity (id, project_id, user_id, login_id_key, login_id_type,"
+                        " original_value, normalized_value, created_at, unique_key)"
+                        " VALUES ($1, 'p1', $1, 'username', 'username', $2, $2, $3, $2)",
+                        user,
+                        value,
+                        now,
+                    )
+            counts = {}
+            async with db.reader() as tx:
+                indexes = await _identity_indexes(tx)
+                for text in ('userName co "A_X"', 'userName ew "X@EXAMPLE.COM"', 'userName sw "ada"'):
+                    condition = parse_filter(text, USER_ATTRIBUTES, USER_SCHEMA, FilterLimits())
+                    counts[text] = await UserRepository().count(tx, "p1", condition)
+        finally:
+            await db.close()
+    finally:
+        await admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        await admin.close()
+    assert "pg_trgm unavailable" in caplog.text
+    assert "userio_identity_folded" in indexes and "userio_identity_trigrams" not in indexes
+    assert counts == {'userName co "A_X"': 1, 'userName ew "X@EXAMPLE.COM"': 2, 'userName sw "ada"': 2}
+
+
+async def test_a_second_schema_in_the_database_names_pg_trgm_where_the_first_created_it():
+    """Our connections see our schema only: the second deployment's trigram index names the first's operator class."""
+    async with own_postgres_database("userio_two_schemas") as url:
+        db = Database(url, schema="second")
+        await db.start()
+        try:
+            await migrate(db)
+            async with db.reader() as tx:
+                rows = await tx.fetch(
+                    "SELECT schemaname AS schema, indexdef FROM pg_indexes WHERE indexname = 'userio_identity_trigrams'"
+                )
+                extension = await tx.fetch(TRIGRAM_SCHEMA)
+        finally:
+            await db.close()
+    assert [r["schema"] for r in extension] == ["userio"]
+    assert sorted(r["schema"] for r in rows) == ["second", "userio"]
+    assert all("userio.gin_trgm_ops" in r["indexdef"] for r in rows)

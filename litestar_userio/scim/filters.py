@@ -268,4 +268,9 @@ def _decode(raw: str) -> str:
         raise _invalid("the filter's string is not a valid JSON string") from None
     if "\x00" in decoded:
         raise _invalid("the filter holds U+0000, which no stored value holds")
+    if not decoded.isascii():
+        try:
+            decoded.encode("utf-8")
+        except UnicodeEncodeError:  # a `\ud800` without its pair: no text in UTF-8, nor a stored value (was a 500)
+            raise _invalid("the filter holds a lone surrogate, which no stored value holds") from None
     return decoded

@@ -227,6 +227,8 @@ async def test_filters_page_and_sort(scim):
         'password eq "x"',
         "userName eq",
         'userName regex "a"',
+        'userName sw "\\ud800"',  # a lone surrogate: not text a database can take
+        'displayName co "a\\udfff"',
     ],
 )
 async def test_hostile_or_unsupported_filters_are_400_invalid_filter(scim, hostile):
