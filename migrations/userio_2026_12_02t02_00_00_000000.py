@@ -7,7 +7,8 @@ Now it writes one row holding them all: `entries` (how many), `user_ids` and `ki
 `seq - entries + 1 + i`. Rows of one entry (`entries` NULL) are as before.
 
 So that a row's entries own those positions: on PostgreSQL the `seq` identity steps by 4096 (a row has at most
-4096 entries; each row's `seq` is the top of a block of its own, and the blocks of one transaction rise with it);
+4096 entries; each row's `seq` is the top of a block of its own, and the blocks of one transaction rise with it; the
+identity first moves to a multiple of the block, so that the first block too lies above every position and above 0);
 on SQLite, whose writers are serialized, a bulk row takes `seq` = the last one drawn + its entries. Entries keep
 their ids (`change_<seq>`) and cursors; the feed expands a row into its entries (docs/changes.md#cost).
 
@@ -41,6 +42,11 @@ async def forwards_sql() -> None:
         await _run(f"ALTER TABLE userio_change ADD COLUMN {column}")
     if engine.engine_type == "postgres":
         await _run(f"ALTER TABLE userio_change ALTER COLUMN seq SET INCREMENT BY {BLOCK}")
+        # Every value drawn from now on tops a block above every position so far, and positive: the last value (or
+        # 1, never drawn) rounded up to a multiple of the block, as drawn; the next is one block above it.
+        sequence = (await _run("SELECT pg_get_serial_sequence('userio_change', 'seq') AS name"))[0]["name"]
+        last = int((await _run(f"SELECT last_value FROM {sequence}"))[0]["last_value"])
+        await _run("SELECT setval({}, {}, true)", sequence, -(-max(last, 1) // BLOCK) * BLOCK)
 
 
 async def backwards_sql() -> None:

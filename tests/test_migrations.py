@@ -237,6 +237,7 @@ async def test_the_bulk_row_migration_goes_back_to_a_row_per_entry(tmp_path, eng
             rows = await tx.fetch("SELECT seq, user_id, batch_index FROM userio_change ORDER BY xact, seq")
         assert [(r["user_id"], r["batch_index"]) for r in rows] == [(f"u{i}", i) for i in range(40)]
         assert [int(r["seq"]) for r in rows] == [e.seq for e in before]
+        assert len({e.seq for e in before}) == 40 and min(e.seq for e in before) > 0  # a fresh log's first positions
         with _piccolo_conf(db):
             await module.forwards_sql()
         async with db.transaction() as tx:
