@@ -21,8 +21,7 @@ __all__ = ["ChangeRepository"]
 
 _COLUMNS = ("project_id", "user_id", "kind", "occurred_at", "origin_kind", "task_id", "document")
 _ENTRY = (
-    "seq, xact, project_id, user_id, kind, occurred_at, origin_kind, task_id, document, batch, batch_index, entries,"
-    " user_ids, kinds"
+    "seq, xact, project_id, user_id, kind, occurred_at, origin_kind, task_id, document, batch, batch_index, entries"
 )
 _BATCHED = 32
 """Appends of at least this many entries are one bulk row of `userio_change` (migration 2026-12-02T02), their
@@ -69,17 +68,31 @@ async def _settled(tx: Tx, param: int) -> tuple[str, tuple[int, ...]]:
     return f" AND xact < ${param}", (int(row["bound"]),)
 
 
-def _entries(row: Row, batches: dict[int, list[bytes]], after: Position, room: int) -> list[ChangeEntry]:
-    """The entries of a row after `after`, `room` at most: itself, or a bulk row's (`entries`, ending at its `seq`)."""
+def _entries_after(row: Row, after: Position) -> int:
+    """How many of the row's entries lie after `after` (the row itself does)."""
+    count = row["entries"]
+    if count is None:
+        return 1
+    return min(int(count), int(row["seq"]) - after.seq) if int(row["xact"]) == after.xact else int(count)
+
+
+def _entries(
+    row: Row, lists: dict[Position, Row], batches: dict[int, list[bytes]], after: Position, room: int
+) -> list[ChangeEntry]:
+    """The entries of a row after `after`, `room` at most: itself, or a bulk row's.
+
+    A bulk row's `entries` end at its `seq`; their users and kinds are in `lists`, by the row's position.
+    """
     document = row["document"]
     count = row["entries"]
     xact, project_id, occurred_at = int(row["xact"]), row["project_id"], row["occurred_at"]
     origin = ChangeOrigin(row["origin_kind"], row["task_id"])
     if count is not None:
         bulk = batches.get(int(row["batch"])) or []
-        user_ids, kinds = _decode_list(row["user_ids"]), _decode_list(row["kinds"])
+        listed = lists[Position(xact, int(row["seq"]))]
+        user_ids, kinds = _decode_list(listed["user_ids"]), _decode_list(listed["kinds"])
         first = int(row["seq"]) - int(count) + 1
-        skip = max(0, after.seq - first + 1) if xact == after.xact else 0  # a bulk row the cursor is inside of
+        skip = int(count) - _entries_after(row, after)  # a bulk row the cursor is inside of
         return [
             ChangeEntry(
                 seq=first + i,
@@ -120,6 +133,30 @@ async def _batches(tx: Tx, rows: Sequence[Row]) -> dict[int, list[bytes]]:
         return {}
     found = await tx.fetch(f"SELECT id, documents FROM userio_change_documents WHERE {tx.any('id', 1)}", tx.array(ids))
     return {int(row["id"]): row["documents"].encode().split(b"\n") for row in found}
+
+
+async def _bulk_lists(
+    tx: Tx, project_id: str, after: Position, rows: Sequence[Row], with_imports: bool
+) -> dict[Position, Row]:
+    """The users and kinds of the bulk rows among `rows`, by position.
+
+    Read apart, for the rows that fill the page only: a page of 1000 rows may be 1000 bulk rows, of which the first
+    fills it.
+    """
+    bulk = [row for row in rows if row["entries"] is not None]
+    if not bulk:
+        return {}
+    found = await tx.fetch(
+        "SELECT xact, seq, user_ids, kinds FROM userio_change WHERE project_id = $1 AND (xact, seq) > ($2, $3)"
+        " AND (xact, seq) <= ($4, $5) AND entries IS NOT NULL AND ($6 OR origin_kind <> 'import')",
+        project_id,
+        after.xact,
+        after.seq,
+        int(bulk[-1]["xact"]),
+        int(bulk[-1]["seq"]),
+        with_imports,
+    )
+    return {Position(int(row["xact"]), int(row["seq"])): row for row in found}
 
 
 class ChangeRepository:
@@ -202,14 +239,19 @@ class ChangeRepository:
             with_imports,
             *bound,
         )
-        batches = await _batches(tx, rows)
         # A row holds one entry or more (a bulk row, which may start before `after`): `limit` rows hold at least
-        # `limit` entries after it.
+        # `limit` entries after it, and the rows that fill the page are read whole (users, kinds, documents).
+        total = 0
+        for used, row in enumerate(rows, 1):
+            total += _entries_after(row, after)
+            if total >= limit:
+                rows = rows[:used]
+                break
+        lists = await _bulk_lists(tx, project_id, after, rows, with_imports)
+        batches = await _batches(tx, rows)
         entries: list[ChangeEntry] = []
         for row in rows:
-            entries += _entries(row, batches, after, limit - len(entries))
-            if len(entries) >= limit:
-                break
+            entries += _entries(row, lists, batches, after, limit - len(entries))
         if len(entries) == limit or with_imports:
             return entries, entries[-1].position if entries else after
         # Under the same bound: every entry below it was visible to the query above and is to this one.
