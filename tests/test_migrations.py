@@ -217,7 +217,7 @@ async def test_the_bulk_row_migration_goes_back_to_a_row_per_entry(tmp_path, eng
     from litestar_userio.changes.entries import ChangeOrigin, Position, UserChange
     from litestar_userio.db.migrate import _piccolo_conf
 
-    path = ROOT / "migrations" / "userio_2026_12_02t02_00_00_000000.py"
+    path = ROOT / "migrations" / "userio_2026_12_02t03_00_00_000000.py"
     spec = importlib.util.spec_from_file_location("bulk_row_migration", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

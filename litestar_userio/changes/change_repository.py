@@ -24,7 +24,7 @@ _ENTRY = (
     "seq, xact, project_id, user_id, kind, occurred_at, origin_kind, task_id, document, batch, batch_index, entries"
 )
 _BATCHED = 32
-"""Appends of at least this many entries are one bulk row of `userio_change` (migration 2026-12-02T02), their
+"""Appends of at least this many entries are one bulk row of `userio_change` (migration 2026-12-02T03), their
 documents one `userio_change_documents` row: 2 000 rows of 1 KB each are not compressed (a row is compressed only
 over 2 KB), one row of 2 MB is (lz4, about 4:1 on the bench's users). Measured on bench/import.py, the entries' WAL
 per user: 1 184 bytes with a row and a document each, 395 with the documents in one row, about 170 with the
@@ -187,7 +187,7 @@ class ChangeRepository:
     async def _append_bulk(
         tx: Tx, project_id: str, changes: Sequence[UserChange], kind: str, task_id: str | None, at: datetime
     ) -> None:
-        """One bulk row of at most `_BLOCK` entries, its documents one row (migration 2026-12-02T02)."""
+        """One bulk row of at most `_BLOCK` entries, its documents one row (migration 2026-12-02T03)."""
         row = await tx.fetchrow(
             "INSERT INTO userio_change_documents (project_id, documents) VALUES ($1, $2) RETURNING id",
             project_id,

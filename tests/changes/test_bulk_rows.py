@@ -1,4 +1,4 @@
-"""An import chunk's entries are one row of the log (migration 2026-12-02T02), and read as entries everywhere: the
+"""An import chunk's entries are one row of the log (migration 2026-12-02T03), and read as entries everywhere: the
 feed pages through it from inside, the sweep purges it whole, a delta export starts inside it."""
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ from piccolo.apps.migrations.auto.migration_manager import MigrationManager
 from piccolo.engine import engine_finder
 from piccolo.querystring import QueryString
 
-ID = "2026-12-02T02:00:00:000000"
+ID = "2026-12-02T03:00:00:000000"
 VERSION = "1.38.0"
 DESCRIPTION = "a bulk append of the change log as one row"
 
