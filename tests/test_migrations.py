@@ -404,3 +404,45 @@ async def test_a_second_schema_in_the_database_names_pg_trgm_where_the_first_cre
     assert [r["schema"] for r in extension] == ["userio"]
     assert sorted(r["schema"] for r in rows) == ["second", "userio"]
     assert all("userio.gin_trgm_ops" in r["indexdef"] for r in rows)
+
+
+@pytest.mark.parametrize("engine", ["sqlite", "postgres"])
+async def test_the_bulk_row_migration_goes_back_to_a_row_per_entry(tmp_path, engine):
+    """Backwards, an import chunk's one row of the log becomes a row per entry again (the earlier bulk form), each
+    at the position it had; forwards again, new appends are one row."""
+    import importlib.util
+
+    from litestar_userio.changes.change_repository import ChangeRepository
+    from litestar_userio.changes.entries import ChangeOrigin, Position, UserChange
+    from litestar_userio.db.migrate import _piccolo_conf
+
+    path = ROOT / "migrations" / "userio_2026_12_02t03_00_00_000000.py"
+    spec = importlib.util.spec_from_file_location("bulk_row_migration", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    now = datetime.now(UTC)
+    changes = [UserChange(f"u{i}", "created", b'{"sub":"u%d"}' % i) for i in range(40)]
+    repository = ChangeRepository()
+    async with _fresh_database(engine, tmp_path) as db:
+        await migrate(db)
+        async with db.transaction() as tx:
+            await repository.append(tx, "p1", changes, ChangeOrigin("import", "task_1"), now)
+        async with db.reader() as tx:
+            before = await repository.page(tx, "p1", Position(0, 0), 100)
+        with _piccolo_conf(db):
+            await module.backwards_sql()
+        async with db.reader() as tx:
+            rows = await tx.fetch("SELECT seq, user_id, batch_index FROM userio_change ORDER BY xact, seq")
+        assert [(r["user_id"], r["batch_index"]) for r in rows] == [(f"u{i}", i) for i in range(40)]
+        assert [int(r["seq"]) for r in rows] == [e.seq for e in before]
+        assert len({e.seq for e in before}) == 40 and min(e.seq for e in before) > 0  # a fresh log's first positions
+        with _piccolo_conf(db):
+            await module.forwards_sql()
+        async with db.transaction() as tx:
+            await repository.append(tx, "p1", changes, ChangeOrigin("import", "task_2"), now)
+        async with db.reader() as tx:
+            after = await repository.page(tx, "p1", Position(0, 0), 100)
+            count = await tx.fetchrow("SELECT count(*) AS n FROM userio_change")
+        assert [e.document for e in after] == [e.document for e in before] * 2
+        assert count is not None and count["n"] == 41

@@ -11,6 +11,8 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any, cast
 
+import msgspec
+
 from litestar_userio.changes.entries import ChangeEntry, ChangeKind, ChangeOrigin, Position, UserChange
 from litestar_userio.db.engine import Row, Tx
 from litestar_userio.db.tables import Project
@@ -18,12 +20,20 @@ from litestar_userio.db.tables import Project
 __all__ = ["ChangeRepository"]
 
 _COLUMNS = ("project_id", "user_id", "kind", "occurred_at", "origin_kind", "task_id", "document")
-_BATCH_COLUMNS = ("project_id", "user_id", "kind", "occurred_at", "origin_kind", "task_id", "batch", "batch_index")
-_ENTRY = "seq, xact, project_id, user_id, kind, occurred_at, origin_kind, task_id, document, batch, batch_index"
+_ENTRY = (
+    "seq, xact, project_id, user_id, kind, occurred_at, origin_kind, task_id, document, batch, batch_index, entries"
+)
 _BATCHED = 32
-"""Appends of at least this many entries keep their documents in one `userio_change_documents` row: 2 000 rows of
-1 KB each are not compressed (a row is compressed only over 2 KB), one row of 2 MB is (lz4, about 4:1 on the
-bench's users). Measured on bench/import.py: the entries' WAL 1 184 -> 395 bytes per user."""
+"""Appends of at least this many entries are one bulk row of `userio_change` (migration 2026-12-02T03), their
+documents one `userio_change_documents` row: 2 000 rows of 1 KB each are not compressed (a row is compressed only
+over 2 KB), one row of 2 MB is (lz4, about 4:1 on the bench's users). Measured on bench/import.py, the entries' WAL
+per user: 1 184 bytes with a row and a document each, 395 with the documents in one row, about 170 with the
+entries in one row too."""
+_BLOCK = 4096
+"""A bulk row's entries at most: on PostgreSQL each row's `seq` is the top of a block of this many positions (the
+identity steps by it), its entries the block's last positions."""
+_decode_list = msgspec.json.Decoder(list[str]).decode
+_encode = msgspec.json.encode
 _START = Position(0, 0)
 
 
@@ -58,23 +68,62 @@ async def _settled(tx: Tx, param: int) -> tuple[str, tuple[int, ...]]:
     return f" AND xact < ${param}", (int(row["bound"]),)
 
 
-def _entry(row: Row, batches: dict[int, list[bytes]]) -> ChangeEntry:
+def _entries_after(row: Row, after: Position) -> int:
+    """How many of the row's entries lie after `after` (the row itself does)."""
+    count = row["entries"]
+    if count is None:
+        return 1
+    return min(int(count), int(row["seq"]) - after.seq) if int(row["xact"]) == after.xact else int(count)
+
+
+def _entries(
+    row: Row, lists: dict[Position, Row], batches: dict[int, list[bytes]], after: Position, room: int
+) -> list[ChangeEntry]:
+    """The entries of a row after `after`, `room` at most: itself, or a bulk row's.
+
+    A bulk row's `entries` end at its `seq`; their users and kinds are in `lists`, by the row's position.
+    """
     document = row["document"]
+    count = row["entries"]
+    xact, project_id, occurred_at = int(row["xact"]), row["project_id"], row["occurred_at"]
+    origin = ChangeOrigin(row["origin_kind"], row["task_id"])
+    if count is not None:
+        bulk = batches.get(int(row["batch"])) or []
+        listed = lists[Position(xact, int(row["seq"]))]
+        user_ids, kinds = _decode_list(listed["user_ids"]), _decode_list(listed["kinds"])
+        first = int(row["seq"]) - int(count) + 1
+        skip = int(count) - _entries_after(row, after)  # a bulk row the cursor is inside of
+        return [
+            ChangeEntry(
+                seq=first + i,
+                xact=xact,
+                project_id=project_id,
+                user_id=user_id,
+                kind=cast("ChangeKind", kind),
+                occurred_at=occurred_at,
+                origin=origin,
+                document=bulk[i] if i < len(bulk) else None,
+            )
+            for i, (user_id, kind) in enumerate(zip(user_ids, kinds, strict=True))
+            if skip <= i < skip + room
+        ]
     if document is None and row["batch"] is not None:
         lines = batches.get(int(row["batch"]))
         document = None if lines is None else lines[int(row["batch_index"])]
     elif document is not None:
         document = document.encode()
-    return ChangeEntry(
-        seq=int(row["seq"]),
-        xact=int(row["xact"]),
-        project_id=row["project_id"],
-        user_id=row["user_id"],
-        kind=cast("ChangeKind", row["kind"]),
-        occurred_at=row["occurred_at"],
-        origin=ChangeOrigin(row["origin_kind"], row["task_id"]),
-        document=document,
-    )
+    return [
+        ChangeEntry(
+            seq=int(row["seq"]),
+            xact=xact,
+            project_id=project_id,
+            user_id=row["user_id"],
+            kind=cast("ChangeKind", row["kind"]),
+            occurred_at=occurred_at,
+            origin=origin,
+            document=document,
+        )
+    ]
 
 
 async def _batches(tx: Tx, rows: Sequence[Row]) -> dict[int, list[bytes]]:
@@ -84,6 +133,30 @@ async def _batches(tx: Tx, rows: Sequence[Row]) -> dict[int, list[bytes]]:
         return {}
     found = await tx.fetch(f"SELECT id, documents FROM userio_change_documents WHERE {tx.any('id', 1)}", tx.array(ids))
     return {int(row["id"]): row["documents"].encode().split(b"\n") for row in found}
+
+
+async def _bulk_lists(
+    tx: Tx, project_id: str, after: Position, rows: Sequence[Row], with_imports: bool
+) -> dict[Position, Row]:
+    """The users and kinds of the bulk rows among `rows`, by position.
+
+    Read apart, for the rows that fill the page only: a page of 1000 rows may be 1000 bulk rows, of which the first
+    fills it.
+    """
+    bulk = [row for row in rows if row["entries"] is not None]
+    if not bulk:
+        return {}
+    found = await tx.fetch(
+        "SELECT xact, seq, user_ids, kinds FROM userio_change WHERE project_id = $1 AND (xact, seq) > ($2, $3)"
+        " AND (xact, seq) <= ($4, $5) AND entries IS NOT NULL AND ($6 OR origin_kind <> 'import')",
+        project_id,
+        after.xact,
+        after.seq,
+        int(bulk[-1]["xact"]),
+        int(bulk[-1]["seq"]),
+        with_imports,
+    )
+    return {Position(int(row["xact"]), int(row["seq"])): row for row in found}
 
 
 class ChangeRepository:
@@ -107,17 +180,38 @@ class ChangeRepository:
                 [(project_id, c.user_id, c.kind, at, kind, task_id, c.document.decode()) for c in changes],
             )
             return
+        for start in range(0, len(changes), _BLOCK):
+            await self._append_bulk(tx, project_id, changes[start : start + _BLOCK], kind, task_id, at)
+
+    @staticmethod
+    async def _append_bulk(
+        tx: Tx, project_id: str, changes: Sequence[UserChange], kind: str, task_id: str | None, at: datetime
+    ) -> None:
+        """One bulk row of at most `_BLOCK` entries, its documents one row (migration 2026-12-02T03)."""
         row = await tx.fetchrow(
             "INSERT INTO userio_change_documents (project_id, documents) VALUES ($1, $2) RETURNING id",
             project_id,
             b"\n".join(c.document for c in changes).decode(),
         )
         assert row is not None
-        batch = int(row["id"])
-        await tx.insert_many(
-            "userio_change",
-            _BATCH_COLUMNS,
-            [(project_id, c.user_id, c.kind, at, kind, task_id, batch, i) for i, c in enumerate(changes)],
+        # PostgreSQL: the identity's next block; SQLite (writers serialized): the last position drawn + the entries.
+        seq = "" if tx.dialect == "postgres" else "seq, "
+        drawn = (
+            ""
+            if tx.dialect == "postgres"
+            else "COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'userio_change'), 0) + $7, "
+        )
+        await tx.execute(
+            f"INSERT INTO userio_change ({seq}project_id, user_id, kind, occurred_at, origin_kind, task_id, batch,"
+            f" entries, user_ids, kinds) VALUES ({drawn}$1, '', '', $2, $3, $4, $5, $7, $6, $8)",
+            project_id,
+            at,
+            kind,
+            task_id,
+            int(row["id"]),
+            _encode([c.user_id for c in changes]).decode(),
+            len(changes),
+            _encode([c.kind for c in changes]).decode(),
         )
 
     async def page(self, tx: Tx, project_id: str, after: Position, limit: int) -> list[ChangeEntry]:
@@ -145,12 +239,23 @@ class ChangeRepository:
             with_imports,
             *bound,
         )
+        # A row holds one entry or more (a bulk row, which may start before `after`): `limit` rows hold at least
+        # `limit` entries after it, and the rows that fill the page are read whole (users, kinds, documents).
+        total = 0
+        for used, row in enumerate(rows, 1):
+            total += _entries_after(row, after)
+            if total >= limit:
+                rows = rows[:used]
+                break
+        lists = await _bulk_lists(tx, project_id, after, rows, with_imports)
         batches = await _batches(tx, rows)
-        entries = [_entry(row, batches) for row in rows]
+        entries: list[ChangeEntry] = []
+        for row in rows:
+            entries += _entries(row, lists, batches, after, limit - len(entries))
         if len(entries) == limit or with_imports:
             return entries, entries[-1].position if entries else after
         # Under the same bound: every entry below it was visible to the query above and is to this one.
-        row = await tx.fetchrow(
+        newest = await tx.fetchrow(
             f"SELECT xact, seq FROM userio_change WHERE project_id = $1 AND (xact, seq) > ($2, $3)"
             f"{settled.replace('$6', '$4')} ORDER BY xact DESC, seq DESC LIMIT 1",
             project_id,
@@ -158,7 +263,7 @@ class ChangeRepository:
             after.seq,
             *bound,
         )
-        return entries, after if row is None else Position(int(row["xact"]), int(row["seq"]))
+        return entries, after if newest is None else Position(int(newest["xact"]), int(newest["seq"]))
 
     async def newest(self, tx: Tx, project_id: str, *, in_snapshot: bool = False) -> Position | None:
         """The position of the newest settled entry; None when the project's log is empty.
@@ -186,15 +291,25 @@ class ChangeRepository:
     async def changed_users(self, tx: Tx, project_id: str, after: Position) -> set[str]:
         """The users of every entry after `after` that `tx`'s snapshot sees (settled or not): a delta export's."""
         rows = await tx.fetch(
-            "SELECT DISTINCT user_id FROM userio_change WHERE project_id = $1 AND (xact, seq) > ($2, $3)",
+            "SELECT xact, seq, user_id, entries, user_ids FROM userio_change"
+            " WHERE project_id = $1 AND (xact, seq) > ($2, $3)",
             project_id,
             after.xact,
             after.seq,
         )
-        return {row["user_id"] for row in rows}
+        users: set[str] = set()
+        for row in rows:
+            if row["entries"] is None:
+                users.add(row["user_id"])
+                continue
+            xact, first = int(row["xact"]), int(row["seq"]) - int(row["entries"]) + 1
+            users.update(u for i, u in enumerate(_decode_list(row["user_ids"])) if Position(xact, first + i) > after)
+        return users
 
     async def purge(self, tx: Tx, project_id: str, before: datetime, limit: int) -> int:
-        """Delete the oldest run of the project's entries that occurred before `before`, at most `limit`; how many.
+        """Delete the oldest run of the project's rows that occurred before `before`, at most `limit`; their entries.
+
+        At least `limit` entries when `limit` rows went (a bulk row holds many), so the caller goes on.
 
         Walks the order from its oldest end (its one index), so a project with nothing to purge costs one probe;
         the horizon rises to the newest entry purged: a cursor before it has missed entries (410).
@@ -205,15 +320,17 @@ class ChangeRepository:
         if oldest is None or oldest["occurred_at"] >= before:
             return 0  # one probe of the index for a project with nothing to purge, every sweep
         rows = await tx.fetch(
-            "SELECT xact, seq, occurred_at FROM userio_change WHERE project_id = $1 ORDER BY xact, seq LIMIT $2",
+            "SELECT xact, seq, occurred_at, entries FROM userio_change WHERE project_id = $1"
+            " ORDER BY xact, seq LIMIT $2",
             project_id,
             limit,
         )
-        purged = 0
+        purged = entries = 0  # rows, and the entries they hold (a bulk row holds many)
         for row in rows:
             if row["occurred_at"] >= before:
                 break
             purged += 1
+            entries += row["entries"] or 1
         if not purged:
             return 0
         newest = Position(int(rows[purged - 1]["xact"]), int(rows[purged - 1]["seq"]))
@@ -238,7 +355,7 @@ class ChangeRepository:
             newest.xact,
             newest.seq,
         )
-        return purged
+        return entries
 
     async def project_ids(self, tx: Tx) -> list[str]:
         """Every project's id (the purge goes through them)."""

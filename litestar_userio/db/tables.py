@@ -511,6 +511,12 @@ class Change(Table, tablename="userio_change"):
     the entry's document is line `batch_index` of `ChangeDocuments` row `batch` (a bulk append)."""
     batch = BigInt(null=True, default=None)
     batch_index = Integer(null=True, default=None)
+    entries = Integer(null=True, default=None)
+    """A bulk row (migration 2026-12-02T03): how many entries it holds, at the positions `seq - entries + 1` to
+    `seq`; their users and kinds are `user_ids` and `kinds` (JSON arrays), their documents the lines of `batch`.
+    None on a row of one entry."""
+    user_ids = Text(null=True, default=None)
+    kinds = Text(null=True, default=None)
 
 
 class ChangeDocuments(Table, tablename="userio_change_documents"):
