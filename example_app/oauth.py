@@ -61,9 +61,10 @@ async def token(
         presented = form.get("refresh_token")
         if not presented:
             return oauth_error("invalid_request", "refresh_token is required")
-        application = await userio_tokens.application(project.id, client_id)  # an unknown client: invalid_client
-        grant = await userio_tokens.refresh_tokens.check(project.id, client_id, presented)
-        user, scope = await userio_users.refresh_grant_user(project.id, grant.user_id), grant.scope
+        # The client (an unknown one: invalid_client), then the token and its user in one read; a disabled user is
+        # refused, a reused token revokes its whole sign-in.
+        refreshed = await userio_users.refresh_grant(project, client_id, presented)
+        grant, user, application, scope = refreshed.grant, refreshed.user, refreshed.application, refreshed.grant.scope
     context = EventContext(
         client_id=client_id,
         app_id=project.id,

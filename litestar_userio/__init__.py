@@ -7,7 +7,7 @@ client is its own package (`userio_client`, the `litestar-userio-client` distrib
 
 from __future__ import annotations
 
-from litestar_userio.accounts.sign_in_service import SignedIn, UserService
+from litestar_userio.accounts.sign_in_service import Refreshed, SignedIn, UserService
 from litestar_userio.accounts.user_admin import UserAdminService, UserPage
 from litestar_userio.alembic import include_object
 from litestar_userio.changes.change_service import ChangeConsumer, ChangePage, ChangeService
@@ -116,6 +116,7 @@ __all__ = [
     "RefreshGrant",
     "RefreshTokenInvalid",
     "RefreshTokenService",
+    "Refreshed",
     "S3StorageConfig",
     "ScimConfig",
     "ServiceUnavailable",

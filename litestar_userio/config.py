@@ -486,6 +486,12 @@ class UserIOConfig:
     whose client stopped in the middle of a statement waits for it beyond any PostgreSQL timeout: the sweep ends
     those of ours after the same time (`Database.end_silent_sessions`). The export's snapshot, which waits on
     storage between pages, is exempt. None: no bound."""
+    project_cache_ttl: timedelta = timedelta(seconds=2)
+    """How long a process reuses a project it found by a request's `Host` (`ProjectService.by_host`, asked by every
+    token, admin API, SCIM and JWKS request) before reading it again. A settings change made in this process is seen
+    at once; one made by another process (`userio project configure`, another web process) within this time. A host
+    no project has is read each time, so a new project is found at once. `timedelta(0)` reads every time
+    (docs/operations.md#caches)."""
     clock: Clock = field(default_factory=SystemClock)
     """Time source; tests pass a controllable one instead of sleeping."""
     console: ConsoleConfig | None = None

@@ -128,7 +128,7 @@ class Services:
         await queue.start()
         clock = config.clock
         storage = build_storage(config.exports.storage, clock) if config.exports.storage is not None else None
-        projects = ProjectService(db, clock)
+        projects = ProjectService(db, clock, config.project_cache_ttl)
         applications = ApplicationService(db, clock)
         passwords = PasswordVerifier(config.passwords, config.imports.max_bcrypt_cost, config.imports.hash_bounds)
         credentials = PasswordCredentials(db, passwords, projects, clock)
@@ -164,6 +164,7 @@ class Services:
             passwords=passwords,
             credentials=credentials,
             migrator=PasswordMigrator(hooks, user_admin, credentials),
+            refresh_tokens=tokens.refresh_tokens,
         )
         services = cls(
             config=config,

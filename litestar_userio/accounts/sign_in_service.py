@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from litestar_userio.accounts.credentials import PasswordCredentials, disabled_refusal
-from litestar_userio.config import PasswordConfig, PasswordHashBounds
+from litestar_userio.config import PasswordConfig, PasswordHashBounds, TokenConfig
 from litestar_userio.db.engine import Database
 from litestar_userio.errors import (
     InvalidCredentials,
@@ -28,6 +28,7 @@ from litestar_userio.passwords.rehash_schemas import FormatCount, PasswordMigrat
 from litestar_userio.projects.project_service import ProjectRecord, ProjectService
 from litestar_userio.projects.settings import ProjectSettings
 from litestar_userio.tokens.applications import ApplicationRecord, ApplicationService, refuse_unstorable_sign_in
+from litestar_userio.tokens.refresh import RefreshGrant, RefreshTokenService
 from litestar_userio.users.model import UserState
 from litestar_userio.users.passwords import PasswordVerifier, hash_format
 from litestar_userio.users.user_repository import SignInState, SignInUser, UserRepository
@@ -37,7 +38,7 @@ from userio_core.clock import Clock, SystemClock
 if TYPE_CHECKING:
     from litestar_userio.accounts.lazy_migration import PasswordMigrator
 
-__all__ = ["SignedIn", "UserService"]
+__all__ = ["Refreshed", "SignedIn", "UserService"]
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,18 @@ class SignedIn:
     """The user as tokens see it (login ids, roles, groups, attributes)."""
     application: ApplicationRecord
     """The client it signed in to."""
+
+
+@dataclass(frozen=True)
+class Refreshed:
+    """A refresh grant that passed every rule: what it read, for `TokenService.token_response` to reuse."""
+
+    grant: RefreshGrant
+    """The checked refresh token (`token_response(refresh=grant)` rotates it); its `scope` is the sign-in's."""
+    user: UserState
+    """The user as tokens see it (login ids, roles, groups, attributes), read with the token."""
+    application: ApplicationRecord
+    """The client the token belongs to."""
 
 
 class UserService:
@@ -66,6 +79,7 @@ class UserService:
         passwords: PasswordVerifier | None = None,
         credentials: PasswordCredentials | None = None,
         migrator: PasswordMigrator | None = None,
+        refresh_tokens: RefreshTokenService | None = None,
     ) -> None:
         self.db = db
         self.passwords = passwords or PasswordVerifier(config or PasswordConfig(), max_bcrypt_cost, hash_bounds)
@@ -77,6 +91,9 @@ class UserService:
         """The project's clients, which `sign_in` checks first."""
         self.credentials = credentials or PasswordCredentials(db, self.passwords, self.projects, self.clock)
         """A login id's password, found and checked (shared with `migrator`)."""
+        lifetime = TokenConfig().refresh_token_lifetime
+        self.refresh_tokens = refresh_tokens or RefreshTokenService(db, self.clock, lifetime)
+        """`TokenService.refresh_tokens` (the composition root shares it): what `refresh_grant` checks."""
         self.repository = UserRepository()
         self.migrator = migrator
         """Lazy migration (docs/reference.md#hooks-lazy-migration): asked when a password sign-in finds no user."""
@@ -131,13 +148,40 @@ class UserService:
             new = await self.passwords.hash(project_id, password, algorithm)
         now = self.clock.now()
         refusal = self._refusal(found.state, now) or self._expired(found.state, now)
-        async with self.db.transaction() as tx:
-            if new is not None:
-                await self.repository.replace_password_hash(tx, project_id, found.user.id, stored, new)
+        if new is None and self.db.dialect == "postgres":
+            # `last_login_at` alone: one statement, which commits on its own (BEGIN and COMMIT were two round trips
+            # more). SQLite's writes wait in the process's writer queue (`Database.transaction`).
             if refusal is None:
-                await self.repository.record_sign_in(tx, project_id, found.user.id, now)
+                async with self.db.reader() as tx:
+                    await self.repository.record_sign_in(tx, project_id, found.user.id, now)
+        else:
+            async with self.db.transaction() as tx:
+                if new is not None:
+                    await self.repository.replace_password_hash(tx, project_id, found.user.id, stored, new)
+                if refusal is None:
+                    await self.repository.record_sign_in(tx, project_id, found.user.id, now)
         if refusal is not None:
             raise refusal
+
+    async def refresh_grant(self, project: ProjectRecord, client_id: str, refresh_token: str) -> Refreshed:
+        """A refresh grant that passes every rule, with the token, the user and the client it read; else the refusal.
+
+        The same refusals, in the same order, as `TokenService.application`, `refresh_tokens.check` and then
+        `refresh_grant_user`: `InvalidSignInRequest` for a client id holding U+0000, `UnknownClient`, then
+        `RefreshTokenInvalid` (a token used before revokes its whole sign-in first), `NotFound` when the project no
+        longer has the user, then `UserDisabled`, `UserTemporarilyDisabled` or `UserOutsideValidPeriod`. The client
+        comes from `ApplicationService`'s cache; the token and its user are one statement
+        (`RefreshTokenRepository.find_with_user`). Pass `grant`, `user` and `application` to `token_response`.
+        """
+        refuse_unstorable_sign_in(client_id=client_id)
+        application = await self.applications.get(project.id, client_id)
+        if application is None:
+            raise UnknownClient()
+        grant, found = await self.refresh_tokens.check_with_user(project.id, client_id, refresh_token)
+        if found is None:
+            raise NotFound("no such user")
+        self._refuse_disabled_state(found.state, self.clock.now())
+        return Refreshed(grant, found.user, application)
 
     async def refresh_grant_user(self, project_id: str, user_id: str) -> UserState:
         """The user of a checked refresh token, read once, refused as `check_sign_in(password=False)` refuses.

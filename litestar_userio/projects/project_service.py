@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import ipaddress
 import re
+import time
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
+from datetime import timedelta
 from typing import Any, cast
 
 import idna
@@ -72,10 +74,16 @@ def _key_table(table: str) -> KeyTable:
 class ProjectService:
     """Reads and writes projects; used by the admin auth, the CLI and the jobs."""
 
-    def __init__(self, db: Database, clock: Clock) -> None:
+    def __init__(self, db: Database, clock: Clock, cache_ttl: timedelta = timedelta(seconds=2)) -> None:
         self.db = db
         self.clock = clock
+        self.cache_ttl = cache_ttl.total_seconds()
+        """`UserIOConfig.project_cache_ttl`: how long `by_host` reuses a project it found."""
         self.repository = ProjectRepository()
+        self._by_host: dict[str, tuple[float, ProjectRecord]] = {}
+        """Domain -> (when read, the project): found projects only, so a project created elsewhere is seen at once."""
+        self._writes = 0
+        """Settings changes in this process: a `by_host` read that one overlapped keeps nothing (it may be older)."""
 
     @asynccontextmanager
     async def _reading(self, tx: Tx | None) -> AsyncIterator[Tx]:
@@ -102,9 +110,31 @@ class ProjectService:
             return await self.repository.get(reader, project_id)
 
     async def by_host(self, host: str) -> ProjectRecord | None:
-        """The project a Host header names (docs/reference.md#authentication-projects-and-hosts), or None."""
+        """The project a Host header names (docs/reference.md#authentication-projects-and-hosts), or None.
+
+        Every request asks (the token endpoint, the admin API, SCIM, the JWKS): a project found is reused for
+        `cache_ttl` (`UserIOConfig.project_cache_ttl`). A change of its settings through this service is seen at
+        once; one made by another process (`userio project configure`) within `cache_ttl`. A host no project has
+        is not remembered: a project created anywhere is found by the next request.
+        """
+        domain = normalize_host(host)
+        cached = self._by_host.get(domain)
+        if cached is not None and time.monotonic() - cached[0] < self.cache_ttl:
+            return cached[1]
+        writes, read_at = self._writes, time.monotonic()
         async with self.db.reader() as reader:
-            return await self.repository.by_domain(reader, normalize_host(host))
+            project = await self.repository.by_domain(reader, domain)
+        if project is None:
+            self._by_host.pop(domain, None)
+        elif self.cache_ttl > 0 and writes == self._writes:
+            self._by_host[domain] = (read_at, project)
+        return project
+
+    def _forget(self, project_id: str) -> None:
+        """What `by_host` remembers of the project (its settings changed in this process)."""
+        self._writes += 1
+        for domain in [d for d, (_, project) in self._by_host.items() if project.id == project_id]:
+            del self._by_host[domain]
 
     async def update_settings(self, project_id: str, **changes: Any) -> ProjectRecord:
         """Change some settings of a project; ValueError naming a setting that does not exist or a wrong value."""
@@ -117,6 +147,7 @@ class ProjectService:
             except msgspec.ValidationError as exc:
                 raise ValueError(f"invalid project settings: {exc}") from None
             await self.repository.save_settings(tx, project_id, settings)
+        self._forget(project_id)
         return ProjectRecord(project_id, settings)
 
     async def add_admin_key(self, project_id: str, kid: str, public_key_pem: str) -> None:

@@ -21,6 +21,7 @@ from litestar_userio.db.engine import Database
 from litestar_userio.errors import RefreshTokenInvalid
 from litestar_userio.observability import telemetry
 from litestar_userio.tokens.token_repository import RefreshTokenRepository, RefreshTokenRow
+from litestar_userio.users.user_repository import SignInUser
 from userio_core.clock import Clock
 from userio_core.ids import new_id
 
@@ -83,6 +84,25 @@ class RefreshTokenService:
         token_hash = _hash(token)
         async with self.db.reader() as tx:
             row = await self._tokens.find_for_use(tx, token_hash, lock=False)
+        return await self._grant(row, project_id, client_id, token_hash)
+
+    async def check_with_user(
+        self, project_id: str, client_id: str, token: str
+    ) -> tuple[RefreshGrant, SignInUser | None]:
+        """`check`, and the token's user in the same read: whole, as a sign-in reads it; None when not in the project.
+
+        One statement (`RefreshTokenRepository.find_with_user`) where `check` then reading the user took two.
+        """
+        token_hash = _hash(token)
+        async with self.db.reader() as tx:
+            found = await self._tokens.find_with_user(tx, project_id, token_hash)
+        row, user = found if found is not None else (None, None)
+        return await self._grant(row, project_id, client_id, token_hash), user
+
+    async def _grant(
+        self, row: RefreshTokenRow | None, project_id: str, client_id: str, token_hash: str
+    ) -> RefreshGrant:
+        """What the token read without a lock grants; `RefreshTokenInvalid` (a reuse revokes its family first)."""
         if row is not None and row.revoked_at is None and row.used_at is not None:
             return await self._use(project_id, client_id, token_hash, None)  # revoked under the row's lock
         refusal = self._refusal(row, project_id, client_id, self.clock.now())

@@ -13,8 +13,9 @@ from typing import Any
 
 import msgspec
 
-from litestar_userio.db.engine import Tx
+from litestar_userio.db.engine import Row, Tx
 from litestar_userio.db.tables import Application, Project, RefreshToken, SigningKey
+from litestar_userio.users.user_repository import SignInUser, sign_in_user_from_row, sign_in_user_query
 from userio_core.ids import new_id
 
 __all__ = [
@@ -175,6 +176,36 @@ class RefreshTokenRow:
     revoked_at: datetime | None
 
 
+_TOKEN_COLUMNS = (
+    "id",
+    "project_id",
+    "user_id",
+    "client_id",
+    "family_id",
+    "scope",
+    "expires_at",
+    "used_at",
+    "revoked_at",
+)
+_AS_TOKEN_COLUMNS = ", ".join(f"t.{column} AS token_{column}" for column in _TOKEN_COLUMNS)
+"""The token's columns beside its user's in `find_with_user`, named apart from them (`token_id`, ...)."""
+
+
+def _token_row(row: Row, prefix: str = "") -> RefreshTokenRow:
+    """A `RefreshTokenRow` of `_TOKEN_COLUMNS`, each named `prefix` + its name."""
+    return RefreshTokenRow(
+        str(row[f"{prefix}id"]),
+        str(row[f"{prefix}project_id"]),
+        str(row[f"{prefix}user_id"]),
+        str(row[f"{prefix}client_id"]),
+        str(row[f"{prefix}family_id"]),
+        str(row[f"{prefix}scope"]),
+        row[f"{prefix}expires_at"],
+        row[f"{prefix}used_at"],
+        row[f"{prefix}revoked_at"],
+    )
+
+
 class RefreshTokenRepository:
     """Queries of `userio_refresh_token`."""
 
@@ -220,19 +251,31 @@ class RefreshTokenRepository:
             f" FROM userio_refresh_token WHERE token_hash = $1{tx.for_update if lock else ''}",
             token_hash,
         )
+        return None if row is None else _token_row(row)
+
+    async def find_with_user(
+        self, tx: Tx, project_id: str, token_hash: str
+    ) -> tuple[RefreshTokenRow, SignInUser | None] | None:
+        """The token of that hash (read only) and, in the same statement, its user in `project_id`, whole.
+
+        The user as `UserRepository.sign_in_user` reads it (login ids, roles, groups, attributes, sign-in state);
+        None when the project has no such user. A refresh grant's one read (issue 47): the token and then the user
+        were two round trips.
+        """
+        user_where = (
+            "u.project_id = $1 AND u.id = (SELECT r.user_id FROM userio_refresh_token r WHERE r.token_hash = $2)"
+        )
+        row = await tx.fetchrow(
+            f"SELECT {_AS_TOKEN_COLUMNS}, s.*"
+            f" FROM userio_refresh_token t LEFT JOIN ({sign_in_user_query(tx, user_where)}) s ON s.id = t.user_id"
+            " WHERE t.token_hash = $2",
+            project_id,
+            token_hash,
+        )
         if row is None:
             return None
-        return RefreshTokenRow(
-            str(row["id"]),
-            str(row["project_id"]),
-            str(row["user_id"]),
-            str(row["client_id"]),
-            str(row["family_id"]),
-            str(row["scope"]),
-            row["expires_at"],
-            row["used_at"],
-            row["revoked_at"],
-        )
+        token = _token_row(row, "token_")
+        return token, (sign_in_user_from_row(row) if row["id"] is not None else None)
 
     async def rotate_unused(
         self,

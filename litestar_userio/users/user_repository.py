@@ -38,7 +38,15 @@ from userio_core.attribute_formats import LOGIN_ID_ATTRIBUTES
 from userio_core.ids import new_id
 from userio_core.login_ids import login_key
 
-__all__ = ["LoadedUsers", "UserRepository", "lossless_rows_query", "user_from_row", "user_rows_query"]
+__all__ = [
+    "LoadedUsers",
+    "UserRepository",
+    "lossless_rows_query",
+    "sign_in_user_from_row",
+    "sign_in_user_query",
+    "user_from_row",
+    "user_rows_query",
+]
 
 _ATTRIBUTE_OF_KEY = {key: attribute for attribute, key in LOGIN_ID_ATTRIBUTES.items()}
 _VERIFIED_FLAGS = ("email_verified", "phone_number_verified")
@@ -202,6 +210,28 @@ def lossless_rows_query(tx: Tx, where: str) -> str:
     )
 
 
+def sign_in_user_query(tx: Tx, where: str) -> str:
+    """`user_rows_query`'s user with its primary password hash and expiry (`SignInUser`); `where` filters `u`."""
+    return (
+        f"SELECT q.*, a.password_hash, a.expire_after FROM ({user_rows_query(tx, where)}) q"
+        " LEFT JOIN userio_authenticator a ON a.user_id = q.id AND a.kind = 'primary' AND a.type = 'password'"
+    )
+
+
+def sign_in_user_from_row(row: Row) -> SignInUser:
+    """A `SignInUser` from a row of `sign_in_user_query`."""
+    user = user_from_row(row)
+    state = SignInState(
+        user.disabled,
+        user.account_valid_from,
+        user.account_valid_until,
+        row["expire_after"],
+        user.temporarily_disabled_from,
+        user.temporarily_disabled_until,
+    )
+    return SignInUser(user, state, row["password_hash"])
+
+
 def _json_list(value: Any) -> list[Any]:
     return [] if value is None else list(msgspec.json.decode(value))
 
@@ -305,23 +335,8 @@ class UserRepository:
             assert user_id is not None
             args.append(user_id)
             where = "u.project_id = $1 AND u.id = $2"
-        row = await tx.fetchrow(
-            f"SELECT q.*, a.password_hash, a.expire_after FROM ({user_rows_query(tx, where)}) q"
-            " LEFT JOIN userio_authenticator a ON a.user_id = q.id AND a.kind = 'primary' AND a.type = 'password'",
-            *args,
-        )
-        if row is None:
-            return None
-        user = user_from_row(row)
-        state = SignInState(
-            user.disabled,
-            user.account_valid_from,
-            user.account_valid_until,
-            row["expire_after"],
-            user.temporarily_disabled_from,
-            user.temporarily_disabled_until,
-        )
-        return SignInUser(user, state, row["password_hash"])
+        row = await tx.fetchrow(sign_in_user_query(tx, where), *args)
+        return None if row is None else sign_in_user_from_row(row)
 
     async def record_sign_in(self, tx: Tx, project_id: str, user_id: str, at: datetime) -> None:
         """Set the user's `last_login_at`."""
