@@ -1149,8 +1149,8 @@ class _Where:
         """`sw`, `co` or `ew` on a login id's value, case-insensitive: `text`'s comparison, found through an index.
 
         `sw` is a range of `lower(normalized_value)` in code-point order (`COLLATE "C"`, SQLite's BINARY), the
-        B-tree of migration 2026-12-02T02; `co` and `ew` on PostgreSQL add a LIKE, every wildcard escaped, that its
-        trigram index answers (without pg_trgm, and on SQLite, a read of the project's identities in the B-tree).
+        B-tree of migration 2026-12-02T02; `co` and `ew` on PostgreSQL add a LIKE, every wildcard escaped, that a
+        trigram index answers where an operator made one (docs/scim.md; else, and on SQLite, the B-tree is read).
         `text` stays the rule: each index only narrows. At 200 000 users (docs/scim.md, Figures), `userName sw` took
         0.9-1.3 s before on both engines, 9-35 ms now; `co` 0.7-1.4 s, now 25-56 ms on PostgreSQL (0.4-0.6 s SQLite).
         """
