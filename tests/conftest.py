@@ -89,7 +89,7 @@ async def own_postgres_database(prefix: str = "userio_test") -> AsyncIterator[st
     """A fresh, migrated PostgreSQL database, dropped at the end."""
     name = f"{prefix}_{uuid.uuid4().hex[:10]}"
     try:
-        admin = await asyncpg.connect(f"{PG_SERVER}/postgres", timeout=5)
+        admin = await asyncpg.connect(f"{PG_SERVER}/postgres", timeout=30)
     except (OSError, asyncpg.PostgresError) as exc:
         _unavailable("PostgreSQL", exc)
     try:
@@ -192,10 +192,8 @@ class Env:
         if not self.uses_arq:
             await self.in_process_queue.join()
             return
-        running = [
-            build_worker(self.config, burst=True, poll_delay=0, handle_signals=False, **worker_options)
-            for _ in range(workers)
-        ]
+        options = {"burst": True, "poll_delay": 0, "handle_signals": False, **worker_options}
+        running = [build_worker(self.config, **options) for _ in range(workers)]
         try:
             await asyncio.gather(*(worker.async_run() for worker in running))
         finally:

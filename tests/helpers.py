@@ -22,10 +22,11 @@ TOTP_SECRET = "JBSWY3DPEHPK3PXP"
 
 
 async def until(
-    condition: Callable[[], bool | Awaitable[bool]], what: str, timeout: float = 15, interval: float = 0.01
+    condition: Callable[[], bool | Awaitable[bool]], what: str, timeout: float = 60, interval: float = 0.01
 ) -> None:
     """Return as soon as `condition()` holds, instead of sleeping for as long as it usually takes: the test is no
-    slower than the event, and fails (naming `what`) rather than passing by luck when the event is late."""
+    slower than the event, and fails (naming `what`) rather than passing by luck when the event is late. The
+    default deadline is generous (CI runs at a load of 15 on 2 cores): it bounds a hang, it times nothing."""
     deadline = time.monotonic() + timeout
     while True:
         result = condition()

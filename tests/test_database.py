@@ -34,7 +34,7 @@ async def test_a_connection_dropped_inside_a_transaction_goes_back_to_the_pool(p
             assert (await tx.fetchrow("SELECT 1 AS one"))["one"] == 1
     finally:
         await admin.close()
-    await asyncio.wait_for(db.close(), timeout=5)
+    await asyncio.wait_for(db.close(), timeout=60)
 
 
 async def test_a_transaction_left_open_is_rolled_back_before_the_connection_is_reused(postgres_url):
@@ -87,7 +87,7 @@ async def test_a_copy_whose_client_went_silent_is_ended_and_its_locks_freed(post
 
     copy = asyncio.ensure_future(stuck_copy())
     try:
-        await asyncio.wait_for(silent.started.wait(), timeout=10)
+        await asyncio.wait_for(silent.started.wait(), timeout=60)
         assert await db.end_silent_sessions() == 0, "a COPY within the silent timeout is not ended"
         stuck = await admin.fetch(
             "SELECT application_name FROM pg_stat_activity WHERE state = 'active' AND query ILIKE 'COPY %'"
@@ -97,16 +97,16 @@ async def test_a_copy_whose_client_went_silent_is_ended_and_its_locks_freed(post
         await asyncio.sleep(1.2)
         assert await db.end_silent_sessions() == 1
         with pytest.raises(Exception) as ended:  # noqa: PT011 (asyncpg raises one of several classes here)
-            await asyncio.wait_for(copy, timeout=10)
+            await asyncio.wait_for(copy, timeout=60)
         assert unavailable_dependency(ended.value) == "database", "the job is retried, not failed"
-        await asyncio.wait_for(admin.execute("UPDATE userio.silent_copy_target SET n = 3 WHERE n = 1"), timeout=5)
+        await asyncio.wait_for(admin.execute("UPDATE userio.silent_copy_target SET n = 3 WHERE n = 1"), timeout=60)
         assert await admin.fetchval("SELECT array_agg(n ORDER BY n) FROM userio.silent_copy_target") == [3]
     finally:
         silent.never.set()
         copy.cancel()
         await admin.execute("DROP TABLE IF EXISTS userio.silent_copy_target")
         await admin.close()
-        await asyncio.wait_for(db.close(), timeout=5)
+        await asyncio.wait_for(db.close(), timeout=60)
 
 
 async def test_sessions_of_other_applications_are_never_ended(postgres_url):
@@ -118,15 +118,15 @@ async def test_sessions_of_other_applications_are_never_ended(postgres_url):
     silent = SilentSource(b"1\n")
     copy = asyncio.ensure_future(other.copy_to_table("other_copy", source=silent.rows()))
     try:
-        await asyncio.wait_for(silent.started.wait(), timeout=10)
+        await asyncio.wait_for(silent.started.wait(), timeout=60)
         await asyncio.sleep(0.1)
         assert await db.end_silent_sessions() == 0
         assert not copy.done()
     finally:
         silent.never.set()
-        await asyncio.wait_for(copy, timeout=10)
+        await asyncio.wait_for(copy, timeout=60)
         await other.close()
-        await asyncio.wait_for(db.close(), timeout=5)
+        await asyncio.wait_for(db.close(), timeout=60)
 
 
 async def test_a_transaction_with_a_lock_timeout_gives_up_on_a_locked_row_with_a_write_conflict(postgres_url):
@@ -151,7 +151,7 @@ async def test_a_transaction_with_a_lock_timeout_gives_up_on_a_locked_row_with_a
     finally:
         await admin.execute("DROP TABLE IF EXISTS lock_timeout_target")
         await admin.close()
-        await asyncio.wait_for(db.close(), timeout=5)
+        await asyncio.wait_for(db.close(), timeout=60)
 
 
 async def test_a_read_cancelled_while_its_sqlite_connection_opens_leaves_no_connection_open(tmp_path):

@@ -121,7 +121,7 @@ def worker_pids(runtime: HookRuntime) -> set[int]:
     return set(runtime.state().workers)
 
 
-async def wait_for_pool(runtime: HookRuntime, size: int, timeout: float = 10.0, *, without: int = 0) -> None:
+async def wait_for_pool(runtime: HookRuntime, size: int, timeout: float = 60.0, *, without: int = 0) -> None:
     """Until `size` live workers are idle again (after a replacement), none of them `without` (a killed pid)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

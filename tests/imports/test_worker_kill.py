@@ -133,7 +133,7 @@ async def test_worker_killed_mid_chunk_loses_nothing_and_applies_nothing_twice(
 
 async def _worker_samples(port: int, name: str, **labels: str) -> dict[str, float]:
     """A worker's metric `name` with these labels, as Prometheus scrapes it: its samples by suffix (`_count`...)."""
-    async with httpx.AsyncClient(timeout=10) as client:
+    async with httpx.AsyncClient(timeout=60) as client:
         response = await client.get(f"http://127.0.0.1:{port}/metrics")
     return {
         sample.name.removeprefix(name): sample.value

@@ -107,7 +107,7 @@ async def test_changes_follow_prints_new_entries_as_they_commit(embedded: Deploy
     finally:
         process.terminate()
         try:
-            process.wait(timeout=10)
+            process.wait(timeout=60)
         except subprocess.TimeoutExpired:  # pragma: no cover
             process.kill()
     followed = [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]

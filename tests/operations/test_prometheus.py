@@ -117,7 +117,7 @@ async def test_prometheus_scrapes_the_app_and_two_workers_during_an_import(postg
             ],
         )
         base = f"https://localhost:{web_port}"
-        async with httpx.AsyncClient(verify=False, timeout=10) as web, httpx.AsyncClient(timeout=10) as prometheus:
+        async with httpx.AsyncClient(verify=False, timeout=60) as web, httpx.AsyncClient(timeout=60) as prometheus:
             token_file = tmp_path / "home" / "admin-token.jwt"
             await until(
                 lambda: _ok(web, f"{base}/_userio/health/ready") if token_file.exists() else _false(),

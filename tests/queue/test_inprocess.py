@@ -30,7 +30,7 @@ async def test_a_failing_job_runs_again_until_it_succeeds() -> None:
     await queue.serve({})
 
     assert await queue.enqueue("flaky", "a", job_id="one")
-    await queue.join(timeout=10)
+    await queue.join(timeout=60)
 
     assert job.tries == [1, 2, 3]
 
@@ -47,7 +47,7 @@ async def test_the_wait_between_tries_doubles(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setattr(asyncio, "sleep", record)
 
     await queue.enqueue("flaky")
-    await queue.join(timeout=10)
+    await queue.join(timeout=60)
 
     assert job.tries == [1, 2, 3, 4]
     assert waits == [0.25, 0.5, 1.0]
@@ -60,7 +60,7 @@ async def test_a_job_that_keeps_failing_is_given_up_after_max_tries(caplog: pyte
 
     with caplog.at_level(logging.ERROR, logger="litestar_userio.queue"):
         await queue.enqueue("flaky", "a")
-        await queue.join(timeout=10)
+        await queue.join(timeout=60)
 
     assert job.tries == [1, 2, 3]
     assert [r.getMessage() for r in caplog.records] == [
@@ -83,7 +83,7 @@ async def test_a_paused_runner_holds_the_next_try_until_it_resumes() -> None:
         await asyncio.sleep(0)
     assert job.tries == []
 
-    await queue.join(timeout=10)
+    await queue.join(timeout=60)
     assert job.tries == [1, 2]
 
 
@@ -93,7 +93,7 @@ async def test_a_queue_nobody_serves_runs_nothing() -> None:
     queue = InProcessQueue({"flaky": job}, max_tries=3, retry_delay=0.001)
 
     assert await queue.enqueue("flaky", "a", job_id="one")
-    await queue.join(timeout=10)
+    await queue.join(timeout=60)
 
     assert job.tries == []
     with pytest.raises(LookupError):

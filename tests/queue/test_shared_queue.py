@@ -14,6 +14,7 @@ import uuid
 
 import pytest
 
+from litestar_userio import QueueConfig
 from tests.conftest import Backend
 from tests.helpers import IMPORT, until
 
@@ -45,11 +46,18 @@ async def test_a_worker_leaves_another_deployments_job_to_it_and_names_both(
     def shared_queue_lines() -> list[str]:
         return [line for line in lines if "shared by two deployments" in line]
 
-    b_workers = asyncio.create_task(b.drain())  # B's worker meets A's job first: it must not take it as done
+    # B's worker meets A's job first: it must not take it as done. Both burst workers run in this test's one event
+    # loop beside both apps, passing the other's jobs back and forth until their owner takes them; at a load of 15
+    # on 2 cores the test once took over a minute (CI). They poll at the shipped interval rather than in a busy
+    # loop (`drain`'s default), which took the loop from the jobs and apps; the deadlines bound a hang (each waits
+    # on an event, not a timer) and time nothing.
+    poll = {"poll_delay": QueueConfig.worker_poll_delay.total_seconds()}
+    b_workers = asyncio.create_task(b.drain(**poll))
     try:
-        await until(lambda: bool(shared_queue_lines()), timeout=30, what="B's worker to name A's job")
-        await a.drain()
-        await asyncio.wait_for(b_workers, 60)
+        # (or B's worker to have ended: awaited below, its error is the test's)
+        await until(lambda: bool(shared_queue_lines()) or b_workers.done(), "B's worker to name A's job", timeout=180)
+        await asyncio.wait_for(a.drain(**poll), 300)
+        await asyncio.wait_for(b_workers, 300)
     finally:
         b_workers.cancel()
         logging.getLogger("litestar_userio.worker").removeHandler(handler)
