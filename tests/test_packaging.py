@@ -98,9 +98,11 @@ def clean_venv(wheel, core_wheel, tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def postgres_venv(wheel, core_wheel, tmp_path_factory) -> Path:
-    """The base install with the `postgres` extra."""
-    return _venv(wheel, tmp_path_factory, "[postgres]", core_wheel)
+def full_venv(wheel, client_wheel, core_wheel, tmp_path_factory) -> Path:
+    """The server with its `postgres` and `cli` extras, so the client beside it: one install for the PostgreSQL
+    migration and for installing both sides then uninstalling either (which puts it back as it found it). A server
+    install of its own each took 10-25 s of the file's 60-130."""
+    return _venv(wheel, tmp_path_factory, "[postgres,cli]", client_wheel, core_wheel)
 
 
 SERVE_EMBEDDED = """
@@ -202,7 +204,7 @@ def test_a_backend_whose_extra_is_missing_is_named_in_one_line(clean_venv, tmp_p
 @pytest.mark.parametrize("engine", ["sqlite", "postgres"])
 def test_clean_venv_migrates_an_empty_database_from_the_wheel(clean_venv, engine, tmp_path, request):
     url = f"sqlite:///{tmp_path / 'empty.sqlite3'}" if engine == "sqlite" else _fresh_postgres(request)
-    venv = clean_venv if engine == "sqlite" else request.getfixturevalue("postgres_venv")
+    venv = clean_venv if engine == "sqlite" else request.getfixturevalue("full_venv")
 
     result = subprocess.run(
         [str(venv / "bin" / "python"), "-c", MIGRATE, url],
@@ -427,22 +429,24 @@ for side in ("userio_client.main", "litestar_userio"):
 
 
 @pytest.mark.slow
-def test_installing_both_then_uninstalling_either_leaves_the_other_working(
-    wheel, client_wheel, core_wheel, tmp_path_factory, tmp_path
-):
-    venv = _venv(wheel, tmp_path_factory, "[cli]", client_wheel, core_wheel)
+def test_installing_both_then_uninstalling_either_leaves_the_other_working(full_venv, wheel, client_wheel, tmp_path):
+    venv = full_venv
     python, userio = str(venv / "bin" / "python"), venv / "bin" / "userio"
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
         env = {**WITHOUT_SOURCE_TREE, "USERIO_HOME": str(tmp_path / "home")}
         return subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
 
-    both = run(python, "-c", USE_BOTH_SIDES, str(venv))
-    _pip(venv, "uninstall", "--yes", "litestar-userio")
-    client_left = (run(python, "-c", USE_BOTH_SIDES, str(venv)), run(str(userio), "--version"))
-    _pip(venv, "install", "--quiet", "--no-compile", "--no-deps", str(wheel), timeout=900)
-    _pip(venv, "uninstall", "--yes", "litestar-userio-client")
-    server_left = (run(python, "-c", USE_BOTH_SIDES, str(venv)), run(python, "-c", SERVE_EMBEDDED, str(tmp_path)))
+    try:
+        both = run(python, "-c", USE_BOTH_SIDES, str(venv))
+        _pip(venv, "uninstall", "--yes", "litestar-userio")
+        client_left = (run(python, "-c", USE_BOTH_SIDES, str(venv)), run(str(userio), "--version"))
+        _pip(venv, "install", "--quiet", "--no-compile", "--no-deps", str(wheel), timeout=900)
+        _pip(venv, "uninstall", "--yes", "litestar-userio-client")
+        server_left = (run(python, "-c", USE_BOTH_SIDES, str(venv)), run(python, "-c", SERVE_EMBEDDED, str(tmp_path)))
+        userio_left = userio.exists()
+    finally:  # the module's venv as it was: both sides installed (pip skips one already there)
+        _pip(venv, "install", "--quiet", "--no-compile", "--no-deps", str(wheel), str(client_wheel), timeout=900)
 
     assert both.stdout.splitlines() == ["userio_client.main imported from venv", "litestar_userio imported from venv"]
     assert client_left[0].stdout.splitlines() == [
@@ -456,7 +460,7 @@ def test_installing_both_then_uninstalling_either_leaves_the_other_working(
     ]
     assert server_left[1].returncode == 0, server_left[1].stderr
     assert server_left[1].stdout.split()[:2] == ["403", "404"]
-    assert not userio.exists()
+    assert not userio_left
 
 
 @pytest.mark.slow
