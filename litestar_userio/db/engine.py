@@ -374,8 +374,6 @@ class Database:
         self.silent_transaction_timeout = silent_transaction_timeout
         """`UserIOConfig.db_silent_transaction_timeout`."""
         self._idle_readers: list[Any] = []
-        self._sqlite_connections: weakref.WeakSet[Any] = weakref.WeakSet()
-        """SQLite: every connection `_open_sqlite` made that is not yet collected; `close` closes those left open."""
         self._closing: set[asyncio.Future[Any]] = set()
         self._writers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = weakref.WeakKeyDictionary()
         """SQLite: this process's write transactions, one at a time per event loop (`_sqlite_writer`)."""
@@ -439,8 +437,6 @@ class Database:
         if self._idle_writer is not None:
             writer, self._idle_writer = self._idle_writer, None
             await writer.close()
-        for connection in list(self._sqlite_connections):
-            await connection.close()  # a no-op for one already closed
         await asyncio.gather(*self._closing, return_exceptions=True)
         if isinstance(self.engine, PostgresEngine) and self.engine.pool is not None:
             pool, self.engine.pool = self.engine.pool, None
@@ -602,7 +598,8 @@ class Database:
 
         Piccolo opens it in two steps (connect, then `PRAGMA foreign_keys`); a task cancelled between them (a job
         stopped at shutdown) dropped a connection whose thread kept the process from exiting. The opening is
-        shielded, and closed once done if its caller went away; `close` closes any still open.
+        shielded, and closed once done if its caller went away; `close` waits for those closes. (Closing the
+        connections still in use at `close` instead stranded their users: a test hung on it.)
         """
         assert isinstance(self.engine, SQLiteEngine)
         opening = asyncio.ensure_future(self.engine.get_connection())
@@ -611,7 +608,6 @@ class Database:
         except asyncio.CancelledError:
             opening.add_done_callback(self._close_abandoned)
             raise
-        self._sqlite_connections.add(connection)
         return connection
 
     def _close_abandoned(self, opening: asyncio.Future[Any]) -> None:
