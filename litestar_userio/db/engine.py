@@ -19,7 +19,7 @@ import threading
 import uuid
 import weakref
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import asynccontextmanager, contextmanager, suppress
 from datetime import timedelta
 from importlib.util import find_spec
 from pathlib import Path
@@ -374,7 +374,8 @@ class Database:
         self.silent_transaction_timeout = silent_transaction_timeout
         """`UserIOConfig.db_silent_transaction_timeout`."""
         self._idle_readers: list[Any] = []
-        self._closing: set[asyncio.Future[Any]] = set()
+        self._abandoned: set[asyncio.Task[None]] = set()
+        """SQLite: openings whose caller was cancelled, closing their connection once open; `close` waits for them."""
         self._writers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = weakref.WeakKeyDictionary()
         """SQLite: this process's write transactions, one at a time per event loop (`_sqlite_writer`)."""
         self._idle_writer: Any = None
@@ -437,7 +438,7 @@ class Database:
         if self._idle_writer is not None:
             writer, self._idle_writer = self._idle_writer, None
             await writer.close()
-        await asyncio.gather(*self._closing, return_exceptions=True)
+        await asyncio.gather(*self._abandoned, return_exceptions=True)
         if isinstance(self.engine, PostgresEngine) and self.engine.pool is not None:
             pool, self.engine.pool = self.engine.pool, None
             try:
@@ -598,23 +599,23 @@ class Database:
 
         Piccolo opens it in two steps (connect, then `PRAGMA foreign_keys`); a task cancelled between them (a job
         stopped at shutdown) dropped a connection whose thread kept the process from exiting. The opening is
-        shielded, and closed once done if its caller went away; `close` waits for those closes. (Closing the
-        connections still in use at `close` instead stranded their users: a test hung on it.)
+        shielded, and closed once done if its caller went away; `close` waits for those. (Closing the connections
+        still in use at `close` instead stranded their users: a test hung on it.)
         """
         assert isinstance(self.engine, SQLiteEngine)
         opening = asyncio.ensure_future(self.engine.get_connection())
         try:
-            connection = await asyncio.shield(opening)
+            return await asyncio.shield(opening)
         except asyncio.CancelledError:
-            opening.add_done_callback(self._close_abandoned)
+            closing = asyncio.ensure_future(self._close_when_open(opening))
+            self._abandoned.add(closing)
+            closing.add_done_callback(self._abandoned.discard)
             raise
-        return connection
 
-    def _close_abandoned(self, opening: asyncio.Future[Any]) -> None:
-        if not opening.cancelled() and opening.exception() is None:
-            closing = asyncio.ensure_future(opening.result().close())
-            self._closing.add(closing)
-            closing.add_done_callback(self._closing.discard)
+    @staticmethod
+    async def _close_when_open(opening: asyncio.Future[Any]) -> None:
+        with suppress(Exception):  # an opening that failed left no connection
+            await (await opening).close()
 
     async def _give_back_writer(self, connection: Any) -> None:
         """Keep a write transaction's connection for the next one; one is kept, and none once closed."""

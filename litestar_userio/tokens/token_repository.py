@@ -247,7 +247,7 @@ class RefreshTokenRepository:
     async def find_for_use(self, tx: Tx, token_hash: str, *, lock: bool = True) -> RefreshTokenRow | None:
         """The token of that hash, locked for this transaction (`lock=False`: read only, by a reader)."""
         row = await tx.fetchrow(
-            "SELECT id, project_id, user_id, client_id, family_id, scope, expires_at, used_at, revoked_at"
+            f"SELECT {', '.join(_TOKEN_COLUMNS)}"
             f" FROM userio_refresh_token WHERE token_hash = $1{tx.for_update if lock else ''}",
             token_hash,
         )
