@@ -106,9 +106,17 @@ SPECIAL_USE_HINT = (
 
 
 def _special_use_name(domain: str) -> str | None:
-    """The special-use name (RFC 6761: `test`, `local`, `localhost`, ...) `domain` is or ends in; None if none."""
+    """The special-use name (RFC 6761: `test`, `local`, `localhost`, ...) `domain` is or ends in; None if none.
+
+    email-validator's list; the longest name that applies where two would.
+    """
     domain = domain.lower().rstrip(".")
-    return next((d for d in _SPECIAL_USE_DOMAINS if domain == d or domain.endswith("." + d)), None)
+    while True:  # the domain, then each of its parent names: a set lookup each
+        if domain in _SPECIAL_USE_DOMAINS:
+            return domain
+        _, dot, domain = domain.partition(".")
+        if not dot:
+            return None
 
 
 def _is_plain_email(value: str, special_use_allowed: bool = False) -> bool:

@@ -9,14 +9,16 @@ holds its three arrays (docs/reference.md#export-file-format). Password hashes a
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
+from operator import attrgetter
 from typing import Any
 from urllib.parse import quote, quote_plus
 
 import msgspec
 
 from litestar_userio.db.engine import Row
-from litestar_userio.users.model import UserState, disabled_state
+from litestar_userio.users.model import LoginID, UserState, disabled_state
 from userio_core.attribute_formats import LOGIN_ID_ATTRIBUTES, STANDARD_ATTRIBUTES
 
 __all__ = ["build_document", "document_of", "encode_sorted", "totp_uri", "without_secrets"]
@@ -77,7 +79,7 @@ def _oauth(alias: str, type_: str, subject: str, claims: Any) -> dict[str, Any]:
     }
 
 
-def _mfa(authenticators: list[list[Any]], issuer: str, account: str) -> dict[str, list[Any]]:
+def _mfa(authenticators: Sequence[Sequence[Any]], issuer: str, account: str) -> dict[str, list[Any]]:
     secondary = [a for a in authenticators if a[0] == "secondary"]
     if not secondary:
         return _NO_MFA
@@ -98,24 +100,72 @@ def build_document(user: Row, issuer: str, now: datetime) -> dict[str, Any]:
     `disabled` is the state at `now` (docs/reference.md#users-disabled-state: also inside a temporary disable window or
     outside the account valid period); the admin API's user bodies are this document too.
     """
-    standard = _decode(user["standard_attributes"])
-    document: dict[str, Any] = {"sub": user["id"]}
+    identities = user["identities"]
+    if identities is None:
+        login_ids = []
+    else:
+        identities = _decoded_list(identities)
+        if len(identities) > 1:
+            identities.sort(key=_identity_position)
+        login_ids = [_identity(*identity) for identity in identities]
+    if user["oauth_identities"] is not None:
+        login_ids += [_oauth(*identity) for identity in _decoded_list(user["oauth_identities"])]
+    roles, groups, authenticators = user["roles"], user["groups"], user["authenticators"]
+    return _document(
+        user["id"],
+        _decode(user["standard_attributes"]),
+        [] if roles is None else _decoded_list(roles),
+        [] if groups is None else _decoded_list(groups),
+        bool(user["is_disabled"]),
+        (
+            user["temporarily_disabled_from"],
+            user["temporarily_disabled_until"],
+            user["account_valid_from"],
+            user["account_valid_until"],
+        ),
+        login_ids,
+        () if authenticators is None else _decoded_list(authenticators),
+        _decode(user["custom_attributes"]),
+        (user["created_at"], user["updated_at"], user["last_login_at"]),
+        issuer,
+        now,
+    )
+
+
+def _document(
+    sub: str,
+    standard: dict[str, Any],
+    roles: list[str],
+    groups: list[str],
+    is_disabled: bool,
+    bounds: tuple[datetime | None, datetime | None, datetime | None, datetime | None],
+    identities: list[dict[str, Any]],
+    authenticators: Sequence[Sequence[Any]],
+    custom: dict[str, Any],
+    times: tuple[datetime, datetime, datetime | None],
+    issuer: str,
+    now: datetime,
+) -> dict[str, Any]:
+    """The exported document, members in order, of what `build_document` (a row) and `document_of` (memory) read.
+
+    `bounds`: the temporary disable window's start and end, then the account valid period's; `authenticators`: the
+    second factors as `[kind, type, totp_secret, oob_target]`; `times`: created, updated, last login.
+    """
+    document: dict[str, Any] = {"sub": sub}
     for attribute in _standard_order(tuple(standard)):
         document[attribute] = standard[attribute]
     address = standard.get("address")
     document["address"] = {k: address[k] for k in _ADDRESS if k in address} if address else {}
-    roles, groups = user["roles"], user["groups"]
-    document["roles"] = [] if roles is None else _decoded_list(roles)
-    document["groups"] = [] if groups is None else _decoded_list(groups)
-    window_from, window_until = user["temporarily_disabled_from"], user["temporarily_disabled_until"]
-    valid_from, valid_until = user["account_valid_from"], user["account_valid_until"]
+    document["roles"] = roles
+    document["groups"] = groups
+    window_from, window_until, valid_from, valid_until = bounds
     if window_from is None and window_until is None and valid_from is None and valid_until is None:
-        document["disabled"] = bool(user["is_disabled"])  # most users: no bound to weigh, the flag is the state
+        document["disabled"] = is_disabled  # most users: no bound to weigh, the flag is the state
     else:
         document["disabled"] = (
             disabled_state(
                 now,
-                disabled=bool(user["is_disabled"]),
+                disabled=is_disabled,
                 temporarily_disabled_from=window_from,
                 temporarily_disabled_until=window_until,
                 account_valid_from=valid_from,
@@ -131,29 +181,20 @@ def build_document(user: Row, issuer: str, now: datetime) -> dict[str, Any]:
         document["temporarily_disabled_from"] = _timestamp(window_from)
     if window_until is not None:
         document["temporarily_disabled_until"] = _timestamp(window_until)
-    identities = user["identities"]
-    if identities is None:
-        document["identities"] = []
-    else:
-        identities = _decoded_list(identities)
-        if len(identities) > 1:
-            identities.sort(key=_identity_position)
-        document["identities"] = [_identity(*identity) for identity in identities]
-    if user["oauth_identities"] is not None:
-        document["identities"] += [_oauth(*identity) for identity in _decoded_list(user["oauth_identities"])]
-    authenticators = user["authenticators"]
-    if authenticators is not None and (authenticators := _decoded_list(authenticators)):
+    document["identities"] = identities
+    if authenticators:
         account = standard.get("email") or standard.get("preferred_username") or standard.get("phone_number")
-        document["mfa"] = _mfa(authenticators, issuer, str(account or user["id"]))
+        document["mfa"] = _mfa(authenticators, issuer, str(account or sub))
         document["biometric_count"] = sum(1 for a in authenticators if a[1] == "biometric")
         document["passkey_count"] = sum(1 for a in authenticators if a[1] == "passkey")
     else:
         document["mfa"] = _NO_MFA
         document["biometric_count"] = document["passkey_count"] = 0
-    document["custom_attributes"] = _sorted_keys(_decode(user["custom_attributes"]))
-    document["created_at"] = _timestamp(user["created_at"])
-    document["updated_at"] = _timestamp(user["updated_at"])
-    document["last_login_at"] = _timestamp(user["last_login_at"])
+    document["custom_attributes"] = _sorted_keys(custom)
+    created_at, updated_at, last_login_at = times
+    document["created_at"] = _timestamp(created_at)
+    document["updated_at"] = _timestamp(updated_at)
+    document["last_login_at"] = _timestamp(last_login_at)
     return document
 
 
@@ -191,35 +232,50 @@ def _decoded_list(value: Any) -> list[Any]:
 def document_of(user: UserState, issuer: str, now: datetime) -> dict[str, Any]:
     """The user as `build_document` writes it once stored, from its state in memory (no second read).
 
-    The same members in the same order: the row `user_rows_query` would return, built from `user`.
+    The same members in the same order, from what the row `user_rows_query` would return holds.
     """
-    secondary = sorted(
-        (a for a in user.authenticators if not (a.kind == "primary" and a.type == "password")),
-        key=lambda a: (a.created_at, a.id),
+    login_ids = list(user.login_ids.values())
+    if len(login_ids) > 1:
+        login_ids.sort(key=_login_id_position)
+    identities = [_identity(i.key, i.key, i.original, i.normalized) for i in login_ids]
+    if user.oauth:
+        oauth = sorted(user.oauth.values(), key=_created_order)
+        identities += [_oauth(o.provider_alias, o.provider_type, o.subject, o.claims) for o in oauth]
+    secondary = [a for a in user.authenticators if a.kind != "primary" or a.type != "password"]
+    if len(secondary) > 1:
+        secondary.sort(key=_created_order)
+    return _document(
+        user.id,
+        user.standard_attributes(),
+        sorted(user.roles),
+        sorted(user.groups),
+        user.disabled,
+        (
+            user.temporarily_disabled_from,
+            user.temporarily_disabled_until,
+            user.account_valid_from,
+            user.account_valid_until,
+        ),
+        identities,
+        [(a.kind, a.type, a.totp_secret, a.oob_target) for a in secondary],
+        user.custom,
+        (user.created_at, user.updated_at, user.last_login_at),
+        issuer,
+        now,
     )
-    oauth = sorted(user.oauth.values(), key=lambda link: (link.created_at, link.id))
-    row: dict[str, Any] = {
-        "id": user.id,
-        "created_at": user.created_at,
-        "updated_at": user.updated_at,
-        "last_login_at": user.last_login_at,
-        "is_disabled": user.disabled,
-        "account_valid_from": user.account_valid_from,
-        "account_valid_until": user.account_valid_until,
-        "temporarily_disabled_from": user.temporarily_disabled_from,
-        "temporarily_disabled_until": user.temporarily_disabled_until,
-        "standard_attributes": user.standard_attributes(),
-        "custom_attributes": user.custom,
-        "identities": [[i.key, i.key, i.original, i.normalized] for i in user.login_ids.values()] or None,
-        "authenticators": [[a.kind, a.type, a.totp_secret, a.oob_target] for a in secondary] or None,
-        "oauth_identities": [[o.provider_alias, o.provider_type, o.subject, o.claims] for o in oauth] or None,
-        "roles": sorted(user.roles) or None,
-        "groups": sorted(user.groups) or None,
-    }
-    return build_document(row, issuer, now)
+
+
+def _login_id_position(login_id: LoginID) -> int:
+    return _KEY_ORDER.get(login_id.key, 9)
+
+
+_created_order = attrgetter("created_at", "id")
 
 
 def _decode(value: Any) -> dict[str, Any]:
+    """A JSON object column as the database returns it, or the dict `document_of` passes (read, never changed)."""
+    if type(value) is dict:
+        return value
     if isinstance(value, str | bytes):
         decoded: dict[str, Any] = msgspec.json.decode(value)
         return decoded
