@@ -49,12 +49,15 @@ from bench.harness import (  # noqa: E402
 from bench.import_stats import cpu_seconds, machine_cpu_seconds  # noqa: E402
 from userio_core.admin_keys import sign_admin_token  # noqa: E402
 from userio_core.ids import new_id  # noqa: E402
+from userio_core.login_ids import login_key  # noqa: E402
 
 
 async def copy_baseline(database_url: str, records: list[dict], server: pg.Server) -> tuple[float, float, int]:
     """PostgreSQL COPY of the same rows into empty copies of our tables: (seconds, server CPU s, WAL bytes).
 
-    The rows get their ids from the plugin's own generator: the baseline pays the same index work per id.
+    The rows get their ids from the plugin's own generator: the baseline pays the same index work per id. Each
+    login id carries its `unique_key` as the import writes it (issue 46's column; the baseline left it NULL
+    until 2026-12-02, so its unique index held NULLs where ours holds the keys).
     """
     conn = await asyncpg.connect(database_url, server_settings={"search_path": "userio"})
     tables = ["userio_user", "userio_identity", "userio_authenticator", "userio_user_role"]
@@ -74,7 +77,10 @@ async def copy_baseline(database_url: str, records: list[dict], server: pg.Serve
         for attribute, key in (("email", "email"), ("phone_number", "phone"), ("preferred_username", "username")):
             if attribute in record:
                 value = record[attribute]
-                identity_rows.append((new_id(), "bench", user_id, key, key, value, value.lower(), now))
+                normalized = value.lower()
+                identity_rows.append(
+                    (new_id(), "bench", user_id, key, key, value, normalized, login_key(normalized), now)
+                )
         auth_rows.append(
             (
                 new_id(),
@@ -120,6 +126,7 @@ async def copy_baseline(database_url: str, records: list[dict], server: pg.Serve
                 "login_id_type",
                 "original_value",
                 "normalized_value",
+                "unique_key",
                 "created_at",
             ],
         )
