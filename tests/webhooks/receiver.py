@@ -1,6 +1,6 @@
 """A webhook receiver on loopback: a real HTTP/1.1 server (asyncio streams) that records what it is sent.
 
-`mode` decides its answer: a status, `hang` (accepts, reads, never answers), `slow` (drips its answer a byte a
+`mode` decides its answer: a status, `hang` (accepts, reads, answers nothing until `release`, then 503), `slow` (drips its answer a byte a
 second), `huge` (10 MB of answer), `redirect` (302 to another receiver).
 """
 
@@ -37,6 +37,7 @@ class Receiver:
     received: list[Received] = field(default_factory=list)
     _server: asyncio.Server | None = None
     _writers: set[asyncio.StreamWriter] = field(default_factory=set)
+    _released: asyncio.Event = field(default_factory=asyncio.Event)
 
     @property
     def origin(self) -> str:
@@ -57,6 +58,10 @@ class Receiver:
                 writer.transport.abort()
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._server.wait_closed(), 2)
+
+    def release(self) -> None:
+        """`hang` answers what it holds, and every later request, with 503 (the test needs the wait no longer)."""
+        self._released.set()
 
     def bodies(self) -> list[Any]:
         return [r.json() for r in self.received]
@@ -87,7 +92,8 @@ class Receiver:
         """Answer by `mode`; False when the connection is not to be used again."""
         mode = self.mode
         if mode == "hang":
-            await asyncio.Event().wait()
+            await self._released.wait()
+            mode = 503
         if mode == "slow":
             writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 1000\r\n\r\n")
             for _ in range(1000):
