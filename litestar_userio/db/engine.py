@@ -23,7 +23,7 @@ from contextlib import asynccontextmanager, contextmanager, suppress
 from datetime import timedelta
 from importlib.util import find_spec
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 from urllib.parse import parse_qs, urlsplit
 
 from piccolo.apps.migrations.tables import Migration
@@ -38,13 +38,14 @@ from litestar_userio.db.tables import TABLES
 from litestar_userio.errors import DatabaseUnavailable, UnstorableText, UserIOError, WriteConflict
 from litestar_userio.extras import require
 
-__all__ = ["DEFAULT_SCHEMA", "Database", "Dialect", "Row", "Tx", "driver_errors", "in_batches"]
+__all__ = ["DEFAULT_SCHEMA", "BlockingTx", "Database", "Dialect", "Row", "Tx", "driver_errors", "in_batches"]
 
 Dialect = Literal["postgres", "sqlite"]
 Row = Mapping[str, Any]
 """A result row: `row["column"]`, `row.get(...)`, `row.values()`."""
 
 _PLACEHOLDER = re.compile(r"\$(\d+)")
+_T = TypeVar("_T")
 _APPLICATION_NAME = "litestar-userio"
 """Our sessions in `pg_stat_activity` unless the database URL names them (`?application_name=...`): how
 `end_silent_sessions` tells them from other applications'."""
@@ -294,6 +295,30 @@ class Tx:
         """Delete the rows whose `column` is one of `values`."""
         if values:
             await self.execute(f"DELETE FROM {table} WHERE {self.any(column, 1)}", self.array(values))
+
+
+class BlockingTx:
+    """An SQLite write transaction run whole in its connection's thread (`Database.write_at_once`).
+
+    Its statements are plain calls: no trip to the event loop and back between them, none for BEGIN or COMMIT.
+    Same `$1`-style placeholders as `Tx`.
+    """
+
+    def __init__(self, connection: sqlite3.Connection) -> None:
+        self._connection = connection
+
+    def fetch(self, sql: str, *args: Any) -> list[Row]:
+        """Run hand-written SQL and return its rows."""
+        return list(self._connection.execute(_PLACEHOLDER.sub(r"?\1", sql), args).fetchall())
+
+    def fetchrow(self, sql: str, *args: Any) -> Row | None:
+        """Run a query and return its first row, or None."""
+        rows = self.fetch(sql, *args)
+        return rows[0] if rows else None
+
+    def execute(self, sql: str, *args: Any) -> int:
+        """Run a statement; how many rows it changed."""
+        return int(self._connection.execute(_PLACEHOLDER.sub(r"?\1", sql), args).rowcount)
 
 
 async def _reset_connection(connection: Any) -> None:
@@ -584,6 +609,51 @@ class Database:
                             milliseconds = max(1, int(lock_timeout.total_seconds() * 1000))
                             await connection.execute(f"SET LOCAL lock_timeout = {milliseconds}")
                         yield Tx(connection, self.engine)
+
+    async def write_at_once(self, work: Callable[[BlockingTx], _T]) -> _T:
+        """SQLite: run `work` as one write transaction in the writer connection's thread; what `work` returns.
+
+        `transaction()` goes to the connection's thread and back for each statement and for BEGIN and COMMIT, and
+        holds the process's one writer turn (`_sqlite_writer`) over all those trips: under concurrent requests
+        each trip also waits for the busy event loop, and every other write waits for it. Here the turn lasts one
+        trip. `work` must not block on anything but the database; an error in it rolls back, and so does a caller
+        cancelled before its COMMIT. Inside an open transaction, `work` joins it (no BEGIN or COMMIT of its own).
+        """
+        assert isinstance(self.engine, SQLiteEngine), "write_at_once is for SQLite"
+        enclosing = self.engine.current_transaction.get()
+        if enclosing is not None:
+            with driver_errors():
+                joined: _T = await enclosing.connection._execute(lambda: work(BlockingTx(enclosing.connection._conn)))
+            return joined
+        abandoned = threading.Event()
+
+        def in_thread(connection: sqlite3.Connection) -> _T:
+            connection.execute("BEGIN IMMEDIATE")
+            try:
+                result = work(BlockingTx(connection))
+                if abandoned.is_set():  # its caller was cancelled (while SQLite's busy handler waited, say)
+                    raise asyncio.CancelledError
+            except BaseException:
+                if connection.in_transaction:  # SQLite rolls some errors back itself (a full disk)
+                    connection.execute("ROLLBACK")
+                raise
+            connection.execute("COMMIT")
+            return result
+
+        async with self._sqlite_writer():
+            connection = await self._writer_connection()
+            try:
+                with driver_errors():
+                    # aiosqlite's own call of a function in the connection's thread (its `execute` is one too).
+                    result: _T = await connection._execute(in_thread, connection._conn)
+            except BaseException:
+                # Cancelled, or BEGIN, COMMIT or ROLLBACK failed: the connection is not kept. Closing waits for
+                # the call still in its thread, which then rolls back.
+                abandoned.set()
+                await connection.close()
+                raise
+            await self._give_back_writer(connection)
+            return result
 
     async def _writer_connection(self) -> Any:
         """SQLite: the connection kept for write transactions, or a new one."""
