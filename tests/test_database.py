@@ -263,6 +263,37 @@ async def test_a_sqlite_write_at_once_commits_its_statements_and_an_error_in_it_
         await db.close()
 
 
+async def test_sqlite_writes_at_once_that_share_a_transaction_fail_alone(tmp_path):
+    """Calls made together share one transaction (one COMMIT, one sync to disk): one that fails undoes only its own
+    statements, and the others' are committed."""
+    db = Database(f"sqlite:///{tmp_path / 'userio.sqlite3'}")
+    await db.start()
+    try:
+        async with db.transaction() as tx:
+            await tx.execute("CREATE TABLE t (x INTEGER PRIMARY KEY)")
+
+        def insert(tx: BlockingTx, value: int, fail: bool = False) -> int:
+            tx.execute("INSERT INTO t (x) VALUES ($1)", value)
+            if fail:
+                raise ValueError(value)
+            return value
+
+        outcomes = await asyncio.gather(
+            db.write_at_once(lambda tx: insert(tx, 1)),
+            db.write_at_once(lambda tx: insert(tx, 2, fail=True)),
+            db.write_at_once(lambda tx: insert(tx, 1)),  # the primary key refuses it: a write conflict
+            db.write_at_once(lambda tx: insert(tx, 3)),
+            return_exceptions=True,
+        )
+
+        assert outcomes[0] == 1 and outcomes[3] == 3
+        assert isinstance(outcomes[1], ValueError) and isinstance(outcomes[2], WriteConflict)
+        async with db.reader() as tx:
+            assert [row["x"] for row in await tx.fetch("SELECT x FROM t ORDER BY x")] == [1, 3]
+    finally:
+        await db.close()
+
+
 async def test_a_sqlite_write_at_once_inside_a_transaction_is_part_of_it(tmp_path):
     db = Database(f"sqlite:///{tmp_path / 'userio.sqlite3'}")
     await db.start()

@@ -134,10 +134,11 @@ class RefreshTokenService:
     async def _rotate_at_once(self, project_id: str, grant: RefreshGrant) -> bool:
         """The rotation in one trip to the database; whether it rotated.
 
-        PostgreSQL: one statement, which commits on its own. SQLite: one write transaction run whole in the
-        writer's thread (`Database.write_at_once`). Either way one round trip instead of five (BEGIN, the locked
-        read, the update, the insert, COMMIT), and it rotates only a token `_use` would rotate. When it did not (a
-        token used, revoked or expired since `check`), `_use` finds out why, under the row's lock.
+        PostgreSQL: one statement, which commits on its own. SQLite: two statements run whole in the writer's
+        thread (`Database.write_at_once`, which commits the rotations of concurrent refreshes together). Either
+        way one round trip instead of five (BEGIN, the locked read, the update, the insert, COMMIT), and it rotates
+        only a token `_use` would rotate. When it did not (a token used, revoked or expired since `check`), `_use`
+        finds out why, under the row's lock.
         """
         now = self.clock.now()
         rotation = Rotation(
