@@ -7,14 +7,17 @@ its own pool), with two projects: `tok` (no hook) and `tokhook` (`plugins/add-us
 `oidc.jwt.pre_create`), each with a client issuing JWT access tokens and two users, one with a bcrypt cost 4 hash
 and one with cost 10. `--clients` clients send requests back to back for `--seconds` each:
 
-- refresh: each client follows its own rotating refresh token (a refresh grant answers the next one);
+- refresh: each client follows its own rotating refresh token (a refresh grant answers the next one), signed in
+  with the scope "openid offline_access": each refresh signs two RS256 tokens (the access token and an ID token);
+- refresh_access_only: the same with the scope "offline_access" alone: each refresh signs one RS256 token (the
+  access token), as the baseline does;
 - password: password grants for the cost 4 user, then for the cost 10 one.
 
 The baseline, in the same run and on the same machine: `bench/token_baseline.py`, a bare Litestar handler in its
 own uvicorn process with the same certificate that reads one user row by primary key from the same database and
 signs an RS256 JWT with the project's own signing key. Each figure is printed with its ratio to that baseline and
-written to `bench/out/tokens.json`: `{"refresh": {...}, "password": {...}}` for SQLite at the top, and every figure
-per engine under `engines`.
+written to `bench/out/tokens.json`: `{"refresh": {...}, "refresh_access_only": {...}, "password": {...}}` for SQLite
+at the top, and every figure per engine under `engines`.
 """
 
 from __future__ import annotations
@@ -111,10 +114,12 @@ async def hammer(base: str, cert: Path, host: str, clients: int, seconds: float,
     return {"per_second": round(done / elapsed, 1), "failed": failed}
 
 
-def refresher(user: str) -> Any:
+def refresher(user: str, scope: str = "openid offline_access") -> Any:
+    """Follow one rotating refresh token; a refresh answers the scope the first sign-in asked (`scope`)."""
+
     async def send(client: httpx.AsyncClient, refresh_token: str | None) -> str:
         if refresh_token is None:
-            response = await client.post("/oauth2/token", data=password_form(user, "openid offline_access"))
+            response = await client.post("/oauth2/token", data=password_form(user, scope))
         else:
             form = {"grant_type": "refresh_token", "refresh_token": refresh_token, "client_id": "app"}
             response = await client.post("/oauth2/token", data=form)
@@ -194,6 +199,8 @@ async def run_engine(engine: str, seconds: float, clients: int) -> dict[str, dic
         await wait_until_up(base, cert)
         tok, hook = PROJECTS["tok"], PROJECTS["tokhook"]
         figures["refresh"] = await hammer(base, cert, tok, clients, seconds, refresher("cost4"))
+        access_only = refresher("cost4", "offline_access")
+        figures["refresh_access_only"] = await hammer(base, cert, tok, clients, seconds, access_only)
         figures["refresh_with_hook"] = await hammer(base, cert, hook, clients, seconds, refresher("cost4"))
         figures["password"] = await hammer(base, cert, tok, clients, seconds, signer("cost4"))
         figures["password_with_hook"] = await hammer(base, cert, hook, clients, seconds, signer("cost4"))
@@ -253,6 +260,7 @@ async def main() -> None:
     top = engines.get("sqlite") or next(iter(engines.values()))
     result = {
         "refresh": top["refresh"],
+        "refresh_access_only": top["refresh_access_only"],
         "password": top["password"],
         "engines": engines,
         "clients": args.clients,

@@ -9,7 +9,7 @@ from datetime import timedelta
 import asyncpg
 import pytest
 
-from litestar_userio.db.engine import Database
+from litestar_userio.db.engine import BlockingTx, Database
 from litestar_userio.errors import WriteConflict, unavailable_dependency
 from tests.conftest import sqlite_connection_threads
 
@@ -234,6 +234,119 @@ async def test_a_sqlite_transaction_cancelled_at_any_moment_leaves_no_connection
                 break
             await asyncio.sleep(0.05)
         assert set(sqlite_connection_threads()) - before == set(), cancelled.traceback
+        async with db.reader() as tx:
+            assert await tx.fetch("SELECT x FROM t") == []
+    finally:
+        await db.close()
+
+
+async def test_a_sqlite_write_at_once_commits_its_statements_and_an_error_in_it_undoes_them(tmp_path):
+    db = Database(f"sqlite:///{tmp_path / 'userio.sqlite3'}")
+    await db.start()
+    try:
+        async with db.transaction() as tx:
+            await tx.execute("CREATE TABLE t (x INTEGER PRIMARY KEY)")
+
+        def insert(tx: BlockingTx, *values: int) -> int:
+            return sum(tx.execute("INSERT INTO t (x) VALUES ($1)", value) for value in values)
+
+        def insert_then_fail(tx: BlockingTx) -> None:
+            insert(tx, 3)
+            raise ValueError("a bug")
+
+        assert await db.write_at_once(lambda tx: insert(tx, 1, 2)) == 2
+        with pytest.raises(ValueError, match="a bug"):
+            await db.write_at_once(insert_then_fail)
+        with pytest.raises(WriteConflict):
+            await db.write_at_once(lambda tx: insert(tx, 4, 1))  # the primary key refuses 1 again
+
+        async with db.reader() as tx:
+            assert [row["x"] for row in await tx.fetch("SELECT x FROM t ORDER BY x")] == [1, 2]
+    finally:
+        await db.close()
+
+
+async def test_sqlite_writes_at_once_that_share_a_transaction_fail_alone(tmp_path):
+    """Calls made together share one transaction (one COMMIT, one sync to disk): one that fails undoes only its own
+    statements, and the others' are committed."""
+    db = Database(f"sqlite:///{tmp_path / 'userio.sqlite3'}")
+    await db.start()
+    try:
+        async with db.transaction() as tx:
+            await tx.execute("CREATE TABLE t (x INTEGER PRIMARY KEY)")
+
+        def insert(tx: BlockingTx, value: int, fail: bool = False) -> int:
+            tx.execute("INSERT INTO t (x) VALUES ($1)", value)
+            if fail:
+                raise ValueError(value)
+            return value
+
+        outcomes = await asyncio.gather(
+            db.write_at_once(lambda tx: insert(tx, 1)),
+            db.write_at_once(lambda tx: insert(tx, 2, fail=True)),
+            db.write_at_once(lambda tx: insert(tx, 1)),  # the primary key refuses it: a write conflict
+            db.write_at_once(lambda tx: insert(tx, 3)),
+            return_exceptions=True,
+        )
+
+        assert outcomes[0] == 1 and outcomes[3] == 3
+        assert isinstance(outcomes[1], ValueError) and isinstance(outcomes[2], WriteConflict)
+        async with db.reader() as tx:
+            assert [row["x"] for row in await tx.fetch("SELECT x FROM t ORDER BY x")] == [1, 3]
+    finally:
+        await db.close()
+
+
+async def test_a_sqlite_write_at_once_inside_a_transaction_is_part_of_it(tmp_path):
+    db = Database(f"sqlite:///{tmp_path / 'userio.sqlite3'}")
+    await db.start()
+    try:
+        async with db.transaction() as tx:
+            await tx.execute("CREATE TABLE t (x INTEGER)")
+
+        async def fail_after_both() -> None:
+            async with db.transaction() as tx:
+                await tx.execute("INSERT INTO t VALUES (1)")
+                await db.write_at_once(lambda blocking: blocking.execute("INSERT INTO t VALUES (2)"))
+                raise RuntimeError("the enclosing transaction fails")
+
+        with pytest.raises(RuntimeError):
+            await fail_after_both()
+
+        async with db.reader() as tx:
+            assert await tx.fetch("SELECT x FROM t") == []
+    finally:
+        await db.close()
+
+
+async def test_a_sqlite_write_at_once_cancelled_while_it_waits_for_the_write_lock_writes_nothing(tmp_path):
+    """Its statements run in the connection's thread, past the caller's reach: a caller cancelled while SQLite's
+    busy handler waited (another process held the write lock) rolls them back, and leaves no connection open."""
+    import sqlite3
+
+    path = tmp_path / "userio.sqlite3"
+    db = Database(f"sqlite:///{path}")
+    await db.start()
+    try:
+        async with db.transaction() as tx:
+            await tx.execute("CREATE TABLE t (x INTEGER)")
+        before = set(sqlite_connection_threads())
+        holder = sqlite3.connect(path, isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")
+        task = asyncio.create_task(db.write_at_once(lambda tx: tx.execute("INSERT INTO t VALUES (1)")))
+        await asyncio.sleep(0.5)  # its BEGIN IMMEDIATE waits in the connection's thread
+        task.cancel()
+        await asyncio.sleep(0.2)  # the cancellation reached it, while the write lock is still held
+        holder.execute("ROLLBACK")
+        holder.close()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+        for _ in range(100):
+            if not set(sqlite_connection_threads()) - before:
+                break
+            await asyncio.sleep(0.05)
+        assert set(sqlite_connection_threads()) - before == set()
         async with db.reader() as tx:
             assert await tx.fetch("SELECT x FROM t") == []
     finally:

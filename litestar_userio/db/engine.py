@@ -23,7 +23,7 @@ from contextlib import asynccontextmanager, contextmanager, suppress
 from datetime import timedelta
 from importlib.util import find_spec
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 from urllib.parse import parse_qs, urlsplit
 
 from piccolo.apps.migrations.tables import Migration
@@ -38,13 +38,14 @@ from litestar_userio.db.tables import TABLES
 from litestar_userio.errors import DatabaseUnavailable, UnstorableText, UserIOError, WriteConflict
 from litestar_userio.extras import require
 
-__all__ = ["DEFAULT_SCHEMA", "Database", "Dialect", "Row", "Tx", "driver_errors", "in_batches"]
+__all__ = ["DEFAULT_SCHEMA", "BlockingTx", "Database", "Dialect", "Row", "Tx", "driver_errors", "in_batches"]
 
 Dialect = Literal["postgres", "sqlite"]
 Row = Mapping[str, Any]
 """A result row: `row["column"]`, `row.get(...)`, `row.values()`."""
 
 _PLACEHOLDER = re.compile(r"\$(\d+)")
+_T = TypeVar("_T")
 _APPLICATION_NAME = "litestar-userio"
 """Our sessions in `pg_stat_activity` unless the database URL names them (`?application_name=...`): how
 `end_silent_sessions` tells them from other applications'."""
@@ -296,6 +297,30 @@ class Tx:
             await self.execute(f"DELETE FROM {table} WHERE {self.any(column, 1)}", self.array(values))
 
 
+class BlockingTx:
+    """An SQLite write transaction run whole in its connection's thread (`Database.write_at_once`).
+
+    Its statements are plain calls: no trip to the event loop and back between them, none for BEGIN or COMMIT.
+    Same `$1`-style placeholders as `Tx`.
+    """
+
+    def __init__(self, connection: sqlite3.Connection) -> None:
+        self._connection = connection
+
+    def fetch(self, sql: str, *args: Any) -> list[Row]:
+        """Run hand-written SQL and return its rows."""
+        return list(self._connection.execute(_PLACEHOLDER.sub(r"?\1", sql), args).fetchall())
+
+    def fetchrow(self, sql: str, *args: Any) -> Row | None:
+        """Run a query and return its first row, or None."""
+        rows = self.fetch(sql, *args)
+        return rows[0] if rows else None
+
+    def execute(self, sql: str, *args: Any) -> int:
+        """Run a statement; how many rows it changed."""
+        return int(self._connection.execute(_PLACEHOLDER.sub(r"?\1", sql), args).rowcount)
+
+
 async def _reset_connection(connection: Any) -> None:
     """Nothing beyond asyncpg's own release step, which already rolls back a transaction left open.
 
@@ -354,6 +379,44 @@ class _WriterTransaction(SQLiteTransaction):
         return exception is None
 
 
+class _Write:
+    """A `Database.write_at_once` call waiting for its batch: its work, and (done, its result or error)."""
+
+    __slots__ = ("abandoned", "outcome", "work")
+
+    def __init__(self, work: Callable[[BlockingTx], Any], outcome: asyncio.Future[tuple[bool, Any]]) -> None:
+        self.work = work
+        self.outcome = outcome
+        self.abandoned = threading.Event()
+        """Set when its caller was cancelled: the batch skips it if it has not run yet."""
+
+
+def _run_writes(connection: sqlite3.Connection, writes: list[_Write]) -> list[tuple[bool, Any]]:
+    """In the connection's thread: the writes as one transaction, each in a savepoint; (done, result or error) each."""
+    outcomes: list[tuple[bool, Any]] = []
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        for write in writes:
+            if write.abandoned.is_set():
+                outcomes.append((False, asyncio.CancelledError()))
+                continue
+            connection.execute("SAVEPOINT userio_write")
+            try:
+                outcomes.append((True, write.work(BlockingTx(connection))))
+            except Exception as error:  # its own failure: its statements are undone, the others' kept
+                if not connection.in_transaction:  # SQLite rolled the whole transaction back (a full disk)
+                    raise
+                connection.execute("ROLLBACK TO SAVEPOINT userio_write")
+                outcomes.append((False, error))
+            connection.execute("RELEASE SAVEPOINT userio_write")
+        connection.execute("COMMIT")
+    except BaseException:
+        if connection.in_transaction:  # SQLite rolls some errors back itself (a full disk)
+            connection.execute("ROLLBACK")
+        raise
+    return outcomes
+
+
 class Database:
     """The plugin's database, chosen by URL: `postgresql://...` or `sqlite:///path`."""
 
@@ -378,6 +441,12 @@ class Database:
         """SQLite: openings whose caller was cancelled, closing their connection once open; `close` waits for them."""
         self._writers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = weakref.WeakKeyDictionary()
         """SQLite: this process's write transactions, one at a time per event loop (`_sqlite_writer`)."""
+        self._pending_writes: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, list[_Write]] = (
+            weakref.WeakKeyDictionary()
+        )
+        """SQLite: `write_at_once` calls waiting for the next batch, per event loop."""
+        self._batches: set[asyncio.Task[None]] = set()
+        """SQLite: the batch tasks of `write_at_once` running now; `close` waits for them."""
         self._idle_writer: Any = None
         """SQLite: the connection the last write transaction gave back, for the next (`_WriterTransaction`)."""
         self._closed = False
@@ -438,7 +507,7 @@ class Database:
         if self._idle_writer is not None:
             writer, self._idle_writer = self._idle_writer, None
             await writer.close()
-        await asyncio.gather(*self._abandoned, return_exceptions=True)
+        await asyncio.gather(*self._batches, *self._abandoned, return_exceptions=True)
         if isinstance(self.engine, PostgresEngine) and self.engine.pool is not None:
             pool, self.engine.pool = self.engine.pool, None
             try:
@@ -584,6 +653,69 @@ class Database:
                             milliseconds = max(1, int(lock_timeout.total_seconds() * 1000))
                             await connection.execute(f"SET LOCAL lock_timeout = {milliseconds}")
                         yield Tx(connection, self.engine)
+
+    async def write_at_once(self, work: Callable[[BlockingTx], _T]) -> _T:
+        """SQLite: run `work` as a write transaction in the writer connection's thread; what `work` returns.
+
+        `transaction()` goes to the connection's thread and back for each statement and for BEGIN and COMMIT, and
+        holds the process's one writer turn (`_sqlite_writer`) over all those trips: under concurrent requests
+        each trip also waits for the busy event loop, and every other write waits for it. Here the turn lasts one
+        trip, and the calls waiting for it meanwhile share the next one: one BEGIN IMMEDIATE, each call's `work`
+        in a savepoint of its own, one COMMIT (one sync of the WAL to disk for them all; each call returns once
+        its work is durable, as after its own COMMIT). `work` must not block on anything but the database; an
+        error in it undoes only its own statements; a caller cancelled before its `work` ran writes nothing.
+        Inside an open transaction, `work` joins it (no BEGIN or COMMIT of its own).
+        """
+        assert isinstance(self.engine, SQLiteEngine), "write_at_once is for SQLite"
+        enclosing = self.engine.current_transaction.get()
+        if enclosing is not None:
+            with driver_errors():
+                joined: _T = await enclosing.connection._execute(lambda: work(BlockingTx(enclosing.connection._conn)))
+            return joined
+        loop = asyncio.get_running_loop()
+        pending = self._pending_writes.setdefault(loop, [])
+        write = _Write(work, loop.create_future())
+        pending.append(write)
+        if len(pending) == 1:  # the first since the last batch left: it starts the next
+            batch = asyncio.ensure_future(self._write_batch(loop))
+            self._batches.add(batch)
+            batch.add_done_callback(self._batches.discard)
+        try:
+            done, outcome = await asyncio.shield(write.outcome)
+        except asyncio.CancelledError:
+            write.abandoned.set()
+            raise
+        if not done:
+            with driver_errors():
+                raise outcome
+        result: _T = outcome
+        return result
+
+    async def _write_batch(self, loop: asyncio.AbstractEventLoop) -> None:
+        """SQLite: in the writer's turn, the `write_at_once` calls waiting by then, as one transaction."""
+        writes: list[_Write] = []
+        try:
+            async with self._sqlite_writer():
+                writes = self._pending_writes.pop(loop, [])
+                connection = await self._writer_connection()
+                try:
+                    # aiosqlite's own call of a function in the connection's thread (its `execute` is one too).
+                    outcomes = await connection._execute(_run_writes, connection._conn, writes)
+                except BaseException:
+                    # BEGIN, COMMIT or ROLLBACK failed, or the batch was cancelled: the connection is not kept.
+                    await connection.close()
+                    raise
+                await self._give_back_writer(connection)
+        except BaseException as error:  # no writer turn (DatabaseUnavailable), or the transaction failed: all fail
+            for write in writes or self._pending_writes.pop(loop, []):
+                if not write.outcome.done():
+                    write.outcome.set_result((False, error))
+            if not isinstance(error, Exception):
+                raise
+            return
+        for write, outcome in zip(writes, outcomes, strict=True):
+            if not write.outcome.done():
+                write.outcome.set_result(outcome)
 
     async def _writer_connection(self) -> Any:
         """SQLite: the connection kept for write transactions, or a new one."""

@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 from litestar_userio.db.engine import Database
 from litestar_userio.errors import RefreshTokenInvalid
 from litestar_userio.observability import telemetry
-from litestar_userio.tokens.token_repository import RefreshTokenRepository, RefreshTokenRow
+from litestar_userio.tokens.token_repository import RefreshTokenRepository, RefreshTokenRow, Rotation
 from litestar_userio.users.user_repository import SignInUser
 from userio_core.clock import Clock
 from userio_core.ids import new_id
@@ -132,25 +132,22 @@ class RefreshTokenService:
         telemetry.token_issued("refresh")
 
     async def _rotate_at_once(self, project_id: str, grant: RefreshGrant) -> bool:
-        """PostgreSQL: the rotation as one statement, which commits on its own; whether it rotated.
+        """The rotation in one trip to the database; whether it rotated.
 
-        One round trip instead of five (BEGIN, the locked read, the update, the insert, COMMIT): the statement
-        rotates only a token `_use` would rotate. When it did not (SQLite always; a token used, revoked or
-        expired since `check`), `_use` finds out why, under the row's lock.
+        PostgreSQL: one statement, which commits on its own. SQLite: two statements run whole in the writer's
+        thread (`Database.write_at_once`, which commits the rotations of concurrent refreshes together). Either
+        way one round trip instead of five (BEGIN, the locked read, the update, the insert, COMMIT), and it rotates
+        only a token `_use` would rotate. When it did not (a token used, revoked or expired since `check`), `_use`
+        finds out why, under the row's lock.
         """
-        if self.db.dialect != "postgres":
-            return False
         now = self.clock.now()
+        rotation = Rotation(
+            project_id, grant.client_id, grant.token_hash, _hash(grant.refresh_token), now, now + self.lifetime
+        )
+        if self.db.dialect == "sqlite":
+            return await self.db.write_at_once(lambda tx: self._tokens.rotate_unused_sqlite(tx, rotation))
         async with self.db.reader() as tx:  # no transaction: a single statement is atomic
-            return await self._tokens.rotate_unused(
-                tx,
-                project_id=project_id,
-                client_id=grant.client_id,
-                token_hash=grant.token_hash,
-                successor_hash=_hash(grant.refresh_token),
-                at=now,
-                expires_at=now + self.lifetime,
-            )
+            return await self._tokens.rotate_unused(tx, rotation)
 
     async def _use(self, project_id: str, client_id: str, token_hash: str, successor: str | None) -> RefreshGrant:
         """Check the token; with a `successor`, also use it up and store the successor."""

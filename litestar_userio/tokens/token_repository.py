@@ -13,7 +13,7 @@ from typing import Any
 
 import msgspec
 
-from litestar_userio.db.engine import Row, Tx
+from litestar_userio.db.engine import BlockingTx, Row, Tx
 from litestar_userio.db.tables import Application, Project, RefreshToken, SigningKey
 from litestar_userio.users.user_repository import SignInUser, sign_in_user_from_row, sign_in_user_query
 from userio_core.ids import new_id
@@ -23,6 +23,7 @@ __all__ = [
     "ApplicationRepository",
     "RefreshTokenRepository",
     "RefreshTokenRow",
+    "Rotation",
     "SigningKeyRepository",
     "StoredKey",
 ]
@@ -206,6 +207,31 @@ def _token_row(row: Row, prefix: str = "") -> RefreshTokenRow:
     )
 
 
+@dataclass(frozen=True)
+class Rotation:
+    """A refresh token to use up at `at`, and the hash of its successor (`RefreshTokenRepository.rotate_unused`)."""
+
+    project_id: str
+    client_id: str
+    token_hash: str
+    successor_hash: str
+    at: datetime
+    expires_at: datetime
+    """The successor's."""
+
+
+_USE_UP = (
+    "UPDATE userio_refresh_token SET used_at = $4 WHERE token_hash = $3 AND project_id = $1"
+    " AND client_id = $2 AND used_at IS NULL AND revoked_at IS NULL AND expires_at > $4"
+)
+"""A rotation's first step on both engines: the token used up, if `_use` would let it be used."""
+
+
+def _use_up_arguments(rotation: Rotation) -> tuple[str, str, str, datetime]:
+    """`_USE_UP`'s $1 to $4."""
+    return rotation.project_id, rotation.client_id, rotation.token_hash, rotation.at
+
+
 class RefreshTokenRepository:
     """Queries of `userio_refresh_token`."""
 
@@ -277,17 +303,7 @@ class RefreshTokenRepository:
         token = _token_row(row, "token_")
         return token, (sign_in_user_from_row(row) if row["id"] is not None else None)
 
-    async def rotate_unused(
-        self,
-        tx: Tx,
-        *,
-        project_id: str,
-        client_id: str,
-        token_hash: str,
-        successor_hash: str,
-        at: datetime,
-        expires_at: datetime,
-    ) -> bool:
+    async def rotate_unused(self, tx: Tx, rotation: Rotation) -> bool:
         """PostgreSQL, one statement: use up the token and store its successor in its family; whether it did.
 
         Only a token of this project and client, not used, not revoked and not expired at `at` is used up: the
@@ -295,20 +311,35 @@ class RefreshTokenRepository:
         UPDATE of the row is waited for, and its result re-checked). False changed nothing: the caller asks why.
         """
         row = await tx.fetchrow(
-            "WITH used AS (UPDATE userio_refresh_token SET used_at = $4 WHERE token_hash = $3 AND project_id = $1"
-            " AND client_id = $2 AND used_at IS NULL AND revoked_at IS NULL AND expires_at > $4"
-            " RETURNING user_id, family_id, scope)"
+            f"WITH used AS ({_USE_UP} RETURNING user_id, family_id, scope)"
             " INSERT INTO userio_refresh_token (id, project_id, user_id, client_id, family_id, token_hash, scope,"
             " created_at, expires_at) SELECT $5, $1, user_id, $2, family_id, $6, scope, $4, $7 FROM used RETURNING id",
-            project_id,
-            client_id,
-            token_hash,
-            at,
+            *_use_up_arguments(rotation),
             new_id(),
-            successor_hash,
-            expires_at,
+            rotation.successor_hash,
+            rotation.expires_at,
         )
         return row is not None
+
+    def rotate_unused_sqlite(self, tx: BlockingTx, rotation: Rotation) -> bool:
+        """SQLite, in the writer's thread (`Database.write_at_once`): `rotate_unused`, in two statements.
+
+        SQLite has no UPDATE inside a WITH: the same UPDATE, then, when it used the token up, the successor copied
+        from its row.
+        """
+        if tx.execute(_USE_UP, *_use_up_arguments(rotation)) != 1:
+            return False
+        tx.execute(
+            "INSERT INTO userio_refresh_token (id, project_id, user_id, client_id, family_id, token_hash, scope,"
+            " created_at, expires_at) SELECT $2, project_id, user_id, client_id, family_id, $3, scope, $4, $5"
+            " FROM userio_refresh_token WHERE token_hash = $1",
+            rotation.token_hash,
+            new_id(),
+            rotation.successor_hash,
+            rotation.at,
+            rotation.expires_at,
+        )
+        return True
 
     async def mark_used(self, tx: Tx, token_id: str, at: datetime) -> None:
         """The token was exchanged for its successor."""

@@ -10,6 +10,7 @@ from datetime import timedelta
 import pytest
 
 from example_app.oauth import token
+from litestar_userio.errors import RefreshTokenInvalid
 from tests.helpers import HASH_2B, import_one
 from tests.tokens.conftest import TokenWorld
 from tests.tokens.test_refresh_grant import refresh
@@ -100,3 +101,21 @@ async def test_two_concurrent_refreshes_with_one_token_are_a_reuse(world):
     (loser,) = [a for a in answers if a.status_code == 400]
     assert loser.json()["error_description"].startswith("the refresh token was already used")
     assert (await refresh(world, winner.json()["refresh_token"])).status_code == 400, "the sign-in is revoked"
+
+
+async def test_a_token_checked_twice_and_rotated_twice_is_a_reuse_that_revokes_its_sign_in(world):
+    """The rotation's own check (one statement on PostgreSQL, one trip to SQLite's writer): two refreshes that both
+    passed `check` before either rotated, however the requests interleave, rotate once."""
+    first = (await world.sign_in(scope="offline_access")).json()["refresh_token"]
+    refresh_tokens = world.env.services.tokens.refresh_tokens
+    winner = await refresh_tokens.check(world.project.id, "jwt-app", first)
+    loser = await refresh_tokens.check(world.project.id, "jwt-app", first)
+
+    await refresh_tokens.rotate(world.project.id, winner)
+    with pytest.raises(RefreshTokenInvalid) as refused:
+        await refresh_tokens.rotate(world.project.id, loser)
+
+    assert refused.value.message.startswith("the refresh token was already used")
+    after = await refresh(world, winner.refresh_token)
+    assert after.json()["error_description"] == "the refresh token was revoked"
+    assert (await refresh(world, loser.refresh_token)).json()["error"] == "invalid_grant", "never stored"
