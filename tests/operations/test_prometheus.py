@@ -23,8 +23,10 @@ import pytest
 from tests.conftest import REQUIRE_SERVICES
 
 ROOT = Path(__file__).resolve().parents[2]
-RECORDS = 1200
-CHUNK = 20
+RECORDS = 2000
+CHUNK = 10
+"""200 chunks: at least 5 s of work for two workers taking one job at a time (arq's 50 ms poll between jobs), so
+scrapes each second see chunks waiting also on a fast machine (1 200 records in chunks of 20 once ended between two)."""
 
 
 def free_port() -> int:
