@@ -307,15 +307,6 @@ class BlockingTx:
     def __init__(self, connection: sqlite3.Connection) -> None:
         self._connection = connection
 
-    def fetch(self, sql: str, *args: Any) -> list[Row]:
-        """Run hand-written SQL and return its rows."""
-        return list(self._connection.execute(_PLACEHOLDER.sub(r"?\1", sql), args).fetchall())
-
-    def fetchrow(self, sql: str, *args: Any) -> Row | None:
-        """Run a query and return its first row, or None."""
-        rows = self.fetch(sql, *args)
-        return rows[0] if rows else None
-
     def execute(self, sql: str, *args: Any) -> int:
         """Run a statement; how many rows it changed."""
         return int(self._connection.execute(_PLACEHOLDER.sub(r"?\1", sql), args).rowcount)

@@ -273,7 +273,7 @@ _created_order = attrgetter("created_at", "id")
 
 
 def _decode(value: Any) -> dict[str, Any]:
-    """A JSON object column as the database returns it, or the dict `document_of` passes (read, never changed)."""
+    """A JSON object column as the database returns it: text, or a dict already decoded (read, never changed)."""
     if type(value) is dict:
         return value
     if isinstance(value, str | bytes):

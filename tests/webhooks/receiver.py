@@ -1,7 +1,7 @@
 """A webhook receiver on loopback: a real HTTP/1.1 server (asyncio streams) that records what it is sent.
 
-`mode` decides its answer: a status, `hang` (accepts, reads, answers nothing until `release`, then 503), `slow` (drips its answer a byte a
-second), `huge` (10 MB of answer), `redirect` (302 to another receiver).
+`mode` decides its answer: a status, `hang` (accepts, reads, answers nothing until `release`, then 503), `slow`
+(drips its answer a byte a second), `huge` (10 MB of answer), `redirect` (302 to another receiver).
 """
 
 from __future__ import annotations
