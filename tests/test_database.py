@@ -9,7 +9,7 @@ from datetime import timedelta
 import asyncpg
 import pytest
 
-from litestar_userio.db.engine import BlockingTx, Database
+from litestar_userio.db.engine import BlockingTx, Database, Tx
 from litestar_userio.errors import WriteConflict, unavailable_dependency
 from tests.conftest import sqlite_connection_threads
 
@@ -350,4 +350,46 @@ async def test_a_sqlite_write_at_once_cancelled_while_it_waits_for_the_write_loc
         async with db.reader() as tx:
             assert await tx.fetch("SELECT x FROM t") == []
     finally:
+        await db.close()
+
+
+async def test_a_sqlite_point_read_sees_the_last_commit_and_reads_on_a_thread_while_the_file_is_locked(tmp_path):
+    """`point_read` runs on the event loop: it sees every committed write at once; a file another process holds
+    locked (exclusive locking mode: WAL readers wait for nothing else) is waited for on a thread, the loop free."""
+    import sqlite3
+
+    path = tmp_path / "userio.sqlite3"
+
+    async def names(tx: Tx) -> list[str]:
+        return [row["name"] for row in await tx.fetch("SELECT name FROM t ORDER BY x")]
+
+    db = Database(f"sqlite:///{path}")
+    await db.start()
+    try:
+        async with db.transaction() as tx:
+            await tx.execute("CREATE TABLE t (x INTEGER PRIMARY KEY, name TEXT)")
+        assert await db.point_read(names) == []
+        await db.write_at_once(lambda tx: tx.execute("INSERT INTO t VALUES (1, 'ada')"))
+        assert await db.point_read(names) == ["ada"]
+    finally:
+        await db.close()
+
+    db = Database(f"sqlite:///{path}")
+    await db.start()
+    holder = sqlite3.connect(path, isolation_level=None)
+    try:
+        holder.execute("PRAGMA locking_mode = EXCLUSIVE")
+        holder.execute("BEGIN EXCLUSIVE")
+        holder.execute("INSERT INTO t VALUES (2, 'grace')")
+        holder.execute("COMMIT")  # the exclusive lock stays until the connection closes
+        reading = asyncio.create_task(db.point_read(names))
+        started = asyncio.get_running_loop().time()
+        for _ in range(20):  # 0.4 s of a loop that keeps running while the read waits
+            await asyncio.sleep(0.02)
+        assert asyncio.get_running_loop().time() - started < 2
+        assert not reading.done()
+        holder.close()
+        assert await asyncio.wait_for(reading, 30) == ["ada", "grace"]
+    finally:
+        holder.close()
         await db.close()

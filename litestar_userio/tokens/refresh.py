@@ -94,8 +94,7 @@ class RefreshTokenService:
         One statement (`RefreshTokenRepository.find_with_user`) where `check` then reading the user took two.
         """
         token_hash = _hash(token)
-        async with self.db.reader() as tx:
-            found = await self._tokens.find_with_user(tx, project_id, token_hash)
+        found = await self.db.point_read(lambda tx: self._tokens.find_with_user(tx, project_id, token_hash))
         row, user = found if found is not None else (None, None)
         return await self._grant(row, project_id, client_id, token_hash), user
 
