@@ -51,6 +51,10 @@ from tests.tiers import pytest_terminal_summary, pytest_testnodedown  # noqa: F4
 from userio_core.admin_keys import KeyPair, generate_key_pair, sign_admin_token
 from userio_core.clock import FrozenClock
 
+_WITHOUT_ADVANCED_ALCHEMY = Path(__file__).resolve().parent / "without_advanced_alchemy"
+os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_WITHOUT_ADVANCED_ALCHEMY), os.environ.get("PYTHONPATH")]))
+"""The processes the tests start import Litestar without advanced-alchemy, as a user's install does (see there)."""
+
 PG_SERVER = os.environ.get("USERIO_TEST_PG", "postgresql://root@127.0.0.1:5432")
 REDIS_URL = os.environ.get("USERIO_TEST_REDIS", "redis://127.0.0.1:6379/0")
 REQUIRE_SERVICES = os.environ.get("USERIO_REQUIRE_SERVICES") == "1"
