@@ -111,7 +111,7 @@ async def postgres_url() -> AsyncIterator[str]:
     """A fresh, migrated PostgreSQL database for the session's tests.
 
     Only what a test starts and stops itself may use it: a process that outlived its test, with its own clock,
-    would sweep every later test's work (see `tests/migration/conftest.py`'s deployments).
+    would sweep every later test's work (see `tests/client/conftest.py`'s deployments).
     """
     async with own_postgres_database() as url:
         yield url

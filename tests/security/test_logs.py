@@ -21,7 +21,7 @@ from pathlib import Path
 import httpx
 import jwt
 
-from tests.migration.conftest import free_port
+from tests.client.conftest import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 

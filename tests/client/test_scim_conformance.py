@@ -1,6 +1,6 @@
 """`scim2-tester` (a conformance checker no one here wrote) against the example app, on both deployments (issue 44).
 
-The example app runs in its own process (the deployments of `tests/migration/conftest.py`); the checker discovers
+The example app runs in its own process (the deployments of `tests/client/conftest.py`); the checker discovers
 what `/ServiceProviderConfig`, `/ResourceTypes` and `/Schemas` publish, then creates, reads, lists, searches,
 replaces, patches and deletes Users and Groups with values it makes up from those schemas.
 """

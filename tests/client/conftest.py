@@ -1,4 +1,4 @@
-"""Live example apps for the migration CLI: real processes, real HTTPS, both deployments.
+"""Live example apps for the `userio` client: real processes, real HTTPS, both deployments.
 
 `deployment` starts `python -m example_app` once per session for each deployment: the embedded default
 (SQLite file in a temporary USERIO_HOME, in-process jobs) and production (PostgreSQL + Redis with two

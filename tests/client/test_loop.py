@@ -22,9 +22,9 @@ from pathlib import Path
 
 import httpx
 
+from tests.client.conftest import USERIO, Deployment, Project, make_workload
 from tests.helpers import HASH_2B
 from tests.hooks.test_migration_event import MIGRATION_HOOK, OldSystem
-from tests.migration.conftest import USERIO, Deployment, Project, make_workload
 from tests.server_cli import run_userio
 
 ROOT = Path(__file__).resolve().parents[2]

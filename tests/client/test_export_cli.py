@@ -19,7 +19,7 @@ import sys
 import pytest
 
 from litestar_userio.projects.settings import ProjectSettings
-from tests.migration.conftest import Deployment, Project, make_workload
+from tests.client.conftest import Deployment, Project, make_workload
 
 _PROJECTS: dict[str, tuple[Project, int]] = {}
 

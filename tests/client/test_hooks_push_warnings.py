@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.migration.conftest import Deployment
+from tests.client.conftest import Deployment
 
 
 async def test_hooks_push_prints_a_warning_naming_the_wrong_member(embedded: Deployment, tmp_path):

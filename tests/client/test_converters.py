@@ -12,7 +12,7 @@ import msgspec
 import pytest
 
 from litestar_userio.imports.import_schemas import UserRecord
-from tests.migration.conftest import FIXTURES, Deployment, read_report
+from tests.client.conftest import FIXTURES, Deployment, read_report
 from userio_client.reader import CSVRows
 from userio_client.sources import COGNITO_HEADER, ConversionError, auth0_record, cognito_record
 

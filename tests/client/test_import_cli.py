@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from example_app.bootstrap import ensure_certificate
-from tests.migration.conftest import Deployment, Report, Workload, free_port, make_workload, read_report
+from tests.client.conftest import Deployment, Report, Workload, free_port, make_workload, read_report
 
 
 def check_report(workload: Workload, report_path: Path, failed_path: Path) -> Report:

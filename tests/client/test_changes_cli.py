@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.client.conftest import Deployment, Project
 from tests.helpers import until
-from tests.migration.conftest import Deployment, Project
 
 
 def write_users(path: Path, emails: list[str]) -> None:

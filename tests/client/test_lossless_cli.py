@@ -11,8 +11,8 @@ import pytest
 from pyrage import decrypt, x25519
 
 from litestar_userio.projects.settings import ProjectSettings
+from tests.client.conftest import Deployment, Project
 from tests.helpers import HASH_2B, TOTP_SECRET
-from tests.migration.conftest import Deployment, Project
 from tests.test_password_formats import LEGACY_HASHES
 from userio_core.admin_keys import sign_admin_token
 

@@ -12,7 +12,7 @@ import bcrypt
 import msgspec
 
 from litestar_userio.imports.import_schemas import UserRecord
-from tests.migration.conftest import FIXTURES, Deployment, read_report
+from tests.client.conftest import FIXTURES, Deployment, read_report
 from userio_client.records import InputPass
 from userio_client.sources import (
     FIREBASE_CSV_HEADER,

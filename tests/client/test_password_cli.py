@@ -10,8 +10,8 @@ import argon2
 
 from litestar_userio.passwords.firebase import FirebaseHashConfig
 from litestar_userio.projects.settings import ProjectSettings
+from tests.client.conftest import Deployment
 from tests.helpers import HASH_2B, PASSWORD
-from tests.migration.conftest import Deployment
 from tests.test_password_formats import FIREBASE_CONFIG, FIREBASE_PASSWORD
 
 
